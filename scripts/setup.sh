@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages stepsim builds with, only those missing; quiet when all are there.
+set -euo pipefail
+packages=(cmake g++ ninja-build pkg-config
+          libboost-graph-dev libeigen3-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
+          libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev gnuplot-nox)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "setup: installing ${missing[*]}" >&2
+sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq >/dev/null || true
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

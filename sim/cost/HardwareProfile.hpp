@@ -1,0 +1,139 @@
+#pragma once
+// A hardware profile: every number the cost models use, as data (DESIGN.md, "Cost models").
+//
+// Calibration produces parameters, never new classes: a new GPU or machine is a new profile YAML file
+// (schema `stepsim_profile: 1`, read and written by scenario/ProfileYaml.hpp). Built-in profiles live in
+// calibration/profiles/ and are compiled into the binary.
+//
+// Every fitted quantity may carry its error and the domain it was measured on; a query outside the domain
+// is answered by the model and flagged in the results' `warnings`.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stepsim {
+
+struct GpuRates {
+    std::string model;            // e.g. "NVIDIA H200"
+    int sms = 132;
+    double memory_gib = 141.0;    // usable HBM
+    double hbm_gbps = 4800.0;     // datasheet HBM bandwidth, GB/s (1e9 B/s)
+    // Dense peak TFLOP/s per compute dtype (datasheet); MFU is reported against these.
+    double peak_tflops_bf16 = 989.0;
+    double peak_tflops_fp16 = 989.0;
+    double peak_tflops_fp8 = 1979.0;
+    double peak_tflops_fp32 = 67.0;
+};
+
+// One measured GEMM: TFLOP/s achieved at shape (m, n, k).
+struct GemmPoint {
+    long m = 0, n = 0, k = 0;
+    double tflops = 0.0;
+};
+
+// GEMM efficiency for one dtype. Time = 2mnk / (peak · efficiency(m, n, k)); the efficiency comes from the
+// tile/wave-quantization model of GemmModel.hpp with these parameters, corrected towards the nearest
+// measured points when `points` is not empty.
+struct GemmEfficiency {
+    double max_efficiency = 0.80;  // fraction of dense peak reached by large, well-shaped GEMMs
+    double k_half = 256.0;         // K at which the main loop reaches half its asymptotic efficiency
+    int tile_m = 128, tile_n = 256;  // output tile of the dominant kernel
+    double overhead_us = 4.0;      // fixed per-GEMM cost (launch on device, prologue/epilogue)
+    std::vector<GemmPoint> points; // measured grid (empty for datasheet-only profiles)
+    double rel_error = 0.0;        // median relative error of the model on `points`
+};
+
+struct MemoryRates {
+    double read_write_efficiency = 0.90;  // achieved fraction of hbm_gbps for streaming kernels
+    double min_kernel_us = 2.0;           // shortest kernel: launch on device and tail
+};
+
+struct AttentionRates {
+    double fwd_efficiency = 0.55;  // flash attention forward, fraction of dense peak (compute dtype)
+    double bwd_efficiency = 0.45;  // backward (2.5x the forward FLOPs)
+};
+
+// A distribution summarised by its median and spread; drawn as a lognormal matching median and p99.
+struct Distribution {
+    double median_us = 0.0;
+    double p99_us = 0.0;
+};
+
+struct LaunchRates {
+    Distribution eager_host;        // host cost of one eager PyTorch op (dispatch + cudaLaunchKernel)
+    Distribution compiled_host;     // host cost per kernel of an Inductor-compiled graph
+    Distribution graph_host;        // host cost per kernel inside a CUDA graph replay
+    Distribution device_gap;        // gap between back-to-back kernels on one stream
+    Distribution nccl_host;         // host cost of issuing one NCCL collective through torch.distributed
+};
+
+// t(bytes) = alpha_us + bytes / (busbw_gbps·1e3 / busbw_factor) on [lo_bytes, hi_bytes).
+struct CollectiveSegment {
+    double lo_bytes = 0.0, hi_bytes = 0.0;
+    double alpha_us = 0.0;
+    double busbw_gbps = 0.0;
+    double rel_error = 0.0;
+};
+
+// A measured collective: op ∈ {all_reduce, all_gather, reduce_scatter, alltoall, broadcast, sendrecv},
+// for `ranks` GPUs, algorithm/protocol as NCCL chose them ("auto") or forced.
+struct CollectiveFit {
+    std::string op;
+    int ranks = 0;
+    int nodes = 1;
+    std::string algo = "auto";
+    std::string proto = "auto";
+    std::string dtype = "bf16";
+    std::vector<CollectiveSegment> segments;  // ordered, contiguous
+    double rel_error = 0.0;                   // median relative error over the measured sizes
+};
+
+// NCCL's own tuning model (src/graph/tuning.cc) for what was not measured: per protocol LL, LL128, Simple.
+struct NcclModel {
+    double ring_base_latency_us[3] = {6.6, 14.0, 8.4};   // LL, LL128, Simple
+    double tree_base_latency_us[3] = {6.8, 14.0, 8.4};
+    double nvlink_hop_latency_us[3] = {0.6, 1.9, 3.4};
+    double net_hop_latency_us[3] = {5.0, 8.0, 14.0};      // per inter-node step (IB)
+    double proto_bw_fraction[3] = {0.5, 0.92, 1.0};
+    double ring_busbw_gbps = 370.8;  // intra-node Simple ring bus bandwidth (20.6 GB/s x 18 links)
+    double nvls_busbw_gbps = 480.0;  // all-reduce with NVSwitch reduction, large messages
+};
+
+struct LinkRates {
+    double nvlink_gbps = 450.0;     // per GPU, per direction, GB/s
+    double nvlink_latency_us = 0.7;
+    double pcie_h2d_gbps = 55.0;    // pinned host-to-device
+    double pcie_pageable_gbps = 20.0;
+    double nic_gbps = 48.0;         // achieved per 400G NIC, GB/s
+    double storage_gbps = 5.0;      // checkpoint writes, per node
+};
+
+// Slowdown of each side while a compute kernel and an NCCL kernel run at once on one GPU
+// (rate multiplier = 1 / slowdown).
+struct Interference {
+    double compute_slowdown = 1.10;
+    double comm_slowdown = 1.75;
+};
+
+struct JitterRates {
+    double kernel_cv = 0.01;          // coefficient of variation of kernel durations
+    double straggler_cv = 0.003;      // per-rank, per-step speed variation
+};
+
+struct HardwareProfile {
+    std::string name;
+    std::string source;               // how it was made: "datasheet" or the calibration command
+    GpuRates gpu;
+    MemoryRates memory;
+    std::map<std::string, GemmEfficiency> gemm;  // by dtype name: "bf16", "fp16", "fp8", "fp32"
+    AttentionRates attention;
+    LaunchRates launch;
+    NcclModel nccl;
+    std::vector<CollectiveFit> collectives;
+    LinkRates links;
+    Interference interference;
+    JitterRates jitter;
+};
+
+}  // namespace stepsim

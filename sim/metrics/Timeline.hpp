@@ -1,0 +1,44 @@
+#pragma once
+// What a simulation run produced: every span of GPU activity, per rank and stream, plus the collectives
+// and step boundaries. The engine writes it; metrics/ and report/ only read it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/Time.hpp"
+#include "sim/workload/Program.hpp"
+
+namespace stepsim {
+
+// One op's execution on a stream, [start, end).
+struct Span {
+    std::int32_t rank = 0;
+    std::uint8_t stream = 0;
+    KernelClass cls = KernelClass::other;
+    std::uint32_t op = 0;  // index into the rank's Program::ops
+    Time start, end;
+};
+
+// One collective instance as all member ranks ran it.
+struct CollectiveRecord {
+    int group = 0;
+    std::uint32_t seq = 0;     // per-group sequence number
+    CollectiveKind kind = CollectiveKind::all_reduce;
+    double bytes = 0.0;
+    int step = 0;
+    Time first_arrival;        // first member rank reached it
+    Time start;                // last member arrived: the collective starts
+    Time end;
+    std::string algo, proto;   // what the cost model chose
+};
+
+struct Timeline {
+    int ranks = 0;
+    std::vector<Span> spans;                   // in completion order
+    std::vector<CollectiveRecord> collectives; // in completion order
+    std::vector<std::vector<Time>> step_end;   // [rank][step]: when the step's last GPU op finished
+    std::vector<std::string> warnings;
+    std::uint64_t events = 0;                  // events processed by the engine
+};
+
+}  // namespace stepsim

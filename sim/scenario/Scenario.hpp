@@ -1,0 +1,152 @@
+#pragma once
+// A what-if scenario: the plain data read from a scenario YAML file (schema in SCENARIO.md, version 1).
+//
+// Every member's default is what PyTorch/NCCL do by default, so an empty section means "stock PyTorch".
+// The loader (ScenarioLoader.hpp) is the only code that fills it from YAML; everything downstream reads
+// these structs and never sees YAML.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace stepsim {
+
+enum class MlpKind { gelu, swiglu };
+enum class NormKind { layernorm, rmsnorm };
+enum class DType { fp32, bf16, fp16, fp8 };
+enum class Optimizer { adamw, sgd };
+enum class Checkpointing { none, selective, full };
+enum class DataParallel { ddp, fsdp1, fsdp2, hsdp, zero1, zero2, zero3 };
+enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
+enum class CommHook { none, fp16_compress, bf16_compress, powersgd };
+enum class BackwardPrefetch { pre, post, none };
+enum class CompileMode { default_, reduce_overhead, max_autotune };
+enum class DdpCompileStrategy { ddp_optimizer, python_reducer, no_optimization };
+enum class Fp8Recipe { tensorwise, rowwise };
+enum class CheckpointMode { sync, async };
+enum class NcclAlgo { auto_, ring, tree, nvls, collnet };
+enum class NcclProto { auto_, ll, ll128, simple };
+enum class Switch { auto_, on, off };
+
+struct NetworkSpec {
+    std::string fabric = "rail-fat-tree";
+    double nic_gbps = 400.0;       // Gb/s per NIC
+    int nics_per_node = 8;
+    double oversubscription = 1.0;
+};
+
+struct ClusterSpec {
+    std::string node = "hgx-h200";  // built-in node type, or a topology YAML file
+    int nodes = 1;
+    int gpus_per_node = 8;
+    std::string profile = "builtin";  // "builtin" (the node's default), a built-in name, or a profile YAML
+    NetworkSpec network;
+    int worldSize() const { return nodes * gpus_per_node; }
+};
+
+struct ModelSpec {
+    std::string type = "transformer";  // transformer | trace
+    std::string trace;                 // with type: trace
+    int layers = 24;
+    int hidden = 2048;
+    int heads = 16;
+    std::optional<int> kv_heads;       // default: heads
+    std::optional<int> ffn_hidden;     // default: 4·hidden (gelu), 8/3·hidden rounded to 256 (swiglu)
+    int vocab = 50304;
+    int seq_len = 2048;
+    MlpKind mlp = MlpKind::gelu;
+    NormKind norm = NormKind::layernorm;
+    bool tied_embeddings = false;
+};
+
+struct TrainingSpec {
+    int micro_batch = 4;
+    int grad_accum = 1;
+    DType param_dtype = DType::fp32;
+    DType compute_dtype = DType::bf16;
+    Optimizer optimizer = Optimizer::adamw;
+    Checkpointing activation_checkpointing = Checkpointing::none;
+};
+
+struct ParallelSpec {
+    DataParallel data = DataParallel::ddp;
+    int tp = 1;
+    int pp = 1;
+    PipelineSchedule pp_schedule = PipelineSchedule::one_f_one_b;
+};
+
+struct DdpSpec {
+    double bucket_cap_mb = 25.0;   // MiB, as torch's bucket_cap_mb
+    double first_bucket_mb = 1.0;  // MiB, torch's _DEFAULT_FIRST_BUCKET_BYTES
+    bool gradient_as_bucket_view = false;
+    bool find_unused_parameters = false;
+    bool static_graph = false;
+    CommHook comm_hook = CommHook::none;
+};
+
+struct FsdpSpec {
+    bool reshard_after_forward = true;
+    BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;
+    bool forward_prefetch = false;
+    bool limit_all_gathers = true;
+};
+
+struct CompileSpec {
+    bool enabled = false;
+    bool fullgraph = false;
+    std::optional<bool> dynamic;  // null: torch's default (automatic dynamic shapes)
+    CompileMode mode = CompileMode::default_;
+    DdpCompileStrategy optimize_ddp = DdpCompileStrategy::ddp_optimizer;
+};
+
+struct Fp8Spec {
+    bool enabled = false;
+    Fp8Recipe recipe = Fp8Recipe::tensorwise;
+    bool fp8_all_gather = false;
+};
+
+struct DataLoaderSpec {
+    bool pin_memory = false;
+    int num_workers = 0;
+};
+
+struct CheckpointSpec {
+    int interval_steps = 0;  // 0: never
+    CheckpointMode mode = CheckpointMode::sync;
+};
+
+struct NcclSpec {
+    NcclAlgo algo = NcclAlgo::auto_;
+    NcclProto proto = NcclProto::auto_;
+    Switch nvls = Switch::auto_;
+};
+
+struct JitterSpec {
+    bool enabled = true;
+};
+
+struct SimSpec {
+    int steps = 3;
+    std::uint64_t seed = 1;
+    int samples = 1;
+};
+
+struct Scenario {
+    int stepsim = 1;
+    std::string name;
+    std::string source;  // the file it was read from ("" when built in code)
+    ClusterSpec cluster;
+    ModelSpec model;
+    TrainingSpec training;
+    ParallelSpec parallel;
+    DdpSpec ddp;
+    FsdpSpec fsdp;
+    CompileSpec compile;
+    Fp8Spec fp8;
+    DataLoaderSpec data_loader;
+    CheckpointSpec checkpoint;
+    NcclSpec nccl;
+    JitterSpec jitter;
+    SimSpec sim;
+};
+
+}  // namespace stepsim

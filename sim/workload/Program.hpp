@@ -1,0 +1,98 @@
+#pragma once
+// A Program: the one thing the engine executes, per rank (DESIGN.md, "Data flow").
+//
+// A rank's host thread issues the ops in order. Each launch costs host time (`host_s`, drawn with jitter
+// by the engine); the op then joins the FIFO of its stream. Stream ops start when they reach the head of
+// their stream, the previous op there has finished and, for a collective, every member rank's copy has
+// reached the head of its stream too (NCCL's barrier). Events link streams as CUDA events do.
+//
+// Whether the ops were expanded from a model description (Expand.hpp) or imported from a profiler trace,
+// the engine sees only this.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace stepsim {
+
+enum class OpKind : std::uint8_t {
+    kernel,        // GPU work on a stream: `work_s` seconds at full speed
+    collective,    // NCCL collective on a stream; `collective` indexes Program::collectives
+    record_event,  // record `event` on `stream` (completes when the stream reaches it)
+    wait_event,    // `stream` waits until `event` has completed (cudaStreamWaitEvent)
+    host_sync,     // host blocks until `event` has completed (cudaEventSynchronize / .item())
+    host_work,     // host thread busy for `host_s` (Python, data loading, hooks); no GPU work
+    step_end,      // marker on `stream`: records the time the step `step` finished on this rank
+};
+
+// What a kernel is, for pricing and for reports.
+enum class KernelClass : std::uint8_t { gemm, attention, memory, optimizer, copy, comm, other };
+
+enum class CollectiveKind : std::uint8_t { all_reduce, all_gather, reduce_scatter, alltoall, broadcast, sendrecv };
+
+struct GemmShape {
+    long m = 0, n = 0, k = 0;
+};
+
+struct CollectiveCall {
+    CollectiveKind kind = CollectiveKind::all_reduce;
+    int group = 0;            // process group index (Workload::groups)
+    double bytes = 0.0;       // nccl-tests' size S: the buffer of one rank (all_reduce: in = out)
+    std::string dtype = "bf16";
+};
+
+struct Op {
+    OpKind kind = OpKind::kernel;
+    KernelClass cls = KernelClass::other;
+    std::uint8_t stream = 0;  // index into Program::streams
+    std::uint32_t name = 0;   // index into Program::names
+    std::uint32_t event = 0;  // record_event / wait_event / host_sync
+    std::uint32_t collective = 0;  // index into Program::collectives
+    std::int32_t step = 0;    // training step this op belongs to
+    GemmShape gemm;           // for cls == gemm
+    double flops = 0.0;       // model FLOPs of a kernel (for MFU and reports)
+    double bytes = 0.0;       // HBM bytes moved by a kernel, or collective size
+    double work_s = 0.0;      // kernel duration at full speed, set by pricing
+    double host_s = 0.0;      // host time to issue this op (median; the engine adds jitter)
+};
+
+enum class StreamKind : std::uint8_t { compute, comm, copy };
+
+struct StreamInfo {
+    StreamKind kind = StreamKind::compute;
+    std::string name;
+};
+
+struct Program {
+    std::vector<StreamInfo> streams;
+    std::vector<std::string> names;
+    std::vector<CollectiveCall> collectives;
+    std::vector<Op> ops;
+    std::uint32_t events = 0;  // number of distinct event ids used
+
+    std::uint32_t intern(const std::string& n) {
+        auto [it, added] = name_index.try_emplace(n, static_cast<std::uint32_t>(names.size()));
+        if (added) names.push_back(n);
+        return it->second;
+    }
+
+private:
+    std::map<std::string, std::uint32_t> name_index;
+};
+
+struct ProcessGroup {
+    std::string name;
+    std::vector<int> ranks;
+};
+
+// Everything the engine runs: one Program per rank, and the process groups their collectives use.
+struct Workload {
+    std::vector<Program> programs;
+    std::vector<ProcessGroup> groups;
+    int steps = 1;
+    double model_flops_per_step = 0.0;  // per GPU, for MFU (6·N·tokens + attention)
+    double tokens_per_step = 0.0;       // per GPU
+    double samples_per_step = 0.0;      // per GPU
+};
+
+}  // namespace stepsim
