@@ -1,0 +1,314 @@
+#include "sim/metrics/Metrics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <stdexcept>
+
+#include <boost/icl/interval_set.hpp>
+#include <boost/icl/right_open_interval.hpp>
+#include <fmt/format.h>
+
+#include "sim/metrics/BusBandwidth.hpp"
+
+namespace stepsim {
+namespace {
+
+using Interval = boost::icl::right_open_interval<std::int64_t>;
+using IntervalSet = boost::icl::interval_set<std::int64_t, std::less, Interval>;
+
+// The three activity sets of one rank, over the whole run.
+struct RankSets {
+    IntervalSet comp, copy, comm;
+};
+
+// One rank in one step, in picoseconds.
+struct Window {
+    std::int64_t step = 0, comp = 0, copy = 0, comm = 0, overlap = 0;
+    std::int64_t exposed() const { return comm - overlap; }
+    std::int64_t busy() const { return comp + comm - overlap; }
+    std::int64_t idle() const { return step - busy(); }
+    double ratio() const {
+        const std::int64_t m = std::max(comp, comm);
+        return m > 0 ? static_cast<double>(overlap) / static_cast<double>(m) : 0.0;
+    }
+};
+
+double ms(std::int64_t ps) { return static_cast<double>(ps) * 1e-9; }
+
+Window measure(const RankSets& sets, std::int64_t a, std::int64_t b) {
+    Window w;
+    w.step = b - a;
+    if (b <= a) return w;
+    const Interval win(a, b);
+    const IntervalSet comp = sets.comp & win;
+    const IntervalSet comm = sets.comm & win;
+    w.comp = boost::icl::length(comp);
+    w.comm = boost::icl::length(comm);
+    w.copy = boost::icl::length(sets.copy & win);
+    w.overlap = (w.comp > 0 && w.comm > 0) ? boost::icl::length(comp & comm) : 0;
+    return w;
+}
+
+void validate(const Timeline& tl, const Workload& wl, double peak_flops) {
+    if (tl.ranks <= 0) throw std::invalid_argument("computeMetrics: the timeline has no ranks");
+    if (static_cast<int>(tl.step_end.size()) != tl.ranks)
+        throw std::invalid_argument(fmt::format("computeMetrics: step_end has {} ranks, the timeline {}",
+                                                tl.step_end.size(), tl.ranks));
+    const std::size_t steps = tl.step_end.front().size();
+    if (steps == 0) throw std::invalid_argument("computeMetrics: no step finished");
+    for (int r = 0; r < tl.ranks; ++r)
+        if (tl.step_end[r].size() != steps)
+            throw std::invalid_argument(fmt::format("computeMetrics: rank {} finished {} steps, rank 0 {}", r,
+                                                    tl.step_end[r].size(), steps));
+    for (const Span& s : tl.spans)
+        if (s.rank < 0 || s.rank >= tl.ranks)
+            throw std::invalid_argument(fmt::format("computeMetrics: a span on rank {} of {}", s.rank, tl.ranks));
+    for (const CollectiveRecord& c : tl.collectives)
+        if (c.group < 0 || c.group >= static_cast<int>(wl.groups.size()))
+            throw std::invalid_argument(fmt::format("computeMetrics: a collective of unknown group {}", c.group));
+    if (!(peak_flops > 0.0)) throw std::invalid_argument("computeMetrics: peak_flops must be positive");
+}
+
+template <class T, class F>
+double meanOf(const std::vector<T>& xs, F f) {
+    double sum = 0.0;
+    for (const T& x : xs) sum += f(x);
+    return xs.empty() ? 0.0 : sum / static_cast<double>(xs.size());
+}
+
+}  // namespace
+
+Results computeMetrics(const Timeline& tl, const Workload& wl, double peak_flops) {
+    validate(tl, wl, peak_flops);
+    const int ranks = tl.ranks;
+    const int steps = static_cast<int>(tl.step_end.front().size());
+    const int first = steps > 1 ? 1 : 0;  // measured steps: [first, steps)
+    const double measured = static_cast<double>(steps - first);
+
+    std::vector<RankSets> sets(static_cast<std::size_t>(ranks));
+    for (const Span& s : tl.spans) {
+        if (s.end <= s.start) continue;
+        const Interval iv(s.start.count(), s.end.count());
+        RankSets& rs = sets[static_cast<std::size_t>(s.rank)];
+        if (s.cls == KernelClass::comm) {
+            rs.comm += iv;
+        } else {
+            rs.comp += iv;
+            if (s.cls == KernelClass::copy) rs.copy += iv;
+        }
+    }
+
+    // windows[r][s]
+    std::vector<std::vector<Window>> windows(static_cast<std::size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) {
+        const auto& ends = tl.step_end[static_cast<std::size_t>(r)];
+        auto& row = windows[static_cast<std::size_t>(r)];
+        row.reserve(static_cast<std::size_t>(steps));
+        std::int64_t a = 0;
+        for (int s = 0; s < steps; ++s) {
+            const std::int64_t b = ends[static_cast<std::size_t>(s)].count();
+            row.push_back(measure(sets[static_cast<std::size_t>(r)], a, b));
+            a = b;
+        }
+    }
+
+    Results out;
+    out.per_rank.reserve(static_cast<std::size_t>(ranks));
+    double busy_pct_sum = 0.0;
+    int busy_pct_n = 0;
+    for (int r = 0; r < ranks; ++r) {
+        const auto& row = windows[static_cast<std::size_t>(r)];
+        RankResults rr;
+        rr.rank = r;
+        for (int s = first; s < steps; ++s) {
+            const Window& w = row[static_cast<std::size_t>(s)];
+            rr.step_time_ms += ms(w.step);
+            rr.compute_busy_ms += ms(w.comp);
+            rr.copy_busy_ms += ms(w.copy);
+            rr.comm_busy_ms += ms(w.comm);
+            rr.overlap_ms += ms(w.overlap);
+            rr.overlap_ratio += w.ratio();
+            rr.exposed_comm_ms += ms(w.exposed());
+            rr.idle_ms += ms(w.idle());
+            if (w.step > 0) {
+                busy_pct_sum += 100.0 * static_cast<double>(w.busy()) / static_cast<double>(w.step);
+                ++busy_pct_n;
+            }
+        }
+        for (double* f : {&rr.step_time_ms, &rr.compute_busy_ms, &rr.copy_busy_ms, &rr.comm_busy_ms, &rr.overlap_ms,
+                          &rr.overlap_ratio, &rr.exposed_comm_ms, &rr.idle_ms})
+            *f /= measured;
+        out.per_rank.push_back(rr);
+    }
+
+    out.per_step.reserve(static_cast<std::size_t>(steps));
+    for (int s = 0; s < steps; ++s) {
+        StepResults st;
+        st.step = s;
+        for (int r = 0; r < ranks; ++r) {
+            const Window& w = windows[static_cast<std::size_t>(r)][static_cast<std::size_t>(s)];
+            st.step_time_ms = std::max(st.step_time_ms, ms(w.step));
+            st.compute_busy_ms += ms(w.comp);
+            st.comm_busy_ms += ms(w.comm);
+            st.overlap_ms += ms(w.overlap);
+            st.exposed_comm_ms += ms(w.exposed());
+            st.idle_ms += ms(w.idle());
+        }
+        for (double* f : {&st.compute_busy_ms, &st.comm_busy_ms, &st.overlap_ms, &st.exposed_comm_ms, &st.idle_ms})
+            *f /= static_cast<double>(ranks);
+        out.per_step.push_back(st);
+    }
+
+    for (int s = first; s < steps; ++s) out.step_time_ms += out.per_step[static_cast<std::size_t>(s)].step_time_ms;
+    out.step_time_ms /= measured;
+
+    out.compute_busy_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.compute_busy_ms; });
+    out.copy_busy_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.copy_busy_ms; });
+    out.comm_busy_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.comm_busy_ms; });
+    out.overlap_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.overlap_ms; });
+    out.overlap_ratio = meanOf(out.per_rank, [](const RankResults& r) { return r.overlap_ratio; });
+    out.exposed_comm_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.exposed_comm_ms; });
+    out.idle_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.idle_ms; });
+    out.gpu_busy_pct = busy_pct_n > 0 ? busy_pct_sum / busy_pct_n : 0.0;
+
+    out.warnings = tl.warnings;
+    const double step_s = out.step_time_ms * 1e-3;
+    if (step_s > 0.0) {
+        out.tokens_per_s_per_gpu = wl.tokens_per_step / step_s;
+        out.tokens_per_s = out.tokens_per_s_per_gpu * ranks;
+        out.samples_per_s = wl.samples_per_step * ranks / step_s;
+        out.mfu = wl.model_flops_per_step / (step_s * peak_flops);
+    } else {
+        out.warnings.push_back("step time is zero: throughput and MFU are not defined and reported as 0");
+    }
+
+    // Collectives of the measured steps.
+    double member_sum = 0.0, member_bytes = 0.0, sum_s = 0.0, sum_bus = 0.0, sum_t = 0.0;
+    double wait_sum = 0.0, wait_max = 0.0;
+    int instances = 0;
+    for (const CollectiveRecord& c : tl.collectives) {
+        if (c.step < first || c.step >= steps) continue;
+        const int n = static_cast<int>(wl.groups[static_cast<std::size_t>(c.group)].ranks.size());
+        member_sum += n;
+        member_bytes += n * c.bytes;
+        sum_s += c.bytes;
+        sum_bus += c.bytes * busBandwidthFactor(c.kind, n);
+        sum_t += (c.end - c.start).seconds();
+        const double wait = ms((c.start - c.first_arrival).count());
+        wait_sum += wait;
+        wait_max = std::max(wait_max, wait);
+        ++instances;
+    }
+    CollectiveResults& col = out.collectives;
+    col.count = member_sum / (ranks * measured);
+    col.bytes = member_bytes / (ranks * measured);
+    if (sum_t > 0.0) {
+        col.algbw_GBps = sum_s / sum_t * 1e-9;
+        col.busbw_GBps = sum_bus / sum_t * 1e-9;
+    }
+    if (instances > 0) {
+        col.barrier_wait_ms_mean = wait_sum / instances;
+        col.barrier_wait_ms_max = wait_max;
+    }
+    return out;
+}
+
+double nearestRankPercentile(std::vector<double> values, double p) {
+    if (values.empty()) throw std::invalid_argument("nearestRankPercentile: no values");
+    if (!(p > 0.0 && p <= 100.0)) throw std::invalid_argument("nearestRankPercentile: p must be in (0, 100]");
+    std::sort(values.begin(), values.end());
+    const double n = static_cast<double>(values.size());
+    // ⌈p/100 · N⌉, guarding against p/100·N landing a hair above an integer in floating point.
+    auto rank = static_cast<std::size_t>(std::ceil(p * n / 100.0 - 1e-9));
+    rank = std::clamp<std::size_t>(rank, 1, values.size());
+    return values[rank - 1];
+}
+
+Results aggregateSamples(const std::vector<Results>& samples) {
+    if (samples.empty()) throw std::invalid_argument("aggregateSamples: no samples");
+    if (samples.size() == 1) return samples.front();
+    const Results& f = samples.front();
+    for (const Results& s : samples)
+        if (s.per_rank.size() != f.per_rank.size() || s.per_step.size() != f.per_step.size())
+            throw std::invalid_argument("aggregateSamples: samples differ in ranks or steps");
+    const auto mean = [&](auto field) {
+        return meanOf(samples, [&](const Results& s) { return std::invoke(field, s); });
+    };
+
+    Results out;
+    out.samples = static_cast<int>(samples.size());
+    out.step_time_ms = mean(&Results::step_time_ms);
+    out.tokens_per_s = mean(&Results::tokens_per_s);
+    out.tokens_per_s_per_gpu = mean(&Results::tokens_per_s_per_gpu);
+    out.samples_per_s = mean(&Results::samples_per_s);
+    out.mfu = mean(&Results::mfu);
+    out.compute_busy_ms = mean(&Results::compute_busy_ms);
+    out.copy_busy_ms = mean(&Results::copy_busy_ms);
+    out.comm_busy_ms = mean(&Results::comm_busy_ms);
+    out.overlap_ms = mean(&Results::overlap_ms);
+    out.overlap_ratio = mean(&Results::overlap_ratio);
+    out.exposed_comm_ms = mean(&Results::exposed_comm_ms);
+    out.idle_ms = mean(&Results::idle_ms);
+    out.gpu_busy_pct = mean(&Results::gpu_busy_pct);
+    out.collectives.count = mean([](const Results& s) { return s.collectives.count; });
+    out.collectives.bytes = mean([](const Results& s) { return s.collectives.bytes; });
+    out.collectives.algbw_GBps = mean([](const Results& s) { return s.collectives.algbw_GBps; });
+    out.collectives.busbw_GBps = mean([](const Results& s) { return s.collectives.busbw_GBps; });
+    out.collectives.barrier_wait_ms_mean = mean([](const Results& s) { return s.collectives.barrier_wait_ms_mean; });
+    out.collectives.barrier_wait_ms_max = mean([](const Results& s) { return s.collectives.barrier_wait_ms_max; });
+
+    double mem_sum = 0.0;
+    int mem_n = 0;
+    for (const Results& s : samples)
+        if (s.peak_memory_gib) {
+            mem_sum += *s.peak_memory_gib;
+            ++mem_n;
+        }
+    if (mem_n > 0) out.peak_memory_gib = mem_sum / mem_n;
+
+    std::set<std::string> seen;
+    for (const Results& s : samples)
+        for (const std::string& w : s.warnings)
+            if (seen.insert(w).second) out.warnings.push_back(w);
+
+    out.per_rank = f.per_rank;
+    for (std::size_t i = 0; i < f.per_rank.size(); ++i) {
+        RankResults& r = out.per_rank[i];
+        const auto m = [&](double RankResults::*field) {
+            return meanOf(samples, [&](const Results& s) { return s.per_rank[i].*field; });
+        };
+        r.step_time_ms = m(&RankResults::step_time_ms);
+        r.compute_busy_ms = m(&RankResults::compute_busy_ms);
+        r.copy_busy_ms = m(&RankResults::copy_busy_ms);
+        r.comm_busy_ms = m(&RankResults::comm_busy_ms);
+        r.overlap_ms = m(&RankResults::overlap_ms);
+        r.overlap_ratio = m(&RankResults::overlap_ratio);
+        r.exposed_comm_ms = m(&RankResults::exposed_comm_ms);
+        r.idle_ms = m(&RankResults::idle_ms);
+    }
+    out.per_step = f.per_step;
+    for (std::size_t i = 0; i < f.per_step.size(); ++i) {
+        StepResults& st = out.per_step[i];
+        const auto m = [&](double StepResults::*field) {
+            return meanOf(samples, [&](const Results& s) { return s.per_step[i].*field; });
+        };
+        st.step_time_ms = m(&StepResults::step_time_ms);
+        st.compute_busy_ms = m(&StepResults::compute_busy_ms);
+        st.comm_busy_ms = m(&StepResults::comm_busy_ms);
+        st.overlap_ms = m(&StepResults::overlap_ms);
+        st.exposed_comm_ms = m(&StepResults::exposed_comm_ms);
+        st.idle_ms = m(&StepResults::idle_ms);
+    }
+
+    std::vector<double> times;
+    times.reserve(samples.size());
+    for (const Results& s : samples) times.push_back(s.step_time_ms);
+    out.step_time_ms_p50 = nearestRankPercentile(times, 50.0);
+    out.step_time_ms_p99 = nearestRankPercentile(times, 99.0);
+    return out;
+}
+
+}  // namespace stepsim

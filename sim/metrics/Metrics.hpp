@@ -1,0 +1,56 @@
+#pragma once
+// Timeline → Results: the metrics of DESIGN.md "Metrics", with the definitions of the seed (S10, 4.1).
+//
+// Per rank r and step s, the step's window is W = [b(r,s−1), b(r,s)), b = Timeline::step_end, b(r,−1) = 0.
+// Every GPU span of the rank is clipped to W, then
+//   T_comp = ∪ spans with cls ≠ comm (kernels, copies, ...)   T_copy = ∪ spans with cls = copy (⊂ T_comp)
+//   T_comm = ∪ spans with cls = comm (NCCL collectives)
+//   overlap       = |T_comp ∩ T_comm|
+//   overlap_ratio = overlap / max(|T_comp|, |T_comm|)         (0 when both are empty)
+//   exposed_comm  = |T_comm \ T_comp| = |T_comm| − overlap
+//   idle          = |W| − |T_comp ∪ T_comm|
+//   gpu_busy_pct  = 100 · |T_comp ∪ T_comm| / |W|
+// A rank's value is the mean over the measured steps, M = {1 .. S−1} (M = {0} when only one step ran: step 0
+// pays warm-up — allocator, NCCL communicator setup, DDP bucket rebuild — and is not steady state); the
+// reported value is the mean over ranks of the ranks' values (overlap_ratio included: a mean of ratios).
+//
+//   step_time      = mean over s ∈ M of max over r of |W(r,s)|       (the slowest rank sets the pace)
+//   tokens_per_s   = Workload::tokens_per_step · ranks / step_time;  tokens_per_s_per_gpu = … / ranks
+//   samples_per_s  = Workload::samples_per_step · ranks / step_time
+//   mfu            = Workload::model_flops_per_step / (step_time · peak_flops)   (PaLM, Chowdhery et al. 2022, B)
+//
+// Collectives (CollectiveRecord of steps in M; n = size of the record's group; FACTS.md "NCCL"):
+//   count  = Σ n / (ranks · |M|)          collectives a GPU takes part in, per step
+//   bytes  = Σ n·S / (ranks · |M|)        nccl-tests size S, per GPU per step
+//   algbw  = Σ S / Σ t,  busbw = Σ S·factor(kind, n) / Σ t,   t = end − start   (BusBandwidth.hpp)
+//   barrier wait = start − first_arrival: mean and max over the instances
+//
+// Intervals are boost::icl interval sets of integer picoseconds: building them is O(n log n) in the spans,
+// clipping a window is O(log n + spans in it).
+//
+// A Timeline without ranks or steps, with ranks that ran different numbers of steps, or collectives of an
+// unknown group is a program error (std::invalid_argument), not bad user input.
+#include <vector>
+
+#include "sim/metrics/Results.hpp"
+#include "sim/metrics/Timeline.hpp"
+#include "sim/workload/Program.hpp"
+
+namespace stepsim {
+
+// peak_flops: the profile's dense peak for the compute dtype, FLOP/s per GPU (> 0).
+// Results::peak_memory_gib is left empty: the caller fills it from the memory model.
+Results computeMetrics(const Timeline& timeline, const Workload& workload, double peak_flops);
+
+// Monte-Carlo runs (sim.samples > 1) → one Results: the arithmetic mean of every number (per_rank and
+// per_step element by element; they must have the same shape), warnings merged in first-seen order without
+// repeats, peak_memory_gib the mean of the samples that have it. With two or more samples,
+// step_time_ms_p50 and step_time_ms_p99 are set from the samples' step_time_ms by the nearest-rank
+// percentile: P_p = x_(⌈p/100 · N⌉) of the sorted values x_(1) ≤ … ≤ x_(N) (always one of the samples).
+// One sample is returned as is; none is std::invalid_argument.
+Results aggregateSamples(const std::vector<Results>& samples);
+
+// The nearest-rank percentile above, p in (0, 100]; `values` must not be empty.
+double nearestRankPercentile(std::vector<double> values, double p);
+
+}  // namespace stepsim

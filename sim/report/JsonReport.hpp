@@ -1,0 +1,28 @@
+#pragma once
+// Results → the stable JSON of SCENARIO.md ("Results"): units in the key names, fixed key order.
+//
+//   { "name", "step_time_ms", ["samples", "step_time_ms_p50", "step_time_ms_p99"  when samples > 1],
+//     "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s", "mfu",
+//     "compute_busy_ms", "copy_busy_ms", "comm_busy_ms", "overlap_ms", "overlap_ratio",
+//     "exposed_comm_ms", "idle_ms", "gpu_busy_pct",
+//     "collectives": {"count", "bytes", "algbw_GBps", "busbw_GBps", "barrier_wait_ms_mean", "barrier_wait_ms_max"},
+//     "peak_memory_gib" (null when the memory model did not run), "warnings": [...],
+//     "per_rank": [{"rank", "step_time_ms", "compute_busy_ms", "copy_busy_ms", "comm_busy_ms", "overlap_ms",
+//                   "overlap_ratio", "exposed_comm_ms", "idle_ms"}, ...],
+//     "per_step": [{"step", "step_time_ms", "compute_busy_ms", "comm_busy_ms", "overlap_ms",
+//                   "exposed_comm_ms", "idle_ms"}, ...] }
+//
+// Keys beyond SCENARIO.md's table (name, samples, copy_busy_ms, gpu_busy_pct, the barrier waits, per_rank,
+// per_step) are additions, allowed by its "extend it freely". Numbers are doubles written by nlohmann's
+// shortest round-trip form, so equal Results give byte-identical text; a non-finite number becomes null.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/metrics/Results.hpp"
+
+namespace stepsim {
+
+nlohmann::ordered_json toJson(const Results& results, const std::string& scenario_name);
+
+}  // namespace stepsim

@@ -1,0 +1,171 @@
+#include "sim/report/TraceReport.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/report/EnumNames.hpp"
+
+namespace stepsim {
+namespace {
+
+// A JSON string literal, escaped.
+std::string jsonString(std::string_view s) { return nlohmann::json(std::string(s)).dump(); }
+
+// Exact µs from integer ps: "12.345678".
+std::string micros(Time t) {
+    const std::int64_t ps = t.count();
+    const std::int64_t a = ps < 0 ? -ps : ps;
+    return fmt::format("{}{}.{:06}", ps < 0 ? "-" : "", a / 1'000'000, a % 1'000'000);
+}
+
+// A finite double in shortest round-trip form, otherwise null.
+std::string number(double x) { return std::isfinite(x) ? fmt::format("{}", x) : std::string("null"); }
+
+const Op& opOf(const Workload& wl, const Span& s) {
+    if (s.rank < 0 || static_cast<std::size_t>(s.rank) >= wl.programs.size())
+        throw std::invalid_argument(fmt::format("writeTrace: a span on rank {}, the workload has {} programs", s.rank,
+                                                wl.programs.size()));
+    const Program& p = wl.programs[static_cast<std::size_t>(s.rank)];
+    if (s.op >= p.ops.size())
+        throw std::invalid_argument(fmt::format("writeTrace: span op {} on rank {} of {} ops", s.op, s.rank, p.ops.size()));
+    return p.ops[s.op];
+}
+
+const CollectiveCall* callOf(const Workload& wl, const Span& s, const Op& op) {
+    if (op.kind != OpKind::collective) return nullptr;
+    const Program& p = wl.programs[static_cast<std::size_t>(s.rank)];
+    return op.collective < p.collectives.size() ? &p.collectives[op.collective] : nullptr;
+}
+
+// Which record each collective span ran, and which spans each record links.
+struct Links {
+    std::vector<std::optional<std::size_t>> record_of_span;
+    std::vector<std::vector<std::size_t>> spans_of_record;  // ordered by the group's rank order
+};
+
+Links link(const Timeline& tl, const Workload& wl) {
+    Links L;
+    L.record_of_span.resize(tl.spans.size());
+    L.spans_of_record.resize(tl.collectives.size());
+
+    std::map<std::pair<int, int>, std::vector<std::size_t>> by_rank_group;  // (rank, group) → spans
+    for (std::size_t i = 0; i < tl.spans.size(); ++i) {
+        const Span& s = tl.spans[i];
+        const Op& op = opOf(wl, s);
+        if (const CollectiveCall* c = callOf(wl, s, op)) by_rank_group[{s.rank, c->group}].push_back(i);
+    }
+    for (auto& [key, v] : by_rank_group)
+        std::sort(v.begin(), v.end(), [&](std::size_t a, std::size_t b) { return tl.spans[a].op < tl.spans[b].op; });
+
+    std::map<int, std::vector<std::size_t>> by_group;  // group → records by seq
+    for (std::size_t i = 0; i < tl.collectives.size(); ++i) by_group[tl.collectives[i].group].push_back(i);
+    for (auto& [g, v] : by_group) {
+        std::stable_sort(v.begin(), v.end(),
+                         [&](std::size_t a, std::size_t b) { return tl.collectives[a].seq < tl.collectives[b].seq; });
+        if (g < 0 || static_cast<std::size_t>(g) >= wl.groups.size()) continue;
+        for (std::size_t k = 0; k < v.size(); ++k) {
+            const CollectiveRecord& rec = tl.collectives[v[k]];
+            for (int r : wl.groups[static_cast<std::size_t>(g)].ranks) {
+                const auto it = by_rank_group.find({r, g});
+                if (it == by_rank_group.end() || k >= it->second.size()) continue;
+                const std::size_t si = it->second[k];
+                const Span& s = tl.spans[si];
+                if (callOf(wl, s, opOf(wl, s))->kind != rec.kind) continue;
+                L.record_of_span[si] = v[k];
+                L.spans_of_record[v[k]].push_back(si);
+            }
+        }
+    }
+    return L;
+}
+
+class EventWriter {
+public:
+    explicit EventWriter(std::ostream& os) : os_(os) {}
+    void operator()(const std::string& event) {
+        os_ << (first_ ? "\n" : ",\n") << event;
+        first_ = false;
+    }
+
+private:
+    std::ostream& os_;
+    bool first_ = true;
+};
+
+}  // namespace
+
+void writeTrace(std::ostream& os, const Timeline& tl, const Workload& wl) {
+    const Links L = link(tl, wl);
+    os << R"({"displayTimeUnit":"ns","otherData":{"generator":"stepsim"},"traceEvents":[)";
+    EventWriter emit(os);
+
+    for (int r = 0; r < tl.ranks; ++r) {
+        emit(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"rank {}"}}}})", r, r));
+        emit(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})", r, r));
+        if (static_cast<std::size_t>(r) >= wl.programs.size()) continue;
+        const auto& streams = wl.programs[static_cast<std::size_t>(r)].streams;
+        for (std::size_t t = 0; t < streams.size(); ++t) {
+            emit(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", r, t,
+                             jsonString(streams[t].name)));
+            emit(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
+                             r, t, t));
+        }
+    }
+
+    for (std::size_t i = 0; i < tl.spans.size(); ++i) {
+        const Span& s = tl.spans[i];
+        const Op& op = opOf(wl, s);
+        const Program& p = wl.programs[static_cast<std::size_t>(s.rank)];
+        const std::string name = op.name < p.names.size() ? p.names[op.name] : fmt::format("op {}", s.op);
+        const std::string_view cls = kernelClassName(s.cls);
+        std::string args = fmt::format(R"("op":{},"class":"{}","step":{},"flops":{},"bytes":{})", s.op, cls, op.step,
+                                       number(op.flops), number(op.bytes));
+        if (const CollectiveCall* c = callOf(wl, s, op)) {
+            const std::string gname = c->group >= 0 && static_cast<std::size_t>(c->group) < wl.groups.size()
+                                          ? wl.groups[static_cast<std::size_t>(c->group)].name
+                                          : std::string();
+            args += fmt::format(R"(,"collective":"{}","group":{},"group_name":{},"dtype":{})",
+                                collectiveKindName(c->kind), c->group, jsonString(gname), jsonString(c->dtype));
+            if (const auto rec = L.record_of_span[i]) {
+                const CollectiveRecord& cr = tl.collectives[*rec];
+                args += fmt::format(R"(,"seq":{},"algo":{},"proto":{},"barrier_wait_us":{})", cr.seq, jsonString(cr.algo),
+                                    jsonString(cr.proto), micros(cr.start - cr.first_arrival));
+            }
+        }
+        emit(fmt::format(R"({{"ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}}}})",
+                         jsonString(name), cls, s.rank, static_cast<int>(s.stream), micros(s.start),
+                         micros(s.end - s.start), args));
+    }
+
+    for (std::size_t r = 0; r < tl.step_end.size(); ++r)
+        for (std::size_t k = 0; k < tl.step_end[r].size(); ++k)
+            emit(fmt::format(R"({{"ph":"i","s":"p","name":"step {} end","pid":{},"tid":0,"ts":{}}})", k, r,
+                             micros(tl.step_end[r][k])));
+
+    for (std::size_t c = 0; c < tl.collectives.size(); ++c) {
+        const auto& members = L.spans_of_record[c];
+        if (members.size() < 2) continue;
+        const CollectiveRecord& rec = tl.collectives[c];
+        const std::string fname = fmt::format("{} g{} #{}", collectiveKindName(rec.kind), rec.group, rec.seq);
+        for (std::size_t m = 0; m < members.size(); ++m) {
+            const Span& s = tl.spans[members[m]];
+            const char* ph = m == 0 ? "s" : (m + 1 == members.size() ? "f" : "t");
+            const Time mid = s.start + Time::ps((s.end - s.start).count() / 2);
+            emit(fmt::format(R"({{"ph":"{}","id":{},"cat":"collective","name":{},"pid":{},"tid":{},"ts":{},"bp":"e"}})",
+                             ph, c, jsonString(fname), s.rank, static_cast<int>(s.stream), micros(mid)));
+        }
+    }
+    os << "\n]}\n";
+}
+
+}  // namespace stepsim
