@@ -28,6 +28,9 @@ enum class OpKind : std::uint8_t {
 // What a kernel is, for pricing and for reports.
 enum class KernelClass : std::uint8_t { gemm, attention, memory, optimizer, copy, comm, other };
 
+// Where in the training step an op sits (for pricing attention backward, and for reports).
+enum class Phase : std::uint8_t { forward, backward, optimizer, other };
+
 enum class CollectiveKind : std::uint8_t { all_reduce, all_gather, reduce_scatter, alltoall, broadcast, sendrecv };
 
 struct GemmShape {
@@ -44,6 +47,7 @@ struct CollectiveCall {
 struct Op {
     OpKind kind = OpKind::kernel;
     KernelClass cls = KernelClass::other;
+    Phase phase = Phase::other;
     std::uint8_t stream = 0;  // index into Program::streams
     std::uint32_t name = 0;   // index into Program::names
     std::uint32_t event = 0;  // record_event / wait_event / host_sync

@@ -1,0 +1,371 @@
+#include "sim/core/Engine.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace stepsim {
+
+namespace {
+constexpr double kZ99 = 2.3263478740;  // standard normal quantile at 0.99
+
+double lognormalSigmaFromCv(double cv) { return std::sqrt(std::log1p(cv * cv)); }
+}  // namespace
+
+EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t seed) {
+    EngineConfig c;
+    c.jitter = jitter;
+    c.seed = seed;
+    const Distribution& d = p.launch.eager_host;
+    c.host_sigma = (d.median_us > 0 && d.p99_us > d.median_us) ? std::log(d.p99_us / d.median_us) / kZ99 : 0.0;
+    c.kernel_cv = p.jitter.kernel_cv;
+    c.straggler_cv = p.jitter.straggler_cv;
+    c.compute_slowdown = p.interference.compute_slowdown;
+    c.comm_slowdown = p.interference.comm_slowdown;
+    return c;
+}
+
+Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, EngineConfig cfg)
+    : w_(w), cost_(cost), fabric_(fabric), cfg_(cfg), net_(fabric.links) {
+    const int ranks = static_cast<int>(w.programs.size());
+    if (ranks > fabric.gpus)
+        throw std::invalid_argument(fmt::format("workload has {} ranks but the fabric {} GPUs", ranks, fabric.gpus));
+    hosts_.resize(ranks);
+    gpus_.resize(ranks);
+    event_done_.resize(ranks);
+    rng_.reserve(ranks);
+    straggler_.resize(ranks);
+    std::size_t total_ops = 0;
+    for (int r = 0; r < ranks; ++r) {
+        const Program& p = w.programs[r];
+        stream_base_.push_back(static_cast<std::uint32_t>(streams_.size()));
+        for (std::size_t s = 0; s < p.streams.size(); ++s) {
+            StreamState st;
+            st.rank = r;
+            st.index = static_cast<std::uint8_t>(s);
+            streams_.push_back(std::move(st));
+        }
+        event_done_[r].assign(p.events, 0);
+        std::seed_seq seq{std::uint64_t(cfg.seed), std::uint64_t(r), std::uint64_t(0x5eed)};
+        rng_.emplace_back(seq);
+        total_ops += p.ops.size();
+    }
+    group_pos_.resize(w.groups.size());
+    group_next_seq_.resize(w.groups.size());
+    group_instances_.resize(w.groups.size());
+    for (std::size_t g = 0; g < w.groups.size(); ++g) {
+        group_pos_[g].assign(ranks, -1);
+        for (std::size_t i = 0; i < w.groups[g].ranks.size(); ++i) group_pos_[g][w.groups[g].ranks[i]] = int(i);
+        group_next_seq_[g].assign(w.groups[g].ranks.size(), 0);
+    }
+    tl_.ranks = ranks;
+    tl_.step_end.assign(ranks, std::vector<Time>(std::max(1, w.steps)));
+    tl_.spans.reserve(total_ops);
+    queue_.reserve(1024);
+}
+
+Timeline Engine::run() {
+    for (int r = 0; r < static_cast<int>(hosts_.size()); ++r) queue_.push(Time{}, kHostWake, std::uint32_t(r));
+    while (!queue_.empty()) {
+        const Event e = queue_.pop();
+        assert(e.time >= now_);
+        now_ = e.time;
+        ++tl_.events;
+        switch (e.type) {
+            case kHostWake: hostWake(int(e.target)); break;
+            case kKernelDone:
+                if (streams_[e.target].version == e.version) finishKernel(e.target);
+                break;
+            case kAlphaDone: startFlows(e.target); break;
+            case kFlowDone:
+                if (net_.active(e.target) && net_.version(e.target) == e.version) flowDone(e.target);
+                break;
+        }
+    }
+    for (std::size_t s = 0; s < streams_.size(); ++s) {
+        const StreamState& st = streams_[s];
+        if (st.head < st.queue.size() || st.running)
+            throw std::logic_error(fmt::format("deadlock: rank {} stream {} stopped with {} ops left", st.rank,
+                                               int(st.index), st.queue.size() - st.head));
+    }
+    for (std::size_t r = 0; r < hosts_.size(); ++r)
+        if (hosts_[r].next < w_.programs[r].ops.size())
+            throw std::logic_error(fmt::format("deadlock: rank {} host stopped at op {}", r, hosts_[r].next));
+    return std::move(tl_);
+}
+
+double Engine::drawHost(int rank, double median_s) {
+    if (median_s <= 0.0) return 0.0;
+    if (!cfg_.jitter || cfg_.host_sigma <= 0.0) return median_s;
+    std::normal_distribution<double> n(0.0, cfg_.host_sigma);
+    return median_s * std::exp(n(rng_[rank]));
+}
+
+double Engine::drawKernelFactor(int rank, int step) {
+    if (!cfg_.jitter) return 1.0;
+    auto& st = straggler_[rank];
+    while (static_cast<int>(st.size()) <= step) {
+        const double s = lognormalSigmaFromCv(cfg_.straggler_cv);
+        std::normal_distribution<double> n(-0.5 * s * s, s);  // mean 1
+        st.push_back(s > 0 ? std::exp(n(rng_[rank])) : 1.0);
+    }
+    double f = st[step];
+    if (cfg_.kernel_cv > 0) {
+        const double s = lognormalSigmaFromCv(cfg_.kernel_cv);
+        std::normal_distribution<double> n(-0.5 * s * s, s);
+        f *= std::exp(n(rng_[rank]));
+    }
+    return f;
+}
+
+void Engine::hostWake(int rank) {
+    HostState& h = hosts_[rank];
+    const Program& p = w_.programs[rank];
+    if (h.pending >= 0) {
+        const auto op = static_cast<std::uint32_t>(h.pending);
+        h.pending = -1;
+        enqueue(rank, op);
+    }
+    while (h.next < p.ops.size() && h.pending < 0) {
+        const std::uint32_t i = h.next;
+        const Op& op = p.ops[i];
+        if (op.kind == OpKind::host_work) {
+            ++h.next;
+            queue_.push(now_ + fromSeconds(drawHost(rank, op.host_s)), kHostWake, std::uint32_t(rank));
+            return;
+        }
+        if (op.kind == OpKind::host_sync) {
+            if (!event_done_[rank][op.event]) {
+                h.blocked_on = op.event;
+                return;
+            }
+            ++h.next;
+            continue;
+        }
+        ++h.next;
+        const Time d = fromSeconds(drawHost(rank, op.host_s));
+        if (d == Time{}) {
+            enqueue(rank, i);
+            continue;
+        }
+        h.pending = i;
+        queue_.push(now_ + d, kHostWake, std::uint32_t(rank));
+    }
+}
+
+void Engine::enqueue(int rank, std::uint32_t op) {
+    const std::uint32_t slot = slotOf(rank, w_.programs[rank].ops[op].stream);
+    streams_[slot].queue.push_back(op);
+    tryStart(slot);
+}
+
+void Engine::tryStart(std::uint32_t slot) {
+    StreamState& st = streams_[slot];
+    const Program& p = w_.programs[st.rank];
+    while (!st.running && st.head < st.queue.size()) {
+        const Op& op = p.ops[st.queue[st.head]];
+        switch (op.kind) {
+            case OpKind::record_event:
+                ++st.head;
+                completeEvent(st.rank, op.event);
+                break;
+            case OpKind::wait_event:
+                if (!event_done_[st.rank][op.event]) {
+                    st.blocked_on = op.event;
+                    return;
+                }
+                st.blocked_on = -1;
+                ++st.head;
+                break;
+            case OpKind::step_end:
+                ++st.head;
+                if (op.step >= 0 && op.step < static_cast<int>(tl_.step_end[st.rank].size()))
+                    tl_.step_end[st.rank][op.step] = now_;
+                break;
+            case OpKind::kernel: startKernel(slot, op); return;
+            case OpKind::collective: arrive(slot, op); return;
+            case OpKind::host_work:
+            case OpKind::host_sync: ++st.head; break;  // never enqueued; skip defensively
+        }
+    }
+}
+
+void Engine::completeEvent(int rank, std::uint32_t event) {
+    if (event_done_[rank][event]) return;
+    event_done_[rank][event] = 1;
+    const std::uint32_t base = stream_base_[rank];
+    const std::uint32_t n = static_cast<std::uint32_t>(w_.programs[rank].streams.size());
+    for (std::uint32_t s = base; s < base + n; ++s)
+        if (streams_[s].blocked_on == std::int64_t(event)) {
+            streams_[s].blocked_on = -1;
+            tryStart(s);
+        }
+    HostState& h = hosts_[rank];
+    if (h.blocked_on == std::int64_t(event)) {
+        h.blocked_on = -1;
+        queue_.push(now_, kHostWake, std::uint32_t(rank));
+    }
+}
+
+void Engine::startKernel(std::uint32_t slot, const Op& op) {
+    StreamState& st = streams_[slot];
+    st.running = true;
+    st.op = st.queue[st.head];
+    st.start = now_;
+    st.last = now_;
+    st.remaining = op.work_s * drawKernelFactor(st.rank, op.step);
+    st.rate = 0.0;
+    GpuState& g = gpus_[st.rank];
+    const bool was_idle = g.computing.empty();
+    g.computing.push_back(slot);
+    refreshCompute(st.rank);
+    if (was_idle && !g.flows.empty()) refreshFlowCaps(st.rank);
+}
+
+void Engine::refreshCompute(int gpu) {
+    GpuState& g = gpus_[gpu];
+    if (g.computing.empty()) return;
+    const double share = 1.0 / static_cast<double>(g.computing.size());
+    const double rate = share / (g.comm_resident > 0 ? cfg_.compute_slowdown : 1.0);
+    for (std::uint32_t slot : g.computing) {
+        StreamState& st = streams_[slot];
+        if (st.rate == rate) continue;
+        st.remaining = std::max(0.0, st.remaining - st.rate * (now_ - st.last).seconds());
+        st.last = now_;
+        st.rate = rate;
+        ++st.version;
+        queue_.push(now_ + fromSeconds(st.remaining / rate), kKernelDone, slot, st.version);
+    }
+}
+
+void Engine::finishKernel(std::uint32_t slot) {
+    StreamState& st = streams_[slot];
+    const Op& op = w_.programs[st.rank].ops[st.op];
+    tl_.spans.push_back(Span{st.rank, st.index, op.cls, st.op, st.start, now_});
+    st.running = false;
+    st.rate = 0.0;
+    ++st.version;
+    ++st.head;
+    GpuState& g = gpus_[st.rank];
+    g.computing.erase(std::find(g.computing.begin(), g.computing.end(), slot));
+    refreshCompute(st.rank);
+    if (g.computing.empty() && !g.flows.empty()) refreshFlowCaps(st.rank);
+    tryStart(slot);
+}
+
+void Engine::arrive(std::uint32_t slot, const Op& op) {
+    StreamState& st = streams_[slot];
+    st.running = true;
+    st.op = st.queue[st.head];
+    st.start = now_;
+    const Program& p = w_.programs[st.rank];
+    const CollectiveCall& call = p.collectives[op.collective];
+    const int g = call.group;
+    const int pos = group_pos_[g][st.rank];
+    if (pos < 0)
+        throw std::logic_error(fmt::format("rank {} issued a collective on group {} it is not in", st.rank, g));
+    const std::uint32_t seq = group_next_seq_[g][pos]++;
+    auto& list = group_instances_[g];
+    if (list.size() <= seq) {
+        list.resize(seq + 1, UINT32_MAX);
+    }
+    if (list[seq] == UINT32_MAX) {
+        list[seq] = static_cast<std::uint32_t>(instances_.size());
+        Instance in;
+        in.group = g;
+        in.seq = seq;
+        in.member_slot.assign(w_.groups[g].ranks.size(), UINT32_MAX);
+        in.arrival.assign(w_.groups[g].ranks.size(), Time{});
+        in.first_arrival = now_;
+        in.call = &call;
+        in.step = op.step;
+        instances_.push_back(std::move(in));
+    }
+    const std::uint32_t id = list[seq];
+    Instance& in = instances_[id];
+    in.member_slot[pos] = slot;
+    in.arrival[pos] = now_;
+    ++in.arrived;
+    // The NCCL kernel is now resident on this GPU, slowing its compute kernels.
+    if (gpus_[st.rank].comm_resident++ == 0) refreshCompute(st.rank);
+    if (in.arrived < static_cast<int>(in.member_slot.size())) return;
+
+    in.start = now_;
+    const auto& ranks = w_.groups[g].ranks;
+    int nodes = 1;
+    for (std::size_t i = 1; i < ranks.size(); ++i)
+        if (fabric_.nodeOf(ranks[i]) != fabric_.nodeOf(ranks[i - 1])) ++nodes;
+    nodes = std::min<int>(nodes, static_cast<int>(ranks.size()));
+    in.est = cost_.collective(in.call->kind, static_cast<int>(ranks.size()), nodes, in.call->bytes);
+    queue_.push(now_ + fromSeconds(in.est.alpha_s), kAlphaDone, id);
+}
+
+double Engine::flowCap(const Instance& in, int gpu) const {
+    return in.est.busbw_Bps / (gpus_[gpu].computing.empty() ? 1.0 : cfg_.comm_slowdown);
+}
+
+void Engine::startFlows(std::uint32_t id) {
+    Instance& in = instances_[id];
+    const auto& ranks = w_.groups[in.group].ranks;
+    const int n = static_cast<int>(ranks.size());
+    const double bytes = in.call->bytes * in.est.factor;
+    if (n <= 1 || bytes <= 0.0 || in.est.busbw_Bps <= 0.0) {
+        finishCollective(id);
+        return;
+    }
+    in.flows_left = n;
+    for (int i = 0; i < n; ++i) {
+        const int src = ranks[i], dst = ranks[(i + 1) % n];
+        const FlowId f = net_.add(now_, fabric_.route(src, dst), bytes, flowCap(in, src), std::uint32_t(src));
+        if (flow_inst_.size() <= f) flow_inst_.resize(f + 1);
+        flow_inst_[f] = id;
+        gpus_[src].flows.push_back(f);
+        rescheduleFlows();
+    }
+}
+
+void Engine::rescheduleFlows() {
+    for (FlowId f : net_.changed()) {
+        const Time t = net_.completion(f);
+        if (t != Time::max()) queue_.push(t, kFlowDone, f, net_.version(f));
+    }
+}
+
+void Engine::refreshFlowCaps(int gpu) {
+    for (FlowId f : gpus_[gpu].flows) {
+        net_.setCap(now_, f, flowCap(instances_[flow_inst_[f]], gpu));
+        rescheduleFlows();
+    }
+}
+
+void Engine::flowDone(FlowId f) {
+    const std::uint32_t id = flow_inst_[f];
+    const int src = static_cast<int>(net_.owner(f));
+    auto& fl = gpus_[src].flows;
+    fl.erase(std::find(fl.begin(), fl.end(), f));
+    net_.remove(now_, f);
+    rescheduleFlows();
+    if (--instances_[id].flows_left == 0) finishCollective(id);
+}
+
+void Engine::finishCollective(std::uint32_t id) {
+    Instance& in = instances_[id];
+    tl_.collectives.push_back(CollectiveRecord{in.group, in.seq, in.call->kind, in.call->bytes, in.step,
+                                               in.first_arrival, in.start, now_, in.est.algo, in.est.proto});
+    if (in.est.measured && !in.est.in_domain && tl_.warnings.size() < 64)
+        tl_.warnings.push_back(fmt::format("{} of {} bytes on {} ranks is outside the profile's measured sizes",
+                                           collectiveName(in.call->kind), in.call->bytes, in.member_slot.size()));
+    for (std::uint32_t slot : in.member_slot) {
+        StreamState& st = streams_[slot];
+        tl_.spans.push_back(Span{st.rank, st.index, KernelClass::comm, st.op, st.start, now_});
+        st.running = false;
+        ++st.head;
+        if (--gpus_[st.rank].comm_resident == 0) refreshCompute(st.rank);
+    }
+    for (std::uint32_t slot : in.member_slot) tryStart(slot);
+}
+
+}  // namespace stepsim

@@ -1,0 +1,134 @@
+#pragma once
+// The discrete-event engine: replays every rank's Program over hosts, CUDA streams, GPUs and links.
+//
+// Model (DESIGN.md, "The engine's model"):
+// - Host: issues its Program in order. A launch takes the op's host time (lognormal jitter around it);
+//   then the op joins its stream. `host_work` keeps the host busy; `host_sync` blocks it until an event.
+// - Stream: FIFO; the head op starts once the previous one finished and any awaited event completed.
+//   record_event completes when reached; step_end records the step's end on this rank.
+// - GPU compute: kernels of one GPU running at once share its SMs equally (processor sharing); while an
+//   NCCL kernel is resident on the GPU each compute kernel slows by `compute_slowdown`.
+// - Collective: an NCCL kernel becomes resident on a rank when it reaches its stream head (and stays,
+//   spinning, until the collective ends — the barrier that breaks overlap windows). When every member has
+//   arrived it pays the latency α, then moves S·F bytes per rank as one flow to its ring neighbour, bounded by
+//   the calibrated bus bandwidth (÷ comm_slowdown while its GPU computes) and sharing links max-min fairly
+//   (FlowNetwork.hpp). So a collective alone reproduces its calibration exactly.
+// - Jitter: host launches, kernel durations (cv) and a per-rank, per-step straggler factor, each drawn from
+//   per-rank generators seeded from (seed, rank): the same inputs and seed give the same run, bit for bit.
+//
+// The loop (run) pops an event, checks time is monotonic, advances the clock and dispatches on a switch:
+// no virtual call and no allocation per event beyond amortised vector growth.
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "sim/core/EventQueue.hpp"
+#include "sim/cost/CostModel.hpp"
+#include "sim/metrics/Timeline.hpp"
+#include "sim/net/Fabric.hpp"
+#include "sim/net/FlowNetwork.hpp"
+#include "sim/workload/Program.hpp"
+
+namespace stepsim {
+
+struct EngineConfig {
+    bool jitter = true;
+    std::uint64_t seed = 1;
+    double host_sigma = 0.0;      // lognormal σ of host launch times
+    double kernel_cv = 0.0;       // coefficient of variation of kernel durations
+    double straggler_cv = 0.0;    // per rank and step
+    double compute_slowdown = 1.0;
+    double comm_slowdown = 1.0;
+};
+
+// Reads the jitter and interference parameters of a profile.
+EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t seed);
+
+class Engine {
+public:
+    Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, EngineConfig cfg);
+    Timeline run();
+
+private:
+    enum EventType : std::uint32_t { kHostWake, kKernelDone, kAlphaDone, kFlowDone };
+
+    struct HostState {
+        std::uint32_t next = 0;
+        std::int64_t pending = -1;      // op launched, joining its stream when the host wakes
+        std::int64_t blocked_on = -1;   // event the host waits for
+    };
+    struct StreamState {
+        int rank = 0;
+        std::uint8_t index = 0;
+        std::vector<std::uint32_t> queue;
+        std::size_t head = 0;
+        bool running = false;
+        std::int64_t blocked_on = -1;
+        // The running kernel, as an activity: remaining work at full speed, current rate.
+        std::uint32_t op = 0;
+        Time start, last;
+        double remaining = 0.0;
+        double rate = 0.0;
+        std::uint32_t version = 0;
+    };
+    struct GpuState {
+        std::vector<std::uint32_t> computing;  // stream slots running compute kernels
+        int comm_resident = 0;
+        std::vector<FlowId> flows;             // flows sourced here
+    };
+    struct Instance {
+        int group = 0;
+        std::uint32_t seq = 0;
+        int arrived = 0;
+        std::vector<std::uint32_t> member_slot;  // by position in the group
+        std::vector<Time> arrival;
+        Time first_arrival, start;
+        CollectiveEstimate est;
+        const CollectiveCall* call = nullptr;
+        int step = 0;
+        int flows_left = 0;
+    };
+
+    void hostWake(int rank);
+    void enqueue(int rank, std::uint32_t op);
+    void tryStart(std::uint32_t slot);
+    void startKernel(std::uint32_t slot, const Op& op);
+    void finishKernel(std::uint32_t slot);
+    void arrive(std::uint32_t slot, const Op& op);
+    void startFlows(std::uint32_t inst);
+    void flowDone(FlowId f);
+    void finishCollective(std::uint32_t inst);
+    void completeEvent(int rank, std::uint32_t event);
+    void refreshCompute(int gpu);
+    void refreshFlowCaps(int gpu);
+    void rescheduleFlows();
+    double flowCap(const Instance& in, int gpu) const;
+    double drawHost(int rank, double median_s);
+    double drawKernelFactor(int rank, int step);
+
+    std::uint32_t slotOf(int rank, std::uint8_t stream) const { return stream_base_[rank] + stream; }
+
+    const Workload& w_;
+    const CostModel& cost_;
+    const Fabric& fabric_;
+    EngineConfig cfg_;
+    Time now_;
+    EventQueue queue_;
+    FlowNetwork net_;
+    Timeline tl_;
+
+    std::vector<HostState> hosts_;
+    std::vector<std::uint32_t> stream_base_;
+    std::vector<StreamState> streams_;
+    std::vector<GpuState> gpus_;
+    std::vector<std::vector<std::uint8_t>> event_done_;            // [rank][event]
+    std::vector<std::vector<int>> group_pos_;                       // [group][rank] → position or -1
+    std::vector<std::vector<std::uint32_t>> group_next_seq_;        // [group][position]
+    std::vector<std::vector<std::uint32_t>> group_instances_;       // [group][seq] → instance
+    std::vector<Instance> instances_;
+    std::vector<std::uint32_t> flow_inst_;                          // owner → instance (by flow owner)
+    std::vector<std::mt19937_64> rng_;
+    std::vector<std::vector<double>> straggler_;                    // [rank][step]
+};
+
+}  // namespace stepsim

@@ -1,0 +1,194 @@
+#include "sim/cost/CostModel.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+#include "sim/cost/GemmModel.hpp"
+
+namespace stepsim {
+
+namespace {
+constexpr const char* kProtoNames[3] = {"LL", "LL128", "Simple"};
+// NCCL tuning.cc: NVLS base latency (Simple); NVLS supports no other protocol.
+constexpr double kNvlsLatencyUs = 23.0;
+
+const char* dtypeKey(DType d) {
+    switch (d) {
+        case DType::fp32: return "fp32";
+        case DType::bf16: return "bf16";
+        case DType::fp16: return "fp16";
+        case DType::fp8: return "fp8";
+    }
+    return "bf16";
+}
+
+std::string algoName(NcclAlgo a) {
+    switch (a) {
+        case NcclAlgo::auto_: return "auto";
+        case NcclAlgo::ring: return "Ring";
+        case NcclAlgo::tree: return "Tree";
+        case NcclAlgo::nvls: return "NVLS";
+        case NcclAlgo::collnet: return "CollNet";
+    }
+    return "auto";
+}
+std::string protoName(NcclProto p) {
+    switch (p) {
+        case NcclProto::auto_: return "auto";
+        case NcclProto::ll: return "LL";
+        case NcclProto::ll128: return "LL128";
+        case NcclProto::simple: return "Simple";
+    }
+    return "auto";
+}
+bool sameName(const std::string& a, const std::string& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](char x, char y) { return std::tolower(x) == std::tolower(y); });
+}
+}  // namespace
+
+double busFactor(CollectiveKind kind, int n) {
+    if (n <= 1) return 0.0;
+    switch (kind) {
+        case CollectiveKind::all_reduce: return 2.0 * (n - 1) / n;
+        case CollectiveKind::all_gather:
+        case CollectiveKind::reduce_scatter:
+        case CollectiveKind::alltoall: return double(n - 1) / n;
+        case CollectiveKind::broadcast:
+        case CollectiveKind::sendrecv: return 1.0;
+    }
+    return 1.0;
+}
+
+const char* collectiveName(CollectiveKind kind) {
+    switch (kind) {
+        case CollectiveKind::all_reduce: return "all_reduce";
+        case CollectiveKind::all_gather: return "all_gather";
+        case CollectiveKind::reduce_scatter: return "reduce_scatter";
+        case CollectiveKind::alltoall: return "alltoall";
+        case CollectiveKind::broadcast: return "broadcast";
+        case CollectiveKind::sendrecv: return "sendrecv";
+    }
+    return "?";
+}
+
+CostModel::CostModel(const HardwareProfile& profile, NcclSpec nccl, bool nvls_capable_node)
+    : profile_(profile), nccl_(nccl), nvls_capable_(nvls_capable_node) {}
+
+double CostModel::peakFlops(DType dtype) const {
+    const GpuRates& g = profile_.gpu;
+    switch (dtype) {
+        case DType::fp32: return g.peak_tflops_fp32 * 1e12;
+        case DType::bf16: return g.peak_tflops_bf16 * 1e12;
+        case DType::fp16: return g.peak_tflops_fp16 * 1e12;
+        case DType::fp8: return g.peak_tflops_fp8 * 1e12;
+    }
+    return g.peak_tflops_bf16 * 1e12;
+}
+
+double CostModel::gemmSeconds(const GemmShape& s, DType dtype, bool* in_domain) const {
+    auto it = profile_.gemm.find(dtypeKey(dtype));
+    if (it == profile_.gemm.end()) it = profile_.gemm.find("bf16");
+    if (it == profile_.gemm.end()) {
+        // No efficiency data at all: the datasheet peak is the only bound we have.
+        if (in_domain) *in_domain = false;
+        return 2.0 * double(s.m) * s.n * s.k / peakFlops(dtype);
+    }
+    const GemmEstimate e = stepsim::gemmSeconds(s, it->second, peakFlops(dtype), profile_.gpu.sms);
+    if (in_domain) *in_domain = e.in_domain;
+    return e.seconds;
+}
+
+double CostModel::attentionSeconds(double flops, bool backward, DType dtype) const {
+    // Flash attention runs in bf16/fp16 even when the linears use fp8.
+    const DType d = dtype == DType::fp8 ? DType::bf16 : dtype;
+    const double eff = backward ? profile_.attention.bwd_efficiency : profile_.attention.fwd_efficiency;
+    return std::max(profile_.memory.min_kernel_us * 1e-6, flops / (peakFlops(d) * eff));
+}
+
+double CostModel::memorySeconds(double bytes) const {
+    const double bw = profile_.gpu.hbm_gbps * 1e9 * profile_.memory.read_write_efficiency;
+    return std::max(profile_.memory.min_kernel_us * 1e-6, bytes / bw);
+}
+
+bool CostModel::price(Op& op, DType dtype) const {
+    bool in_domain = true;
+    switch (op.cls) {
+        case KernelClass::gemm: op.work_s = gemmSeconds(op.gemm, dtype, &in_domain); break;
+        case KernelClass::attention: op.work_s = attentionSeconds(op.flops, op.phase == Phase::backward, dtype); break;
+        default: op.work_s = memorySeconds(op.bytes); break;
+    }
+    return in_domain;
+}
+
+CollectiveEstimate CostModel::collective(CollectiveKind kind, int ranks, int nodes, double bytes) const {
+    CollectiveEstimate best;
+    best.factor = busFactor(kind, ranks);
+    if (ranks <= 1) {
+        // A one-rank communicator copies nothing; NCCL still launches a kernel.
+        best.alpha_s = profile_.memory.min_kernel_us * 1e-6;
+        best.algo = "none";
+        best.proto = "none";
+        return best;
+    }
+    const std::string want_algo = algoName(nccl_.algo), want_proto = protoName(nccl_.proto);
+
+    // 1. A calibrated fit for exactly this case.
+    for (const CollectiveFit& fit : profile_.collectives) {
+        if (fit.op != collectiveName(kind) || fit.ranks != ranks || fit.nodes != nodes) continue;
+        if (!sameName(fit.algo, want_algo) || !sameName(fit.proto, want_proto)) continue;
+        if (fit.segments.empty()) continue;
+        const CollectiveSegment* seg = &fit.segments.front();
+        for (const CollectiveSegment& s : fit.segments)
+            if (bytes >= s.lo_bytes) seg = &s;
+        best.alpha_s = seg->alpha_us * 1e-6;
+        best.busbw_Bps = seg->busbw_gbps * 1e9;
+        best.algo = fit.algo;
+        best.proto = fit.proto;
+        best.measured = true;
+        best.in_domain = bytes >= fit.segments.front().lo_bytes && bytes <= fit.segments.back().hi_bytes;
+        return best;
+    }
+
+    // 2. NCCL's model.
+    const NcclModel& m = profile_.nccl;
+    const int steps = kind == CollectiveKind::all_reduce ? 2 * (ranks - 1) : ranks - 1;
+    const int inter_steps = nodes > 1 ? (kind == CollectiveKind::all_reduce ? 2 * (nodes - 1) : nodes - 1) : 0;
+    double best_t = std::numeric_limits<double>::infinity();
+    auto consider = [&](const std::string& algo, int p, double lat_us, double busbw_gbps) {
+        if (want_algo != "auto" && !sameName(want_algo, algo)) return;
+        if (want_proto != "auto" && !sameName(want_proto, kProtoNames[p])) return;
+        CollectiveEstimate c;
+        c.alpha_s = lat_us * 1e-6;
+        c.busbw_Bps = busbw_gbps * 1e9;
+        c.factor = best.factor;
+        c.algo = algo;
+        c.proto = kProtoNames[p];
+        const double t = c.seconds(bytes);
+        if (t < best_t) best_t = t, best = c;
+    };
+    const double intra_bw = m.ring_busbw_gbps;
+    const double ring_bw = nodes > 1 ? std::min(intra_bw, profile_.links.nic_gbps) : intra_bw;
+    for (int p = 0; p < 3; ++p) {
+        const double lat = m.ring_base_latency_us[p] + (steps - inter_steps) * m.nvlink_hop_latency_us[p] +
+                           inter_steps * m.net_hop_latency_us[p];
+        consider("Ring", p, lat, ring_bw * m.proto_bw_fraction[p]);
+    }
+    const bool nvls_allowed = nccl_.nvls == Switch::on || (nccl_.nvls == Switch::auto_ && nvls_capable_);
+    if (kind == CollectiveKind::all_reduce && nodes == 1 && nvls_allowed)
+        consider("NVLS", 2, kNvlsLatencyUs, m.nvls_busbw_gbps);
+    if (!std::isfinite(best_t)) {
+        // The forced algorithm/protocol does not exist for this collective: fall back to NCCL's choice.
+        NcclSpec relaxed = nccl_;
+        relaxed.algo = NcclAlgo::auto_;
+        relaxed.proto = NcclProto::auto_;
+        CollectiveEstimate c = CostModel(profile_, relaxed, nvls_capable_).collective(kind, ranks, nodes, bytes);
+        c.in_domain = false;
+        return c;
+    }
+    return best;
+}
+
+}  // namespace stepsim

@@ -1,0 +1,166 @@
+#include "sim/net/FlowNetwork.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace stepsim {
+
+namespace {
+constexpr double kUnfrozen = -1.0;
+// Relative tolerance for "this link saturates at the same level": keeps ties together despite rounding.
+constexpr double kTie = 1e-12;
+}  // namespace
+
+FlowNetwork::FlowNetwork(std::vector<Link> links)
+    : links_(std::move(links)),
+      link_flows_(links_.size()),
+      link_mark_(links_.size(), 0),
+      link_left_(links_.size(), 0.0),
+      link_unfrozen_(links_.size(), 0) {}
+
+FlowId FlowNetwork::add(Time now, const Route& route, double bytes, double cap_Bps, std::uint32_t owner) {
+    FlowId id;
+    if (!free_.empty()) {
+        id = free_.back();
+        free_.pop_back();
+    } else {
+        id = static_cast<FlowId>(flows_.size());
+        flows_.emplace_back();
+        flow_mark_.push_back(0);
+        new_rate_.push_back(0.0);
+    }
+    Flow& f = flows_[id];
+    f.route = route;
+    f.remaining = bytes;
+    f.rate = 0.0;
+    f.cap = cap_Bps;
+    f.last = now;
+    f.owner = owner;
+    f.active = true;
+    ++f.version;
+    ++active_count_;
+    for (LinkId l : route) link_flows_[l].push_back(id);
+    reshare(now, {id}, {});
+    // A new flow is always reported, even if its first rate happens to be 0.
+    if (std::find(changed_.begin(), changed_.end(), id) == changed_.end()) changed_.push_back(id);
+    return id;
+}
+
+void FlowNetwork::remove(Time now, FlowId id) {
+    Flow& f = flows_[id];
+    f.active = false;
+    ++f.version;
+    --active_count_;
+    for (LinkId l : f.route) {
+        auto& v = link_flows_[l];
+        v.erase(std::find(v.begin(), v.end(), id));
+    }
+    std::vector<LinkId> seeds(f.route.begin(), f.route.end());
+    f.route.clear();
+    free_.push_back(id);
+    reshare(now, {}, seeds);
+}
+
+void FlowNetwork::setCap(Time now, FlowId id, double cap_Bps) {
+    if (flows_[id].cap == cap_Bps) {
+        changed_.clear();
+        return;
+    }
+    flows_[id].cap = cap_Bps;
+    reshare(now, {id}, {});
+}
+
+Time FlowNetwork::completion(FlowId id) const {
+    const Flow& f = flows_[id];
+    if (f.remaining <= 0.0) return f.last;
+    if (f.rate <= 0.0) return Time::max();
+    return f.last + fromSeconds(f.remaining / f.rate);
+}
+
+double FlowNetwork::load(LinkId l) const {
+    double s = 0.0;
+    for (FlowId id : link_flows_[l]) s += flows_[id].rate;
+    return s;
+}
+
+void FlowNetwork::collectComponent(const std::vector<FlowId>& seeds, const std::vector<LinkId>& seed_links) {
+    ++mark_;
+    comp_flows_.clear();
+    comp_links_.clear();
+    std::vector<LinkId> stack;
+    for (FlowId f : seeds) {
+        if (flow_mark_[f] == mark_) continue;
+        flow_mark_[f] = mark_;
+        comp_flows_.push_back(f);
+        for (LinkId l : flows_[f].route) stack.push_back(l);
+    }
+    for (LinkId l : seed_links) stack.push_back(l);
+    while (!stack.empty()) {
+        LinkId l = stack.back();
+        stack.pop_back();
+        if (link_mark_[l] == mark_) continue;
+        link_mark_[l] = mark_;
+        comp_links_.push_back(l);
+        for (FlowId f : link_flows_[l]) {
+            if (flow_mark_[f] == mark_) continue;
+            flow_mark_[f] = mark_;
+            comp_flows_.push_back(f);
+            for (LinkId l2 : flows_[f].route)
+                if (link_mark_[l2] != mark_) stack.push_back(l2);
+        }
+    }
+    // Fixed order, so the arithmetic (and thus every rate) is the same on every run.
+    std::sort(comp_flows_.begin(), comp_flows_.end());
+    std::sort(comp_links_.begin(), comp_links_.end());
+}
+
+void FlowNetwork::reshare(Time now, const std::vector<FlowId>& seeds, const std::vector<LinkId>& seed_links) {
+    changed_.clear();
+    collectComponent(seeds, seed_links);
+
+    for (LinkId l : comp_links_) {
+        link_left_[l] = links_[l].capacity_Bps;
+        link_unfrozen_[l] = static_cast<std::uint32_t>(link_flows_[l].size());
+    }
+    for (FlowId f : comp_flows_) new_rate_[f] = kUnfrozen;
+
+    std::size_t unfrozen = comp_flows_.size();
+    while (unfrozen > 0) {
+        double level = std::numeric_limits<double>::infinity();
+        for (LinkId l : comp_links_)
+            if (link_unfrozen_[l] > 0) level = std::min(level, std::max(0.0, link_left_[l]) / link_unfrozen_[l]);
+        for (FlowId f : comp_flows_)
+            if (new_rate_[f] == kUnfrozen) level = std::min(level, flows_[f].cap);
+        const double tie = level * (1.0 + kTie);
+
+        auto freeze = [&](FlowId f) {
+            new_rate_[f] = level;
+            --unfrozen;
+            for (LinkId l : flows_[f].route) {
+                link_left_[l] -= level;
+                --link_unfrozen_[l];
+            }
+        };
+        for (FlowId f : comp_flows_)
+            if (new_rate_[f] == kUnfrozen && flows_[f].cap <= tie) freeze(f);
+        for (LinkId l : comp_links_) {
+            if (link_unfrozen_[l] == 0) continue;
+            if (std::max(0.0, link_left_[l]) / link_unfrozen_[l] > tie) continue;
+            for (FlowId f : link_flows_[l])
+                if (new_rate_[f] == kUnfrozen) freeze(f);
+        }
+    }
+    for (FlowId f : comp_flows_)
+        if (new_rate_[f] != flows_[f].rate) setRate(now, f, new_rate_[f]);
+}
+
+void FlowNetwork::setRate(Time now, FlowId id, double r) {
+    Flow& f = flows_[id];
+    f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.last).seconds());
+    f.last = now;
+    f.rate = r;
+    ++f.version;
+    changed_.push_back(id);
+}
+
+}  // namespace stepsim

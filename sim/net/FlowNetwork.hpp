@@ -1,0 +1,86 @@
+#pragma once
+// Flows sharing links by max-min fairness, recomputed only in the connected component that changed.
+//
+// The system (SimGrid's LMM with all weights 1; Bertsekas & Gallager, "Data Networks", §6.5.2):
+//   links l with capacity C_l, flows f with route R_f ⊆ links and a private bound c_f (the rate one flow can
+//   reach alone: for a collective, the calibrated bus bandwidth). Rates r_f are max-min fair:
+//     Σ_{f ∋ l} r_f ≤ C_l for every link,  r_f ≤ c_f,
+//   and no r_f can grow without shrinking some r_g ≤ r_f.
+// Progressive filling computes them: raise every unfrozen flow's rate together; when a link saturates (its
+// fair share (C_l − frozen load) / unfrozen count is the smallest) or a flow reaches c_f, freeze those flows
+// at that rate; repeat until all are frozen.
+//
+// Locality: adding, removing or re-bounding a flow can change rates only in its connected component
+// (flows joined transitively by shared links), so only that component is refilled, and only flows whose
+// rate actually changed are reported in `changed()` for rescheduling (SimGrid's lazy, component-local update).
+// A flow's remaining bytes are advanced to `now` only when its rate changes.
+#include <cstdint>
+#include <vector>
+
+#include "sim/core/Time.hpp"
+#include "sim/net/Link.hpp"
+
+namespace stepsim {
+
+using FlowId = std::uint32_t;
+
+class FlowNetwork {
+public:
+    explicit FlowNetwork(std::vector<Link> links);
+
+    // Starts a flow of `bytes` along `route` bounded by `cap_Bps`; `owner` is the caller's tag.
+    FlowId add(Time now, const Route& route, double bytes, double cap_Bps, std::uint32_t owner);
+    // Removes a flow (finished or cancelled) and re-shares its links.
+    void remove(Time now, FlowId id);
+    // Changes a flow's private bound (e.g. the GPU it runs on became busy with compute).
+    void setCap(Time now, FlowId id, double cap_Bps);
+
+    // Flows whose rate changed in the last add/remove/setCap, new flows included: reschedule these.
+    const std::vector<FlowId>& changed() const { return changed_; }
+    // When the flow will finish at its current rate (Time::max() if its rate is zero).
+    Time completion(FlowId id) const;
+    double rate(FlowId id) const { return flows_[id].rate; }
+    double remaining(FlowId id) const { return flows_[id].remaining; }
+    std::uint32_t owner(FlowId id) const { return flows_[id].owner; }
+    std::uint32_t version(FlowId id) const { return flows_[id].version; }
+    bool active(FlowId id) const { return id < flows_.size() && flows_[id].active; }
+
+    const std::vector<Link>& links() const { return links_; }
+    // Sum of the rates of the flows on a link now (bytes/s).
+    double load(LinkId l) const;
+    std::size_t activeFlows() const { return active_count_; }
+
+private:
+    struct Flow {
+        Route route;
+        double remaining = 0.0;
+        double rate = 0.0;
+        double cap = 0.0;
+        Time last;  // when `remaining` was last advanced
+        std::uint32_t owner = 0;
+        std::uint32_t version = 0;
+        bool active = false;
+    };
+
+    void reshare(Time now, const std::vector<FlowId>& seeds, const std::vector<LinkId>& seed_links);
+    void collectComponent(const std::vector<FlowId>& seeds, const std::vector<LinkId>& seed_links);
+    void setRate(Time now, FlowId id, double r);
+
+    std::vector<Link> links_;
+    std::vector<std::vector<FlowId>> link_flows_;
+    std::vector<Flow> flows_;
+    std::vector<FlowId> free_;
+    std::vector<FlowId> changed_;
+    std::size_t active_count_ = 0;
+
+    // Scratch space for one refill, kept to avoid allocating per event.
+    std::vector<FlowId> comp_flows_;
+    std::vector<LinkId> comp_links_;
+    std::vector<std::uint32_t> flow_mark_, link_mark_;
+    std::uint32_t mark_ = 0;
+    std::vector<double> link_left_;
+    std::vector<std::uint32_t> link_unfrozen_;
+    std::vector<double> new_rate_;
+};
+
+}  // namespace stepsim

@@ -1,0 +1,451 @@
+#include "sim/workload/Expand.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "sim/core/InputError.hpp"
+#include "sim/workload/Transformer.hpp"
+
+namespace stepsim {
+
+namespace {
+
+constexpr std::uint8_t kCompute = 0;
+constexpr std::uint8_t kComm = 1;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+double elementBytes(DType d) {
+    switch (d) {
+        case DType::fp32: return 4;
+        case DType::bf16:
+        case DType::fp16: return 2;
+        case DType::fp8: return 1;
+    }
+    return 4;
+}
+
+// Rejects what the scenario asks that this version does not model, rather than ignoring it.
+void checkSupported(const Scenario& sc) {
+    const std::string& f = sc.source;
+    auto unsupported = [&](const std::string& key, const std::string& what) {
+        throw inputError(f, 0, key, what + " is not modelled yet by this stepsim version");
+    };
+    if (sc.model.type != "transformer") unsupported("model.type", "'" + sc.model.type + "'");
+    if (sc.parallel.data != DataParallel::ddp) unsupported("parallel.data", "a data-parallel mode other than ddp");
+    if (sc.parallel.tp != 1) unsupported("parallel.tp", "tensor parallelism");
+    if (sc.parallel.pp != 1) unsupported("parallel.pp", "pipeline parallelism");
+    if (sc.compile.enabled) unsupported("compile.enabled", "torch.compile");
+    if (sc.fp8.enabled) unsupported("fp8.enabled", "FP8 training");
+    if (sc.checkpoint.interval_steps > 0) unsupported("checkpoint.interval_steps", "checkpoint I/O");
+    if (sc.ddp.comm_hook == CommHook::powersgd) unsupported("ddp.comm_hook", "PowerSGD");
+    if (sc.training.optimizer != Optimizer::adamw) unsupported("training.optimizer", "an optimizer other than adamw");
+}
+
+struct Ctx {
+    const Scenario& sc;
+    const CostModel& cost;
+    TransformerShape t;
+    std::vector<ParamInfo> params;
+    DType cdt;           // compute dtype
+    double pe;           // parameter element bytes
+    double ce;           // compute element bytes
+    bool autocast;       // params kept in a wider dtype than the compute dtype
+    double eager_s;      // host cost of one eager op
+    int world;
+    int out_of_domain = 0;
+};
+
+class Builder {
+public:
+    Builder(Ctx& c, Program& p) : c_(c), p_(p) {}
+
+    int step = 0;
+    Phase phase = Phase::forward;
+    bool count_flops = true;
+    double model_flops = 0.0;
+
+    void gemm(const std::string& name, long m, long n, long k) {
+        Op op = base(name, KernelClass::gemm);
+        op.gemm = {m, n, k};
+        op.flops = 2.0 * double(m) * double(n) * double(k);
+        op.bytes = (double(m) * k + double(k) * n + double(m) * n) * c_.ce;
+        push(op);
+    }
+    void attention(const std::string& name, double flops, double bytes) {
+        Op op = base(name, KernelClass::attention);
+        op.flops = flops;
+        op.bytes = bytes;
+        push(op);
+    }
+    void mem(const std::string& name, double bytes, KernelClass cls = KernelClass::memory) {
+        Op op = base(name, cls);
+        op.bytes = bytes;
+        push(op);
+    }
+    void host(const std::string& name, double seconds) {
+        Op op = base(name, KernelClass::other);
+        op.kind = OpKind::host_work;
+        op.host_s = seconds;
+        p_.ops.push_back(op);
+    }
+    std::uint32_t record(std::uint8_t stream) {
+        Op op = base("record", KernelClass::other);
+        op.kind = OpKind::record_event;
+        op.stream = stream;
+        op.host_s = 0;
+        op.event = p_.events++;
+        p_.ops.push_back(op);
+        return op.event;
+    }
+    void wait(std::uint8_t stream, std::uint32_t event) {
+        Op op = base("wait", KernelClass::other);
+        op.kind = OpKind::wait_event;
+        op.stream = stream;
+        op.host_s = 0;
+        op.event = event;
+        p_.ops.push_back(op);
+    }
+    void collective(const std::string& name, CollectiveKind kind, double bytes, const std::string& dtype) {
+        Op op = base(name, KernelClass::comm);
+        op.kind = OpKind::collective;
+        op.stream = kComm;
+        op.bytes = bytes;
+        op.collective = static_cast<std::uint32_t>(p_.collectives.size());
+        p_.collectives.push_back(CollectiveCall{kind, 0, bytes, dtype});
+        p_.ops.push_back(op);
+    }
+    void stepEnd() {
+        Op op = base("step end", KernelClass::other);
+        op.kind = OpKind::step_end;
+        op.host_s = 0;
+        p_.ops.push_back(op);
+    }
+
+private:
+    Op base(const std::string& name, KernelClass cls) {
+        Op op;
+        op.kind = OpKind::kernel;
+        op.cls = cls;
+        op.phase = phase;
+        op.stream = kCompute;
+        op.name = p_.intern(name);
+        op.step = step;
+        op.host_s = c_.eager_s;
+        return op;
+    }
+    void push(Op& op) {
+        if (!c_.cost.price(op, c_.cdt)) ++c_.out_of_domain;
+        if (count_flops && (op.cls == KernelClass::gemm || op.cls == KernelClass::attention)) model_flops += op.flops;
+        p_.ops.push_back(op);
+    }
+    Ctx& c_;
+    Program& p_;
+};
+
+// The kernels of one micro-step. `ready(i)` is called when parameter i's gradient is final for this
+// micro-step (after its dtype cast), in the order autograd produces them.
+class MicroStep {
+public:
+    MicroStep(Ctx& c, Builder& b) : c_(c), b_(b), t_(c.t) {}
+
+    void forward() {
+        b_.phase = Phase::forward;
+        const double T = double(t_.T), h = double(t_.h);
+        b_.mem("embedding", 4 * T * h + 4 * T * h);
+        if (t_.pos_embedding) b_.mem("pos_embedding add", 4 * double(t_.s) * h + 8 * T * h);
+        for (int l = 0; l < t_.L; ++l) layerForward(l);
+        norm("norm_f");
+        if (c_.autocast) b_.mem("norm_f cast", (4 + c_.ce) * T * h);
+        linearForward("lm_head", t_.V, t_.h);
+        const double TV = T * double(t_.V);
+        b_.mem("logits to fp32", (c_.ce + 4) * TV);
+        b_.mem("log_softmax", 8 * TV);
+        b_.mem("nll_loss", 8 * T);  // gathers one logit per token
+    }
+
+    void backward(const std::function<void(std::size_t)>& ready) {
+        b_.phase = Phase::backward;
+        ready_ = &ready;
+        const double T = double(t_.T), h = double(t_.h), TV = T * double(t_.V);
+        b_.mem("nll_loss backward", 4 * TV);
+        b_.mem("log_softmax backward", 12 * TV);
+        b_.mem("logits grad cast", (4 + c_.ce) * TV);
+        linearBackward("lm_head", t_.V, t_.h, t_.tied ? npos : paramIndex("lm_head.weight"));
+        if (c_.autocast) b_.mem("norm_f cast backward", (c_.ce + 4) * T * h);
+        normBackward("norm_f", "norm_f");
+        for (int l = t_.L - 1; l >= 0; --l) layerBackward(l);
+        if (t_.pos_embedding) {
+            b_.mem("pos_embedding backward", 4 * T * h + 4 * double(t_.s) * h);
+            gradReady(paramIndex("wpe.weight"));
+        }
+        b_.mem("embedding backward", 4 * double(t_.V) * h + 12 * T * h);
+        gradReady(paramIndex("wte.weight"));
+        ready_ = nullptr;
+    }
+
+    // Activation checkpointing recomputes forward kernels inside backward; they don't count as model FLOPs.
+    void recompute(int l, bool full) {
+        const bool saved = b_.count_flops;
+        b_.count_flops = false;
+        if (full) layerForward(l);
+        else attentionForward(l);
+        b_.count_flops = saved;
+    }
+
+    static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
+
+private:
+    std::size_t paramIndex(const std::string& name) const {
+        for (std::size_t i = 0; i < c_.params.size(); ++i)
+            if (c_.params[i].name == name) return i;
+        return npos;
+    }
+    std::string L(int l, const char* what) const { return fmt::format("h.{}.{}", l, what); }
+
+    void norm(const std::string& name) {
+        const double T = double(t_.T), h = double(t_.h);
+        // Autocast runs norms in fp32 on the fp32 residual stream.
+        b_.mem(name, 8 * T * h);
+    }
+    void normBackward(const std::string& name, const std::string& param) {
+        const double T = double(t_.T), h = double(t_.h);
+        b_.mem(name + " backward", 12 * T * h);
+        gradReady(paramIndex(param + ".weight"));
+        if (t_.norm == NormKind::layernorm) gradReady(paramIndex(param + ".bias"));
+    }
+    void weightCast(const std::string& name, double numel) {
+        if (c_.autocast) b_.mem(name + " weight cast", (c_.pe + c_.ce) * numel);
+    }
+    void linearForward(const std::string& name, long out, long in) {
+        weightCast(name, double(out) * in);
+        b_.gemm(name, t_.T, out, in);
+    }
+    void linearBackward(const std::string& name, long out, long in, std::size_t param) {
+        b_.gemm(name + " dgrad", t_.T, in, out);
+        b_.gemm(name + " wgrad", out, in, t_.T);
+        if (c_.autocast) b_.mem(name + " grad cast", (c_.ce + c_.pe) * double(out) * in);
+        if (param != npos) gradReady(param);
+    }
+    void gradReady(std::size_t i) {
+        if (i == npos) return;
+        if (accumulate_) b_.mem(c_.params[i].name + " grad accumulate", 3 * c_.pe * c_.params[i].numel);
+        (*ready_)(i);
+    }
+
+    void attentionForward(int l) {
+        const double T = double(t_.T), h = double(t_.h);
+        const double qkv = double(t_.qkvOut());
+        b_.attention(L(l, "attn.flash"), attentionForwardFlops(t_), (T * qkv + T * h) * c_.ce);
+    }
+    void layerForward(int l) {
+        const double T = double(t_.T), h = double(t_.h), f = double(t_.f);
+        norm(L(l, "norm1"));
+        if (c_.autocast) b_.mem(L(l, "norm1 cast"), (4 + c_.ce) * T * h);
+        linearForward(L(l, "attn.qkv"), t_.qkvOut(), t_.h);
+        attentionForward(l);
+        linearForward(L(l, "attn.proj"), t_.h, t_.h);
+        b_.mem(L(l, "residual add"), (8 + c_.ce) * T * h);
+        norm(L(l, "norm2"));
+        if (c_.autocast) b_.mem(L(l, "norm2 cast"), (4 + c_.ce) * T * h);
+        if (t_.mlp == MlpKind::gelu) {
+            linearForward(L(l, "mlp.fc"), t_.f, t_.h);
+            b_.mem(L(l, "gelu"), 2 * c_.ce * T * f);
+            linearForward(L(l, "mlp.proj"), t_.h, t_.f);
+        } else {
+            linearForward(L(l, "mlp.gate"), t_.f, t_.h);
+            linearForward(L(l, "mlp.up"), t_.f, t_.h);
+            b_.mem(L(l, "silu"), 2 * c_.ce * T * f);
+            b_.mem(L(l, "silu mul"), 3 * c_.ce * T * f);
+            linearForward(L(l, "mlp.down"), t_.h, t_.f);
+        }
+        b_.mem(L(l, "residual add 2"), (8 + c_.ce) * T * h);
+    }
+    void layerBackward(int l) {
+        const double T = double(t_.T), h = double(t_.h), f = double(t_.f);
+        const Checkpointing ac = c_.sc.training.activation_checkpointing;
+        if (ac != Checkpointing::none) recompute(l, ac == Checkpointing::full);
+        // The residual branch point sums the two incoming gradients.
+        b_.mem(L(l, "residual grad add 2"), 12 * T * h);
+        if (t_.mlp == MlpKind::gelu) {
+            linearBackward(L(l, "mlp.proj"), t_.h, t_.f, paramIndex(L(l, "mlp.proj.weight")));
+            b_.mem(L(l, "gelu backward"), 3 * c_.ce * T * f);
+            linearBackward(L(l, "mlp.fc"), t_.f, t_.h, paramIndex(L(l, "mlp.fc.weight")));
+        } else {
+            linearBackward(L(l, "mlp.down"), t_.h, t_.f, paramIndex(L(l, "mlp.down.weight")));
+            b_.mem(L(l, "silu mul backward"), 5 * c_.ce * T * f);
+            b_.mem(L(l, "silu backward"), 3 * c_.ce * T * f);
+            linearBackward(L(l, "mlp.up"), t_.f, t_.h, paramIndex(L(l, "mlp.up.weight")));
+            linearBackward(L(l, "mlp.gate"), t_.f, t_.h, paramIndex(L(l, "mlp.gate.weight")));
+            b_.mem(L(l, "mlp input grad add"), 3 * c_.ce * T * h);
+        }
+        if (c_.autocast) b_.mem(L(l, "norm2 cast backward"), (c_.ce + 4) * T * h);
+        normBackward(L(l, "norm2"), L(l, "norm2"));
+        b_.mem(L(l, "residual grad add"), 12 * T * h);
+        linearBackward(L(l, "attn.proj"), t_.h, t_.h, paramIndex(L(l, "attn.proj.weight")));
+        const double qkv = double(t_.qkvOut());
+        b_.attention(L(l, "attn.flash backward"), 2.5 * attentionForwardFlops(t_), (2 * T * qkv + 2 * T * h) * c_.ce);
+        linearBackward(L(l, "attn.qkv"), t_.qkvOut(), t_.h, paramIndex(L(l, "attn.qkv.weight")));
+        if (c_.autocast) b_.mem(L(l, "norm1 cast backward"), (c_.ce + 4) * T * h);
+        normBackward(L(l, "norm1"), L(l, "norm1"));
+    }
+
+public:
+    bool accumulate_ = false;  // gradients already exist (micro-step > 0): autograd adds into them
+
+private:
+    Ctx& c_;
+    Builder& b_;
+    const TransformerShape& t_;
+    const std::function<void(std::size_t)>* ready_ = nullptr;
+};
+
+MemoryEstimate estimateMemory(const Ctx& c, bool ddp) {
+    MemoryEstimate m;
+    double n = 0, n_mm = 0;
+    for (const ParamInfo& p : c.params) {
+        n += p.numel;
+        if (p.matmul) n_mm += p.numel;
+    }
+    const TransformerShape& t = c.t;
+    const double T = double(t.T), h = double(t.h), f = double(t.f), V = double(t.V), ce = c.ce;
+    m.params = c.pe * n;
+    m.grads = c.pe * n;
+    m.buckets = ddp && !c.sc.ddp.gradient_as_bucket_view ? c.pe * n : 0.0;
+    m.optimizer = 2 * c.pe * n;  // AdamW exp_avg, exp_avg_sq in the parameter dtype
+    m.weight_cache = c.autocast ? ce * n_mm : 0.0;
+    // Saved for backward per layer: fp32 norm inputs (2), cast norm outputs (2), q/k/v, attention output,
+    // MLP intermediates (gelu: fc output and gelu output; swiglu: gate, up, silu, product).
+    const double mlp = t.mlp == MlpKind::gelu ? 2 * ce * T * f : 4 * ce * T * f;
+    const double per_layer = 8 * T * h + 2 * ce * T * h + ce * T * double(t.qkvOut()) + ce * T * h + mlp;
+    switch (c.sc.training.activation_checkpointing) {
+        case Checkpointing::none: m.activations = per_layer * t.L; break;
+        case Checkpointing::selective:
+            m.activations = (per_layer - ce * T * double(t.qkvOut())) * t.L + ce * T * double(t.qkvOut());
+            break;
+        case Checkpointing::full: m.activations = 4 * T * h * t.L + per_layer; break;
+    }
+    // Loss: bf16 logits, fp32 logits and log-softmax output alive together at the end of forward.
+    m.loss = (ce + 4 + 4) * T * V;
+    return m;
+}
+
+}  // namespace
+
+Expansion expand(const Scenario& sc, const CostModel& cost) {
+    checkSupported(sc);
+    Expansion out;
+    Ctx c{sc, cost, transformerShape(sc.model, sc.training.micro_batch), {}, sc.training.compute_dtype,
+          elementBytes(sc.training.param_dtype), elementBytes(sc.training.compute_dtype),
+          sc.training.param_dtype != sc.training.compute_dtype,
+          cost.profile().launch.eager_host.median_us * 1e-6, sc.cluster.worldSize()};
+    c.params = transformerParams(c.t);
+    const bool ddp = c.world > 1;
+    for (const ParamInfo& p : c.params) out.params += p.numel;
+
+    // Gradient-ready order, from a dry run of one backward.
+    std::vector<std::size_t> order;
+    {
+        Program scratch;
+        Builder b(c, scratch);
+        MicroStep ms(c, b);
+        ms.backward([&](std::size_t i) { order.push_back(i); });
+    }
+    std::vector<GradParam> ready;
+    for (std::size_t i : order) {
+        ready.push_back({c.params[i].name, c.params[i].numel * c.pe, "p"});
+        out.bucket_param_names.push_back(c.params[i].name);
+    }
+    out.buckets = assignBuckets(ready, sc.ddp.first_bucket_mb * kMiB, sc.ddp.bucket_cap_mb * kMiB);
+    // Before the rebuild (first step) DDP reduces everything in one bucket.
+    const std::vector<Bucket> initial = assignBuckets(ready, std::numeric_limits<double>::infinity(),
+                                                      std::numeric_limits<double>::infinity());
+
+    const std::string grad_dtype = sc.training.param_dtype == DType::fp32 ? "fp32" : "bf16";
+    const bool compress = sc.ddp.comm_hook == CommHook::fp16_compress || sc.ddp.comm_hook == CommHook::bf16_compress;
+    const double eager = c.eager_s;
+    const double nccl_host = cost.profile().launch.eager_host.median_us * 1e-6;
+
+    Program prog;
+    prog.streams = {{StreamKind::compute, "compute"}, {StreamKind::comm, "nccl:dp"}};
+    Builder b(c, prog);
+    double flops_per_step = 0.0;
+    for (int step = 0; step < sc.sim.steps; ++step) {
+        b.step = step;
+        const std::vector<Bucket>& buckets = step == 0 ? initial : out.buckets;
+        std::vector<std::size_t> bucket_of(c.params.size());
+        for (std::size_t k = 0; k < buckets.size(); ++k)
+            for (std::size_t pi : buckets[k].params) bucket_of[order[pi]] = k;
+        b.phase = Phase::other;
+        b.host("zero_grad", eager);
+        const double flops_before = b.model_flops;
+        for (int micro = 0; micro < sc.training.grad_accum; ++micro) {
+            const bool sync = ddp && micro == sc.training.grad_accum - 1;
+            MicroStep ms(c, b);
+            ms.accumulate_ = micro > 0;
+            ms.forward();
+            std::vector<int> pending(buckets.size());
+            for (std::size_t k = 0; k < buckets.size(); ++k) pending[k] = int(buckets[k].params.size());
+            std::size_t next_bucket = 0;
+            std::vector<std::uint32_t> done_events(buckets.size());
+            ms.backward([&](std::size_t i) {
+                if (!sync) return;
+                // DDP's autograd hook: copy (and divide) the gradient into its bucket.
+                b.mem(c.params[i].name + " copy to bucket", 2 * c.pe * c.params[i].numel, KernelClass::copy);
+                const std::size_t k = bucket_of[i];
+                if (--pending[k] > 0) return;
+                for (; next_bucket < buckets.size() && pending[next_bucket] == 0; ++next_bucket) {
+                    const Bucket& bk = buckets[next_bucket];
+                    const std::string name = fmt::format("bucket {}", next_bucket);
+                    double bytes = bk.bytes;
+                    const std::uint32_t ev = b.record(kCompute);
+                    b.wait(kComm, ev);
+                    if (compress) {
+                        b.mem(name + " compress", 1.5 * bytes, KernelClass::copy);
+                        bytes /= 2;
+                    }
+                    b.collective(name + " all_reduce", CollectiveKind::all_reduce, bytes,
+                                 compress ? "bf16" : grad_dtype);
+                    prog.ops.back().host_s = nccl_host;
+                    done_events[next_bucket] = b.record(kComm);
+                }
+            });
+            if (sync) {
+                // finalize_backward: wait for each bucket, then copy it back into the gradients.
+                b.phase = Phase::backward;
+                for (std::size_t k = 0; k < buckets.size(); ++k) {
+                    b.wait(kCompute, done_events[k]);
+                    if (compress) b.mem(fmt::format("bucket {} decompress", k), 3 * buckets[k].bytes, KernelClass::copy);
+                    if (!sc.ddp.gradient_as_bucket_view)
+                        b.mem(fmt::format("bucket {} copy to grads", k), 2 * buckets[k].bytes, KernelClass::copy);
+                }
+            }
+        }
+        flops_per_step = b.model_flops - flops_before;
+        b.phase = Phase::optimizer;
+        b.host("optimizer.step", eager);
+        b.mem("adamw step count", 8 * double(c.params.size()), KernelClass::optimizer);
+        b.mem("fused adamw", 7 * c.pe * out.params, KernelClass::optimizer);
+        b.stepEnd();
+    }
+
+    Workload& w = out.workload;
+    w.steps = sc.sim.steps;
+    w.groups.push_back({"dp", {}});
+    for (int r = 0; r < c.world; ++r) w.groups[0].ranks.push_back(r);
+    w.model_flops_per_step = flops_per_step;
+    w.tokens_per_step = double(c.t.T) * sc.training.grad_accum;
+    w.samples_per_step = double(c.t.b) * sc.training.grad_accum;
+    w.programs.assign(c.world, prog);
+    out.memory = estimateMemory(c, ddp);
+    if (c.out_of_domain > 0)
+        out.warnings.push_back(fmt::format("{} GEMM kernels per run have shapes outside the profile's measured grid "
+                                           "(priced by the tile/wave model alone)", c.out_of_domain));
+    if (!ddp)
+        out.warnings.push_back("one GPU: no data-parallel communication is simulated");
+    return out;
+}
+
+}  // namespace stepsim

@@ -1,0 +1,45 @@
+#pragma once
+// Expands a scenario (model × strategy × tuning) into one Program per rank: the kernels, collectives,
+// events and host work of every training step, priced by the cost model.
+//
+// What each step holds, as eager PyTorch with autocast and DDP runs it (reducer.cpp, distributed.py):
+//   for each micro-step (grad_accum; all but the last under no_sync):
+//     forward: embedding, per layer the kernels of Transformer.hpp (norms, autocast casts, GEMMs, flash
+//              attention, activation, residual adds), final norm, LM head, cross-entropy in fp32;
+//     backward in reverse; when a parameter's gradient is ready (last micro-step only) DDP's hook copies it
+//              into its bucket, dividing by the world size (one kernel: mul_out); a bucket whose gradients are
+//              all ready launches its all-reduce on the NCCL stream (which first waits for the compute
+//              stream), buckets strictly in order;
+//   finalize: the compute stream waits for every bucket's all-reduce; unless gradient_as_bucket_view, each
+//             bucket is copied back into the gradients;
+//   optimizer: fused AdamW, one memory-bound pass over p, g, m, v (7 element accesses per parameter);
+//   step end.
+// The first step runs with DDP's initial single bucket; later steps with the rebuilt buckets (DdpBuckets.hpp).
+#include <string>
+#include <vector>
+
+#include "sim/cost/CostModel.hpp"
+#include "sim/scenario/Scenario.hpp"
+#include "sim/workload/DdpBuckets.hpp"
+#include "sim/workload/Program.hpp"
+
+namespace stepsim {
+
+struct MemoryEstimate {
+    double params = 0, grads = 0, buckets = 0, optimizer = 0, weight_cache = 0, activations = 0, loss = 0;
+    double peak() const { return params + grads + buckets + optimizer + weight_cache + activations + loss; }
+};
+
+struct Expansion {
+    Workload workload;
+    std::vector<Bucket> buckets;         // the rebuilt DDP buckets (steps after the first)
+    std::vector<std::string> bucket_param_names;  // ready order, for reports
+    MemoryEstimate memory;               // bytes per GPU
+    double params = 0.0;                 // parameter count
+    std::vector<std::string> warnings;
+};
+
+// Throws InputError for what the scenario asks that stepsim does not model yet.
+Expansion expand(const Scenario& sc, const CostModel& cost);
+
+}  // namespace stepsim

@@ -1,0 +1,62 @@
+#include "sim/workload/Transformer.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/scenario/ScenarioLoader.hpp"
+
+namespace stepsim {
+
+TransformerShape transformerShape(const ModelSpec& m, int micro_batch) {
+    TransformerShape t;
+    t.b = micro_batch;
+    t.s = m.seq_len;
+    t.T = t.b * t.s;
+    t.h = m.hidden;
+    t.heads = m.heads;
+    t.kv = kvHeads(m);
+    t.d = m.hidden / m.heads;
+    t.f = ffnHidden(m);
+    t.V = m.vocab;
+    t.L = m.layers;
+    t.mlp = m.mlp;
+    t.norm = m.norm;
+    t.tied = m.tied_embeddings;
+    // Learned position embeddings (GPT-2 style) for every model until the schema names RoPE.
+    t.pos_embedding = true;
+    return t;
+}
+
+std::vector<ParamInfo> transformerParams(const TransformerShape& t) {
+    std::vector<ParamInfo> p;
+    const double h = double(t.h);
+    auto norm = [&](const std::string& n, int layer) {
+        p.push_back({n + ".weight", h, layer, false});
+        if (t.norm == NormKind::layernorm) p.push_back({n + ".bias", h, layer, false});
+    };
+    p.push_back({"wte.weight", double(t.V) * h, -1, false});
+    if (t.pos_embedding) p.push_back({"wpe.weight", double(t.s) * h, -1, false});
+    for (int l = 0; l < t.L; ++l) {
+        const std::string b = fmt::format("h.{}.", l);
+        norm(b + "norm1", l);
+        p.push_back({b + "attn.qkv.weight", double(t.qkvOut()) * h, l, true});
+        p.push_back({b + "attn.proj.weight", h * h, l, true});
+        norm(b + "norm2", l);
+        if (t.mlp == MlpKind::gelu) {
+            p.push_back({b + "mlp.fc.weight", double(t.f) * h, l, true});
+            p.push_back({b + "mlp.proj.weight", double(t.f) * h, l, true});
+        } else {
+            p.push_back({b + "mlp.gate.weight", double(t.f) * h, l, true});
+            p.push_back({b + "mlp.up.weight", double(t.f) * h, l, true});
+            p.push_back({b + "mlp.down.weight", double(t.f) * h, l, true});
+        }
+    }
+    norm("norm_f", -1);
+    if (!t.tied) p.push_back({"lm_head.weight", double(t.V) * h, -1, true});
+    return p;
+}
+
+double attentionForwardFlops(const TransformerShape& t) {
+    return 2.0 * double(t.b) * double(t.s) * double(t.s) * double(t.heads * t.d);
+}
+
+}  // namespace stepsim
