@@ -1,0 +1,211 @@
+"""The validation configurations: one list, read by the training worker, the sweep runner and the
+scenario generator, so the measured run and the stepsim scenario can never disagree.
+
+Each configuration is a plain dict. `world` 1 means plain single-GPU training (no DDP wrapper, no
+communication); `world` 2 means DDP over the two GPUs of one HGX H200 host.
+
+No torch import here: this file must load on machines without PyTorch.
+"""
+from __future__ import annotations
+
+import copy
+
+VOCAB = 50304  # GPT-2's 50257 padded to a multiple of 64, as nanoGPT does
+
+
+def _swiglu_ffn(hidden: int) -> int:
+    """8/3·hidden rounded up to a multiple of 256 (SCENARIO.md's default for swiglu)."""
+    raw = (8 * hidden + 2) // 3
+    return ((raw + 255) // 256) * 256
+
+
+def _cfg(cid, world, layers, hidden, heads, seq_len, micro_batch, *, kv_heads=None, mlp="gelu",
+         norm="layernorm", ffn_hidden=None, grad_accum=1, bucket_cap_mb=25.0,
+         gradient_as_bucket_view=False):
+    if ffn_hidden is None:
+        ffn_hidden = 4 * hidden if mlp == "gelu" else _swiglu_ffn(hidden)
+    return {
+        "id": cid,
+        "world": world,
+        "layers": layers,
+        "hidden": hidden,
+        "heads": heads,
+        "kv_heads": kv_heads if kv_heads is not None else heads,
+        "ffn_hidden": ffn_hidden,
+        "vocab": VOCAB,
+        "seq_len": seq_len,
+        "mlp": mlp,
+        "norm": norm,
+        "tied_embeddings": False,
+        "micro_batch": micro_batch,
+        "grad_accum": grad_accum,
+        "param_dtype": "fp32",
+        "compute_dtype": "bf16",
+        "optimizer": "adamw",
+        "bucket_cap_mb": float(bucket_cap_mb),
+        "first_bucket_mb": 1.0,  # torch's default; not changed by this suite
+        "gradient_as_bucket_view": bool(gradient_as_bucket_view),
+    }
+
+
+# Order: DDP configurations first (they are the point of the suite), then single GPU.
+CONFIGS = [
+    # --- 2 GPUs, DDP -------------------------------------------------------------------------------
+    # GPT-2 small (124M) at seq 1024, micro-batch 8: the bucket-size and bucket-view knobs.
+    _cfg("d2-l12-h768-s1024-mb8-b25", 2, 12, 768, 12, 1024, 8),
+    _cfg("d2-l12-h768-s1024-mb8-b1", 2, 12, 768, 12, 1024, 8, bucket_cap_mb=1),
+    _cfg("d2-l12-h768-s1024-mb8-b100", 2, 12, 768, 12, 1024, 8, bucket_cap_mb=100),
+    _cfg("d2-l12-h768-s1024-mb8-b25-view", 2, 12, 768, 12, 1024, 8, gradient_as_bucket_view=True),
+    # tiny and host-bound: 6 layers, one sequence of 1024
+    _cfg("d2-l6-h768-s1024-mb1-b25", 2, 6, 768, 12, 1024, 1),
+    # GPT-2 medium-like (24 × 1024)
+    _cfg("d2-l24-h1024-s1024-mb4-b25", 2, 24, 1024, 16, 1024, 4),
+    _cfg("d2-l24-h1024-s2048-mb8-b25-view", 2, 24, 1024, 16, 2048, 8, gradient_as_bucket_view=True),
+    _cfg("d2-l6-h1024-s2048-mb8-b25", 2, 6, 1024, 16, 2048, 8),
+    _cfg("d2-l12-h1024-s2048-mb4-b1", 2, 12, 1024, 16, 2048, 4, bucket_cap_mb=1),
+    # 24 × 1536 (~0.75B)
+    _cfg("d2-l24-h1536-s2048-mb2-b25", 2, 24, 1536, 16, 2048, 2),
+    # GPT 1.3B-like (24 × 2048)
+    _cfg("d2-l24-h2048-s2048-mb4-b25", 2, 24, 2048, 16, 2048, 4),
+    _cfg("d2-l24-h2048-s2048-mb4-b100-view", 2, 24, 2048, 16, 2048, 4, bucket_cap_mb=100,
+         gradient_as_bucket_view=True),
+    _cfg("d2-l24-h2048-s1024-mb1-b25", 2, 24, 2048, 16, 1024, 1),
+    # 2560 wide, 20 heads (~1.5B / ~2.1B)
+    _cfg("d2-l16-h2560-s2048-mb2-b25", 2, 16, 2560, 20, 2048, 2),
+    _cfg("d2-l24-h2560-s1024-mb1-b25", 2, 24, 2560, 20, 1024, 1),
+    _cfg("d2-l12-h2560-s2048-mb1-b1-view", 2, 12, 2560, 20, 2048, 1, bucket_cap_mb=1,
+         gradient_as_bucket_view=True),
+    # Llama-style: SwiGLU + RMSNorm + GQA
+    _cfg("d2-l16-h2048-s2048-mb4-b25-swiglu-gqa4", 2, 16, 2048, 16, 2048, 4, kv_heads=4,
+         mlp="swiglu", norm="rmsnorm"),
+    _cfg("d2-l24-h2560-s1024-mb2-b100-view-swiglu-gqa4", 2, 24, 2560, 20, 1024, 2, kv_heads=4,
+         mlp="swiglu", norm="rmsnorm", bucket_cap_mb=100, gradient_as_bucket_view=True),
+    # gradient accumulation (no_sync on all but the last micro-step)
+    _cfg("d2-l24-h1024-s2048-mb4-b25-ga2", 2, 24, 1024, 16, 2048, 4, grad_accum=2),
+    _cfg("d2-l24-h2048-s1024-mb2-b25-ga4", 2, 24, 2048, 16, 1024, 2, grad_accum=4),
+    # --- 1 GPU, no DDP --------------------------------------------------------------------------------
+    _cfg("s1-l12-h768-s1024-mb8", 1, 12, 768, 12, 1024, 8),
+    _cfg("s1-l6-h768-s1024-mb1", 1, 6, 768, 12, 1024, 1),
+    _cfg("s1-l24-h1024-s2048-mb4", 1, 24, 1024, 16, 2048, 4),
+    _cfg("s1-l24-h2048-s2048-mb4", 1, 24, 2048, 16, 2048, 4),
+    _cfg("s1-l16-h2048-s2048-mb4-swiglu-gqa4", 1, 16, 2048, 16, 2048, 4, kv_heads=4, mlp="swiglu",
+         norm="rmsnorm"),
+    _cfg("s1-l12-h1536-s1024-mb4-ga4", 1, 12, 1536, 16, 1024, 4, grad_accum=4),
+]
+
+# A handful of quick ones to check the whole path (profiler, DDP, no_sync, GQA) before the sweep.
+SMOKE = [
+    _cfg("smoke-s1-l2-h512-s512-mb2-swiglu-gqa2", 1, 2, 512, 8, 512, 2, kv_heads=2, mlp="swiglu",
+         norm="rmsnorm"),
+    _cfg("smoke-s1-l4-h768-s1024-mb4", 1, 4, 768, 12, 1024, 4),
+    _cfg("smoke-d2-l4-h768-s1024-mb4-b25", 2, 4, 768, 12, 1024, 4),
+    _cfg("smoke-d2-l4-h768-s1024-mb2-b1-view-ga2", 2, 4, 768, 12, 1024, 2, bucket_cap_mb=1,
+         gradient_as_bucket_view=True, grad_accum=2),
+]
+
+
+def all_configs(include_smoke: bool = True) -> list[dict]:
+    out = CONFIGS + (SMOKE if include_smoke else [])
+    return [copy.deepcopy(c) for c in out]
+
+
+def by_id(cid: str) -> dict:
+    for c in all_configs():
+        if c["id"] == cid:
+            return c
+    raise KeyError(f"unknown configuration id {cid!r}")
+
+
+def check(c: dict) -> None:
+    """Reject a configuration the model cannot build (so it fails before a GPU is touched)."""
+    if c["hidden"] % c["heads"]:
+        raise ValueError(f"{c['id']}: hidden {c['hidden']} not divisible by heads {c['heads']}")
+    if c["heads"] % c["kv_heads"]:
+        raise ValueError(f"{c['id']}: heads {c['heads']} not divisible by kv_heads {c['kv_heads']}")
+    if c["world"] not in (1, 2):
+        raise ValueError(f"{c['id']}: world must be 1 or 2")
+    if c["mlp"] not in ("gelu", "swiglu") or c["norm"] not in ("layernorm", "rmsnorm"):
+        raise ValueError(f"{c['id']}: bad mlp/norm")
+    if c["grad_accum"] < 1 or c["micro_batch"] < 1:
+        raise ValueError(f"{c['id']}: micro_batch and grad_accum must be >= 1")
+
+
+def param_count(c: dict) -> int:
+    """Exact parameter count of train_gpt.GPT for this configuration (checked against the model)."""
+    h, L, V, T = c["hidden"], c["layers"], c["vocab"], c["seq_len"]
+    hd = h // c["heads"]
+    qkv = h * (c["heads"] + 2 * c["kv_heads"]) * hd
+    proj = h * h
+    mlp = (2 if c["mlp"] == "gelu" else 3) * h * c["ffn_hidden"]
+    norm = 2 * h if c["norm"] == "layernorm" else h  # weight (+ bias for LayerNorm)
+    per_layer = qkv + proj + mlp + 2 * norm
+    return V * h + T * h + L * per_layer + norm + V * h  # tok, pos, blocks, final norm, head
+
+
+def model_flops_per_step(c: dict) -> float:
+    """Training FLOPs of one optimizer step, all GPUs together: 6·N_matmul·tokens plus attention
+    (4·T·h per token per layer forward for QK^T and PV, ×3 for training, halved for causal)."""
+    h, L, V, T = c["hidden"], c["layers"], c["vocab"], c["seq_len"]
+    hd = h // c["heads"]
+    n_matmul = L * (h * (c["heads"] + 2 * c["kv_heads"]) * hd + h * h
+                    + (2 if c["mlp"] == "gelu" else 3) * h * c["ffn_hidden"]) + V * h
+    tokens = c["micro_batch"] * c["grad_accum"] * T * c["world"]
+    attn = 3 * 4 * L * T * h * tokens / 2
+    return 6.0 * n_matmul * tokens + attn
+
+
+def estimate_memory_gib(c: dict) -> float:
+    """Rough upper estimate of peak GPU memory, to skip a configuration that cannot fit (not a model)."""
+    n = param_count(c)
+    states = 16 * n  # fp32 param, grad, Adam m and v
+    buckets = 4 * n if (c["world"] > 1 and not c["gradient_as_bucket_view"]) else 0
+    tokens = c["micro_batch"] * c["seq_len"]
+    act = tokens * c["layers"] * (40 * c["hidden"] + 6 * c["ffn_hidden"])  # bytes, generous
+    logits = tokens * c["vocab"] * 12
+    return (states + buckets + act + logits) / 2**30
+
+
+def scenario(c: dict) -> dict:
+    """The stepsim scenario (SCENARIO.md, version 1) equivalent to this configuration."""
+    return {
+        "stepsim": 1,
+        "name": c["id"],
+        "cluster": {"node": "hgx-h200", "nodes": 1, "gpus_per_node": c["world"], "profile": "builtin"},
+        "model": {
+            "type": "transformer",
+            "layers": c["layers"],
+            "hidden": c["hidden"],
+            "heads": c["heads"],
+            "kv_heads": c["kv_heads"],
+            "ffn_hidden": c["ffn_hidden"],
+            "vocab": c["vocab"],
+            "seq_len": c["seq_len"],
+            "mlp": c["mlp"],
+            "norm": c["norm"],
+            "tied_embeddings": c["tied_embeddings"],
+        },
+        "training": {
+            "micro_batch": c["micro_batch"],
+            "grad_accum": c["grad_accum"],
+            "param_dtype": c["param_dtype"],
+            "compute_dtype": c["compute_dtype"],
+            "optimizer": c["optimizer"],
+            "activation_checkpointing": "none",
+        },
+        "parallel": {"data": "ddp", "tp": 1, "pp": 1},
+        "ddp": {
+            "bucket_cap_mb": c["bucket_cap_mb"],
+            "first_bucket_mb": c["first_bucket_mb"],
+            "gradient_as_bucket_view": c["gradient_as_bucket_view"],
+            "find_unused_parameters": False,
+            "static_graph": False,
+            "comm_hook": "none",
+        },
+        "jitter": {"enabled": True},
+        "sim": {"steps": 4, "seed": 1},
+    }
+
+
+for _c in all_configs():
+    check(_c)
+assert len({c["id"] for c in all_configs()}) == len(all_configs()), "duplicate configuration id"

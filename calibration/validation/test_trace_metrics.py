@@ -1,0 +1,108 @@
+"""Checks of the interval arithmetic and step splitting (no torch needed):
+python3 -m unittest calibration/validation/test_trace_metrics.py"""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import configs  # noqa: E402
+import trace_metrics as tm  # noqa: E402
+
+
+def kern(name, ts, dur, cat="kernel", tid=7):
+    return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": 0, "tid": tid}
+
+
+def step(ts, dur):
+    return {"ph": "X", "cat": "user_annotation", "name": tm.STEP_LABEL, "ts": ts, "dur": dur}
+
+
+class IntervalTest(unittest.TestCase):
+    def test_merge_joins_overlapping_and_touching(self):
+        self.assertEqual(tm.merge([[5, 7], [0, 2], [1, 3], [3, 4]]), [[0, 4], [5, 7]])
+
+    def test_intersect(self):
+        a = tm.merge([[0, 10], [20, 30]])
+        b = tm.merge([[5, 25]])
+        self.assertEqual(tm.intersect(a, b), [[5, 10], [20, 25]])
+
+
+class StepMetricsTest(unittest.TestCase):
+    # One step (CPU range 0..1000 µs): compute 100..300 and 250..400 (union 300 µs),
+    # NCCL 350..500 (150 µs, of which 50 overlap compute), a memcpy 600..620.
+    # A second step's kernel at 1500 belongs to step 2; one kernel at 5000 is outside any step.
+    trace = {"traceEvents": [
+        step(0, 1000), step(1200, 1000),
+        kern("ampere_bf16_s16816gemm_bf16_128x128", 100, 200),
+        kern("flash_fwd_kernel", 250, 150),
+        kern("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 350, 150, tid=20),
+        kern("Memcpy DtoD (Device -> Device)", 600, 20, cat="gpu_memcpy"),
+        kern("vectorized_elementwise_kernel", 1500, 10),
+        kern("late", 5000, 10),
+        {"ph": "X", "cat": "gpu_user_annotation", "name": tm.STEP_LABEL, "ts": 90, "dur": 900},
+    ]}
+
+    def test_split(self):
+        steps, unassigned = tm.split_steps(self.trace)
+        self.assertEqual([len(s) for s in steps], [4, 1])
+        self.assertEqual(unassigned, 1)
+
+    def test_metrics_of_first_step(self):
+        steps, _ = tm.split_steps(self.trace)
+        m = tm.step_metrics(steps[0])
+        self.assertAlmostEqual(m["compute_ms"], 0.320)  # 100..400 plus the 20 µs copy
+        self.assertAlmostEqual(m["comm_ms"], 0.150)
+        self.assertAlmostEqual(m["overlap_ms"], 0.050)
+        self.assertAlmostEqual(m["exposed_comm_ms"], 0.100)
+        self.assertAlmostEqual(m["overlap_ratio"], 50 / 320)
+        self.assertAlmostEqual(m["span_ms"], 0.520)
+        self.assertAlmostEqual(m["idle_in_span_ms"], 0.520 - 0.420)
+        self.assertEqual(m["kernels"], 4)
+        self.assertEqual(m["category_count"],
+                         {"attention": 1, "gemm": 1, "memcpy": 1, "nccl": 1})
+
+    def test_primary_is_last_step(self):
+        r = tm.analyze_trace(self.trace)
+        self.assertEqual(r["profiled_steps"], 2)
+        self.assertEqual(r["primary"]["kernels"], 1)
+
+
+class CategoryTest(unittest.TestCase):
+    def test_names(self):
+        c = tm.category
+        self.assertEqual(c("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTT", "kernel"), "gemm")
+        self.assertEqual(c("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", "kernel"), "gemm")
+        self.assertEqual(c("void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel", "kernel"),
+                         "attention")
+        self.assertEqual(c("void at::native::multi_tensor_apply_kernel<FusedAdamMathFunctor>", "kernel"),
+                         "optimizer")
+        self.assertEqual(c("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage)", "kernel"),
+                         "nccl")
+        self.assertEqual(c("void at::native::vectorized_layer_norm_kernel", "kernel"), "elementwise_other")
+
+
+class ConfigTest(unittest.TestCase):
+    def test_enough_configurations(self):
+        cs = configs.all_configs(include_smoke=False)
+        self.assertGreaterEqual(len(cs), 22)
+        self.assertGreaterEqual(sum(c["world"] == 1 for c in cs), 4)
+
+    def test_param_count_gpt2_small(self):
+        # GPT-2 small with untied head, vocab 50304, 1024 positions, LayerNorm with bias:
+        # 2·50304·768 + 1024·768 + 12·(12·768² + 4·768) + 2·768
+        c = configs.by_id("s1-l12-h768-s1024-mb8")
+        want = 2 * 50304 * 768 + 1024 * 768 + 12 * (12 * 768 * 768 + 4 * 768) + 2 * 768
+        self.assertEqual(configs.param_count(c), want)
+
+    def test_scenario_mirrors_config(self):
+        c = configs.by_id("d2-l24-h2560-s1024-mb2-b100-view-swiglu-gqa4")
+        s = configs.scenario(c)
+        self.assertEqual(s["cluster"]["gpus_per_node"], 2)
+        self.assertEqual(s["model"]["kv_heads"], 4)
+        self.assertEqual(s["model"]["ffn_hidden"], 6912)
+        self.assertEqual(s["ddp"]["bucket_cap_mb"], 100.0)
+        self.assertTrue(s["ddp"]["gradient_as_bucket_view"])
+
+
+if __name__ == "__main__":
+    unittest.main()
