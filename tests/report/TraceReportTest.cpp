@@ -52,7 +52,8 @@ TEST(TraceReport, OneCompleteEventPerSpan) {
     EXPECT_EQ(first["args"]["step"], 0);
 }
 
-// Each collective instance is one flow: one "s", one "f", members − 2 "t", all at spans of its ranks.
+// Each collective instance is one flow: one "s", one "f", members − 2 "t", each inside a comm span of
+// its rank and stream, over all member ranks.
 TEST(TraceReport, FlowIdsAreMatched) {
     const test::TestRun t = someRun();
     const auto j = parse(t);
@@ -64,6 +65,14 @@ TEST(TraceReport, FlowIdsAreMatched) {
         phases[e["id"].get<int>()][ph]++;
         pids[e["id"].get<int>()].insert(e["pid"].get<int>());
         EXPECT_EQ(e["bp"], "e");
+        // bound to an enclosing collective slice of the same rank and stream
+        const double ts = e["ts"];
+        const bool enclosed = std::any_of(j["traceEvents"].begin(), j["traceEvents"].end(), [&](const auto& x) {
+            return x["ph"] == "X" && x["cat"] == "comm" && x["pid"] == e["pid"] && x["tid"] == e["tid"] &&
+                   x["ts"].template get<double>() <= ts &&
+                   ts <= x["ts"].template get<double>() + x["dur"].template get<double>();
+        });
+        EXPECT_TRUE(enclosed) << e.dump();
     }
     ASSERT_EQ(phases.size(), t.tl.collectives.size());
     for (const auto& [id, count] : phases) {
