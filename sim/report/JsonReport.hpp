@@ -13,8 +13,9 @@
 //                   "exposed_comm_ms", "idle_ms"}, ...] }
 //
 // Keys beyond SCENARIO.md's table (name, samples, copy_busy_ms, gpu_busy_pct, the barrier waits, per_rank,
-// per_step) are additions, allowed by its "extend it freely". Numbers are doubles written by nlohmann's
-// shortest round-trip form, so equal Results give byte-identical text; a non-finite number becomes null.
+// per_step) are additions, allowed by its "extend it freely". Numbers are rounded to 12 significant digits
+// and written in nlohmann's shortest round-trip form (0.1 + 0.2 prints 0.3), so equal Results give
+// byte-identical text and last-bit noise of summed doubles does not show; a non-finite number is null.
 #include <string>
 
 #include <nlohmann/json.hpp>

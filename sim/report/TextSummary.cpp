@@ -13,7 +13,7 @@ std::string textSummary(const Results& r, const std::string& name) {
     // label, value, unit, note
     const auto line = [&](std::string_view label, double value, int decimals, std::string_view unit,
                           const std::string& note = {}) {
-        std::string l = fmt::format("  {:<16}{:>14.{}f} {:<9}{}", label, value, decimals, unit, note);
+        std::string l = fmt::format("  {:<16}{:>14.{}f} {:<10}{}", label, value, decimals, unit, note);
         l.erase(l.find_last_not_of(' ') + 1);
         fmt::format_to(out, "{}\n", l);
     };
@@ -38,7 +38,7 @@ std::string textSummary(const Results& r, const std::string& name) {
     line("collectives", c.count, 1, "per step", fmt::format("{:.3f} GB", c.bytes * 1e-9));
     line("algbw", c.algbw_GBps, 1, "GB/s");
     line("busbw", c.busbw_GBps, 1, "GB/s");
-    line("barrier wait", c.barrier_wait_ms_mean, 3, "ms", fmt::format("mean; max {:.3f} ms", c.barrier_wait_ms_max));
+    line("barrier wait", c.barrier_wait_ms_mean, 3, "ms", fmt::format("mean, max {:.3f} ms", c.barrier_wait_ms_max));
     if (r.peak_memory_gib)
         line("peak memory", *r.peak_memory_gib, 2, "GiB");
     else

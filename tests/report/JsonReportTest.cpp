@@ -79,6 +79,16 @@ TEST(JsonReport, PercentileKeysOnlyWithSamples) {
     EXPECT_EQ(j["samples"], 3);
 }
 
+// Numbers have 12 significant digits: 0.1 + 0.2 prints as 0.3; 1/3 as 0.333333333333.
+TEST(JsonReport, NumbersRoundedToTwelveDigits) {
+    Results r = someResults();
+    r.step_time_ms = 0.1 + 0.2;
+    r.mfu = 1.0 / 3.0;
+    const std::string s = toJson(r, "demo").dump();
+    EXPECT_NE(s.find(R"("step_time_ms":0.3,)"), std::string::npos) << s;
+    EXPECT_NE(s.find(R"("mfu":0.333333333333,)"), std::string::npos) << s;
+}
+
 // Peak memory not computed is null, not a made-up number.
 TEST(JsonReport, MissingPeakMemoryIsNull) {
     Results r = someResults();
