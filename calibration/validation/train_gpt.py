@@ -208,7 +208,7 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
     for _ in range(args.warmup - 2):
         loss = step()
     torch.cuda.synchronize()
-    first_loss = float(loss)
+    first_loss = float(loss.detach())
     t1 = time.perf_counter()
     for _ in range(2):
         step()
@@ -232,7 +232,7 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
     torch.cuda.synchronize()
     wall_ms = (time.perf_counter() - w0) * 1e3
     times = [ev[i].elapsed_time(ev[i + 1]) for i in range(n)]
-    last_loss = float(loss)
+    last_loss = float(loss.detach())
     if not math.isfinite(last_loss):
         raise RuntimeError(f"loss is {last_loss}")
 
