@@ -1,0 +1,87 @@
+// The `stepsim` command: subcommands, nothing else.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "sim/cli/CollectiveCommand.hpp"
+#include "sim/core/InputError.hpp"
+#include "sim/report/JsonReport.hpp"
+#include "sim/report/TextSummary.hpp"
+#include "sim/report/TraceReport.hpp"
+#include "sim/scenario/ProfileYaml.hpp"
+#include "sim/scenario/ScenarioLoader.hpp"
+#include "sim/sweep/Simulate.hpp"
+
+namespace {
+
+std::ofstream openOutput(const std::string& path) {
+    std::ofstream os(path);
+    if (!os) throw stepsim::inputError(path, 0, "", "cannot open this file for writing");
+    return os;
+}
+
+void addRunCommand(CLI::App& app) {
+    auto* run = app.add_subcommand("run", "Simulate a what-if scenario file and report step time, throughput, "
+                                          "overlap and memory");
+    auto file = std::make_shared<std::string>();
+    auto json = std::make_shared<std::string>();
+    auto trace = std::make_shared<std::string>();
+    auto sets = std::make_shared<std::vector<std::string>>();
+    auto quiet = std::make_shared<bool>(false);
+    run->add_option("FILE", *file, "Scenario YAML file (schema: SCENARIO.md)")->required();
+    run->add_option("--json", *json, "Write the results as JSON (stable keys, units in the names) to this file");
+    run->add_option("--trace", *trace,
+                    "Write a Chrome/Perfetto trace (pid = rank, tid = stream) to this file; open in ui.perfetto.dev");
+    run->add_option("--set", *sets, "Override a scenario key by its path, e.g. --set ddp.bucket_cap_mb=100 "
+                                    "(repeatable)");
+    run->add_flag("-q,--quiet", *quiet, "Print nothing on stdout");
+    run->callback([=] {
+        const stepsim::Scenario sc = stepsim::loadScenario(*file, *sets);
+        const stepsim::HardwareProfile profile = stepsim::resolveProfile(sc.cluster, *file);
+        const stepsim::Simulation sim = stepsim::simulate(sc, profile);
+        if (!json->empty()) openOutput(*json) << stepsim::toJson(sim.results, sc.name).dump(2) << '\n';
+        if (!trace->empty()) {
+            std::ofstream os = openOutput(*trace);
+            stepsim::writeTrace(os, sim.timeline, sim.expansion.workload);
+        }
+        if (!*quiet) {
+            std::cout << fmt::format("profile: {} ({})\n", profile.name, profile.source);
+            std::cout << stepsim::textSummary(sim.results, sc.name);
+        }
+    });
+}
+
+void addExplainCommand(CLI::App& app) {
+    auto* cmd = app.add_subcommand("explain", "Print a scenario with every default and derived value filled in");
+    auto file = std::make_shared<std::string>();
+    auto sets = std::make_shared<std::vector<std::string>>();
+    cmd->add_option("FILE", *file, "Scenario YAML file")->required();
+    cmd->add_option("--set", *sets, "Override a scenario key by its path (repeatable)");
+    cmd->callback([=] { std::cout << stepsim::explainScenario(stepsim::loadScenario(*file, *sets)); });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"stepsim: predicts the step time of distributed PyTorch training on GPU clusters, and what "
+                 "tuning makes it fastest"};
+    app.require_subcommand(1);
+    addRunCommand(app);
+    addExplainCommand(app);
+    stepsim::addCollectiveCommand(app);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    } catch (const stepsim::InputError& e) {
+        std::cerr << "error: " << e.what() << '\n';
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "internal error: " << e.what() << '\n';
+        return 3;
+    }
+    return 0;
+}
