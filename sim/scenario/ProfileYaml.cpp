@@ -1,0 +1,399 @@
+#include "sim/scenario/ProfileYaml.hpp"
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <span>
+#include <sstream>
+
+#include "sim/core/InputError.hpp"
+#include "sim/scenario/YamlReader.hpp"
+#include "sim/scenario/YamlWriter.hpp"
+
+namespace stepsim {
+
+// A GemmPoint is the flow list [m, n, k, tflops].
+void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, GemmPoint& out) {
+    if (!n.IsSequence() || n.size() != 4)
+        r.failAt(n, path, "expected [m, n, k, tflops], got " + describeNode(n));
+    readValue(r, n[0], path + "[0]", out.m);
+    readValue(r, n[1], path + "[1]", out.n);
+    readValue(r, n[2], path + "[2]", out.k);
+    readValue(r, n[3], path + "[3]", out.tflops);
+}
+
+std::string formatValue(const GemmPoint& p) {
+    return fmt::format("[{}, {}, {}, {}]", p.m, p.n, p.k, formatValue(p.tflops));
+}
+
+namespace {
+
+// The whole file: the schema version, then the profile's members.
+struct ProfileDocument {
+    int stepsim_profile = 1;
+    HardwareProfile profile;
+};
+
+constexpr std::array<std::string_view, 4> kGemmDtypes = {"bf16", "fp16", "fp8", "fp32"};
+constexpr std::array<std::string_view, 6> kCollectiveOps = {"all_reduce", "all_gather", "reduce_scatter",
+                                                            "alltoall",   "broadcast",  "sendrecv"};
+constexpr std::array<std::string_view, 9> kNcclAlgos = {"auto",    "ring",           "tree",
+                                                        "nvls",    "nvlstree",       "collnet",
+                                                        "pat",     "collnet_direct", "collnet_chain"};
+constexpr std::array<std::string_view, 4> kNcclProtos = {"auto", "ll", "ll128", "simple"};
+
+}  // namespace
+
+template <class V>
+void describe(V& v, GpuRates& g) {
+    v.field("model", g.model);
+    v.field("sms", g.sms);
+    v.field("memory_gib", g.memory_gib);
+    v.field("hbm_gbps", g.hbm_gbps);
+    v.field("peak_tflops_bf16", g.peak_tflops_bf16);
+    v.field("peak_tflops_fp16", g.peak_tflops_fp16);
+    v.field("peak_tflops_fp8", g.peak_tflops_fp8);
+    v.field("peak_tflops_fp32", g.peak_tflops_fp32);
+}
+
+template <class V>
+void describe(V& v, MemoryRates& m) {
+    v.field("read_write_efficiency", m.read_write_efficiency);
+    v.field("min_kernel_us", m.min_kernel_us);
+}
+
+template <class V>
+void describe(V& v, GemmEfficiency& g) {
+    v.field("max_efficiency", g.max_efficiency);
+    v.field("k_half", g.k_half);
+    v.field("tile_m", g.tile_m);
+    v.field("tile_n", g.tile_n);
+    v.field("overhead_us", g.overhead_us);
+    v.field("points", g.points);
+    v.field("rel_error", g.rel_error);
+}
+
+template <class V>
+void describe(V& v, AttentionRates& a) {
+    v.field("fwd_efficiency", a.fwd_efficiency);
+    v.field("bwd_efficiency", a.bwd_efficiency);
+}
+
+template <class V>
+void describe(V& v, Distribution& d) {
+    v.field("median_us", d.median_us);
+    v.field("p99_us", d.p99_us);
+}
+
+template <class V>
+void describe(V& v, LaunchRates& l) {
+    v.section("eager_host", l.eager_host);
+    v.section("compiled_host", l.compiled_host);
+    v.section("graph_host", l.graph_host);
+    v.section("device_gap", l.device_gap);
+    v.section("nccl_host", l.nccl_host);
+}
+
+template <class V>
+void describe(V& v, NcclModel& n) {
+    v.field("ring_base_latency_us", n.ring_base_latency_us);
+    v.field("tree_base_latency_us", n.tree_base_latency_us);
+    v.field("nvlink_hop_latency_us", n.nvlink_hop_latency_us);
+    v.field("net_hop_latency_us", n.net_hop_latency_us);
+    v.field("proto_bw_fraction", n.proto_bw_fraction);
+    v.field("ring_busbw_gbps", n.ring_busbw_gbps);
+    v.field("nvls_busbw_gbps", n.nvls_busbw_gbps);
+}
+
+template <class V>
+void describe(V& v, CollectiveSegment& s) {
+    v.field("lo_bytes", s.lo_bytes);
+    v.field("hi_bytes", s.hi_bytes);
+    v.field("alpha_us", s.alpha_us);
+    v.field("busbw_gbps", s.busbw_gbps);
+    v.field("rel_error", s.rel_error);
+}
+
+template <class V>
+void describe(V& v, CollectiveFit& c) {
+    v.field("op", c.op);
+    v.field("ranks", c.ranks);
+    v.field("nodes", c.nodes);
+    v.field("algo", c.algo);
+    v.field("proto", c.proto);
+    v.field("dtype", c.dtype);
+    v.field("rel_error", c.rel_error);
+    v.sectionList("segments", c.segments);
+}
+
+template <class V>
+void describe(V& v, LinkRates& l) {
+    v.field("nvlink_gbps", l.nvlink_gbps);
+    v.field("nvlink_latency_us", l.nvlink_latency_us);
+    v.field("pcie_h2d_gbps", l.pcie_h2d_gbps);
+    v.field("pcie_pageable_gbps", l.pcie_pageable_gbps);
+    v.field("nic_gbps", l.nic_gbps);
+    v.field("storage_gbps", l.storage_gbps);
+}
+
+template <class V>
+void describe(V& v, Interference& i) {
+    v.field("compute_slowdown", i.compute_slowdown);
+    v.field("comm_slowdown", i.comm_slowdown);
+}
+
+template <class V>
+void describe(V& v, JitterRates& j) {
+    v.field("kernel_cv", j.kernel_cv);
+    v.field("straggler_cv", j.straggler_cv);
+}
+
+template <class V>
+void describe(V& v, ProfileDocument& d) {
+    HardwareProfile& p = d.profile;
+    v.field("stepsim_profile", d.stepsim_profile);
+    v.field("name", p.name);
+    v.field("source", p.source);
+    v.section("gpu", p.gpu);
+    v.section("memory", p.memory);
+    v.sectionMap("gemm", p.gemm, std::span<const std::string_view>(kGemmDtypes));
+    v.section("attention", p.attention);
+    v.section("launch", p.launch);
+    v.section("nccl", p.nccl);
+    v.sectionList("collectives", p.collectives);
+    v.section("links", p.links);
+    v.section("interference", p.interference);
+    v.section("jitter", p.jitter);
+}
+
+namespace {
+
+template <std::size_t N>
+std::string joined(const std::array<std::string_view, N>& names) {
+    std::string out;
+    for (auto n : names) out += (out.empty() ? "" : ", ") + std::string(n);
+    return out;
+}
+
+template <std::size_t N>
+bool oneOf(const std::array<std::string_view, N>& names, const std::string& s) {
+    return std::find(names.begin(), names.end(), s) != names.end();
+}
+
+void validate(const YamlReader& r, const ProfileDocument& d) {
+    auto positive = [&](const std::string& path, double v) {
+        if (!(v > 0.0)) r.fail(path, fmt::format("expected a positive number, got {}", v));
+    };
+    auto nonNegative = [&](const std::string& path, double v) {
+        if (!(v >= 0.0)) r.fail(path, fmt::format("expected a number >= 0, got {}", v));
+    };
+    auto fraction = [&](const std::string& path, double v) {
+        if (!(v > 0.0 && v <= 1.0)) r.fail(path, fmt::format("expected a fraction in (0, 1], got {}", v));
+    };
+    auto slowdown = [&](const std::string& path, double v) {
+        if (!(v >= 1.0)) r.fail(path, fmt::format("expected a slowdown factor >= 1, got {}", v));
+    };
+    auto distribution = [&](const std::string& path, const Distribution& x) {
+        nonNegative(path + ".median_us", x.median_us);
+        if (!(x.p99_us >= x.median_us))
+            r.fail(path + ".p99_us",
+                   fmt::format("expected p99_us >= median_us ({}), got {}", x.median_us, x.p99_us));
+    };
+
+    if (d.stepsim_profile != 1)
+        r.fail("stepsim_profile",
+               fmt::format("unsupported profile version {}; this stepsim reads version 1", d.stepsim_profile));
+    const HardwareProfile& p = d.profile;
+    if (p.name.empty()) r.fail("name", "expected a non-empty profile name");
+
+    const GpuRates& g = p.gpu;
+    if (g.sms < 1) r.fail("gpu.sms", fmt::format("expected a positive integer, got {}", g.sms));
+    positive("gpu.memory_gib", g.memory_gib);
+    positive("gpu.hbm_gbps", g.hbm_gbps);
+    positive("gpu.peak_tflops_bf16", g.peak_tflops_bf16);
+    positive("gpu.peak_tflops_fp16", g.peak_tflops_fp16);
+    positive("gpu.peak_tflops_fp8", g.peak_tflops_fp8);
+    positive("gpu.peak_tflops_fp32", g.peak_tflops_fp32);
+
+    fraction("memory.read_write_efficiency", p.memory.read_write_efficiency);
+    nonNegative("memory.min_kernel_us", p.memory.min_kernel_us);
+
+    for (const auto& [dtype, e] : p.gemm) {
+        const std::string path = "gemm." + dtype;
+        if (!oneOf(kGemmDtypes, dtype))
+            r.fail(path, fmt::format("unknown dtype; expected one of {}", joined(kGemmDtypes)));
+        const double peak = dtype == "bf16"   ? g.peak_tflops_bf16
+                            : dtype == "fp16" ? g.peak_tflops_fp16
+                            : dtype == "fp8"  ? g.peak_tflops_fp8
+                                              : g.peak_tflops_fp32;
+        fraction(path + ".max_efficiency", e.max_efficiency);
+        positive(path + ".k_half", e.k_half);
+        if (e.tile_m < 1) r.fail(path + ".tile_m", fmt::format("expected a positive integer, got {}", e.tile_m));
+        if (e.tile_n < 1) r.fail(path + ".tile_n", fmt::format("expected a positive integer, got {}", e.tile_n));
+        nonNegative(path + ".overhead_us", e.overhead_us);
+        nonNegative(path + ".rel_error", e.rel_error);
+        for (std::size_t i = 0; i < e.points.size(); ++i) {
+            const GemmPoint& pt = e.points[i];
+            const std::string pp = fmt::format("{}.points[{}]", path, i);
+            if (pt.m < 1 || pt.n < 1 || pt.k < 1)
+                r.fail(pp, fmt::format("expected positive m, n, k, got [{}, {}, {}]", pt.m, pt.n, pt.k));
+            positive(pp + "[3]", pt.tflops);
+            if (pt.tflops > peak)
+                r.fail(pp + "[3]", fmt::format("{} TFLOP/s is above the {} peak gpu.peak_tflops_{} ({})", pt.tflops,
+                                               dtype, dtype, peak));
+        }
+    }
+
+    fraction("attention.fwd_efficiency", p.attention.fwd_efficiency);
+    fraction("attention.bwd_efficiency", p.attention.bwd_efficiency);
+
+    distribution("launch.eager_host", p.launch.eager_host);
+    distribution("launch.compiled_host", p.launch.compiled_host);
+    distribution("launch.graph_host", p.launch.graph_host);
+    distribution("launch.device_gap", p.launch.device_gap);
+    distribution("launch.nccl_host", p.launch.nccl_host);
+
+    const NcclModel& n = p.nccl;
+    for (int i = 0; i < 3; ++i) {
+        nonNegative(fmt::format("nccl.ring_base_latency_us[{}]", i), n.ring_base_latency_us[i]);
+        nonNegative(fmt::format("nccl.tree_base_latency_us[{}]", i), n.tree_base_latency_us[i]);
+        nonNegative(fmt::format("nccl.nvlink_hop_latency_us[{}]", i), n.nvlink_hop_latency_us[i]);
+        nonNegative(fmt::format("nccl.net_hop_latency_us[{}]", i), n.net_hop_latency_us[i]);
+        fraction(fmt::format("nccl.proto_bw_fraction[{}]", i), n.proto_bw_fraction[i]);
+    }
+    positive("nccl.ring_busbw_gbps", n.ring_busbw_gbps);
+    positive("nccl.nvls_busbw_gbps", n.nvls_busbw_gbps);
+
+    for (std::size_t i = 0; i < p.collectives.size(); ++i) {
+        const CollectiveFit& c = p.collectives[i];
+        const std::string path = fmt::format("collectives[{}]", i);
+        if (!oneOf(kCollectiveOps, c.op))
+            r.fail(path + ".op", fmt::format("expected one of {}, got '{}'", joined(kCollectiveOps), c.op));
+        if (c.ranks < 1) r.fail(path + ".ranks", fmt::format("expected a positive integer, got {}", c.ranks));
+        if (c.nodes < 1 || c.nodes > c.ranks)
+            r.fail(path + ".nodes", fmt::format("expected 1 to ranks ({}) nodes, got {}", c.ranks, c.nodes));
+        if (!oneOf(kNcclAlgos, c.algo))
+            r.fail(path + ".algo", fmt::format("expected one of {}, got '{}'", joined(kNcclAlgos), c.algo));
+        if (!oneOf(kNcclProtos, c.proto))
+            r.fail(path + ".proto", fmt::format("expected one of {}, got '{}'", joined(kNcclProtos), c.proto));
+        if (c.dtype.empty()) r.fail(path + ".dtype", "expected a dtype name, got an empty string");
+        nonNegative(path + ".rel_error", c.rel_error);
+        if (c.segments.empty()) r.fail(path + ".segments", "expected at least one segment");
+        for (std::size_t k = 0; k < c.segments.size(); ++k) {
+            const CollectiveSegment& s = c.segments[k];
+            const std::string sp = fmt::format("{}.segments[{}]", path, k);
+            nonNegative(sp + ".lo_bytes", s.lo_bytes);
+            if (!(s.hi_bytes > s.lo_bytes))
+                r.fail(sp + ".hi_bytes", fmt::format("expected hi_bytes > lo_bytes ({}), got {}", s.lo_bytes, s.hi_bytes));
+            if (k > 0 && s.lo_bytes != c.segments[k - 1].hi_bytes)
+                r.fail(sp + ".lo_bytes",
+                       fmt::format("segments must be ordered and contiguous: expected lo_bytes = the previous "
+                                   "segment's hi_bytes ({}), got {}",
+                                   c.segments[k - 1].hi_bytes, s.lo_bytes));
+            nonNegative(sp + ".alpha_us", s.alpha_us);
+            positive(sp + ".busbw_gbps", s.busbw_gbps);
+            nonNegative(sp + ".rel_error", s.rel_error);
+        }
+    }
+
+    positive("links.nvlink_gbps", p.links.nvlink_gbps);
+    nonNegative("links.nvlink_latency_us", p.links.nvlink_latency_us);
+    positive("links.pcie_h2d_gbps", p.links.pcie_h2d_gbps);
+    positive("links.pcie_pageable_gbps", p.links.pcie_pageable_gbps);
+    positive("links.nic_gbps", p.links.nic_gbps);
+    positive("links.storage_gbps", p.links.storage_gbps);
+
+    slowdown("interference.compute_slowdown", p.interference.compute_slowdown);
+    slowdown("interference.comm_slowdown", p.interference.comm_slowdown);
+
+    nonNegative("jitter.kernel_cv", p.jitter.kernel_cv);
+    nonNegative("jitter.straggler_cv", p.jitter.straggler_cv);
+}
+
+struct BuiltinText {
+    std::string_view name;
+    std::string_view yaml;
+};
+
+// The texts of calibration/profiles/*.yaml, embedded by calibration/CMakeLists.txt.
+std::span<const BuiltinText> builtinTexts() {
+    static constexpr BuiltinText texts[] = {
+#include "calibration/BuiltinProfiles.inc"
+    };
+    return texts;
+}
+
+std::string readFile(const std::filesystem::path& file, const char* what) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw inputError(file.string(), 0, "", fmt::format("cannot open the {} (does it exist?)", what));
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+}  // namespace
+
+HardwareProfile parseProfile(std::string_view yaml, const std::string& source) {
+    YAML::Node root;
+    try {
+        root = YAML::Load(std::string(yaml));
+    } catch (const YAML::ParserException& e) {
+        throw inputError(source, e.mark.is_null() ? 0 : e.mark.line + 1, "", "YAML syntax error: " + e.msg);
+    }
+    if (!root.IsMap())
+        throw inputError(source, root.Mark().is_null() ? 0 : root.Mark().line + 1, "",
+                         "expected a hardware profile: a mapping that starts with `stepsim_profile: 1`, got " +
+                             describeNode(root));
+    YamlReader reader(source, YamlReader::Missing::error);
+    ProfileDocument doc;
+    YamlMapReader top(reader, root, "");
+    top.readStruct(root, "", doc);
+    validate(reader, doc);
+    return doc.profile;
+}
+
+HardwareProfile loadProfile(const std::filesystem::path& file) {
+    return parseProfile(readFile(file, "profile file"), file.string());
+}
+
+std::string writeProfile(const HardwareProfile& p) {
+    ProfileDocument doc{1, p};
+    YamlWriter w;
+    w.comment(fmt::format("stepsim hardware profile {} ({})", p.name, p.source));
+    describe(w, doc);
+    return w.text();
+}
+
+std::vector<std::string> builtinProfileNames() {
+    std::vector<std::string> names;
+    for (const auto& b : builtinTexts()) names.emplace_back(b.name);
+    return names;
+}
+
+HardwareProfile builtinProfile(const std::string& name) {
+    for (const auto& b : builtinTexts())
+        if (b.name == name) return parseProfile(b.yaml, "calibration/profiles/" + name + ".yaml (built in)");
+    std::string known;
+    for (const auto& n : builtinProfileNames()) known += (known.empty() ? "" : ", ") + n;
+    throw InputError(fmt::format("no built-in profile '{}'; the built-ins are {}", name, known));
+}
+
+HardwareProfile resolveProfile(const ClusterSpec& cluster, const std::string& scenario_file) {
+    const std::string& want = cluster.profile;
+    if (want == "builtin") return builtinProfile(cluster.node == "hgx-h100" ? "h100-sxm" : "h200-sxm");
+    const auto names = builtinProfileNames();
+    if (std::find(names.begin(), names.end(), want) != names.end()) return builtinProfile(want);
+    std::filesystem::path file(want);
+    if (file.is_relative() && !scenario_file.empty())
+        file = std::filesystem::path(scenario_file).parent_path() / file;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec)) {
+        std::string known;
+        for (const auto& n : names) known += ", " + n;
+        throw inputError(scenario_file, 0, "cluster.profile",
+                         fmt::format("expected builtin{}, or a profile YAML file; no file {}", known, file.string()));
+    }
+    return loadProfile(file);
+}
+
+}  // namespace stepsim

@@ -1,0 +1,49 @@
+#pragma once
+// Hardware profiles as YAML (schema `stepsim_profile: 1`), and the built-in profiles compiled into the binary.
+//
+// Keys are exactly the C++ member names of HardwareProfile (sim/cost/HardwareProfile.hpp) and its parts;
+// `gemm` maps a dtype name (bf16, fp16, fp8, fp32) to its GemmEfficiency; a GemmPoint is the list
+// [m, n, k, tflops]; NcclModel's three-element arrays are lists [LL, LL128, Simple]. Every key is required
+// (a profile is data that a calibration run wrote in full), and values must be consistent:
+//   rates, bandwidths, peaks, sizes > 0; latencies, overheads, errors, CVs >= 0;
+//   efficiencies and protocol bandwidth fractions in (0, 1]; interference slowdowns >= 1;
+//   each Distribution has p99_us >= median_us >= 0; a measured GEMM point is below its dtype's peak;
+//   each collective's segments are non-empty, ordered and contiguous (hi_bytes of one = lo_bytes of the next).
+// writeProfile prints every field, numbers in their shortest round-trip form: parseProfile(writeProfile(p))
+// equals p field for field.
+//
+// Built-ins (calibration/profiles/*.yaml, embedded at configure time into BuiltinProfiles.inc):
+//   h200-sxm   the default, and the profile of node hgx-h200 (and of any other node)
+//   h100-sxm   the profile of node hgx-h100
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/cost/HardwareProfile.hpp"
+#include "sim/scenario/Scenario.hpp"
+
+namespace stepsim {
+
+// Reads profile YAML text; `source` names it in errors.
+HardwareProfile parseProfile(std::string_view yaml, const std::string& source);
+
+// Reads a profile file; a missing or unreadable file is an InputError.
+HardwareProfile loadProfile(const std::filesystem::path& file);
+
+// The profile as YAML that parseProfile reads back to an equal profile.
+std::string writeProfile(const HardwareProfile& p);
+
+// The names of the built-in profiles, in the order calibration/CMakeLists.txt lists them.
+std::vector<std::string> builtinProfileNames();
+
+// A built-in profile by name; an unknown name is an InputError that lists the built-ins.
+HardwareProfile builtinProfile(const std::string& name);
+
+// The profile a scenario asks for with cluster.profile: "builtin" picks the node's default (hgx-h200 →
+// h200-sxm, hgx-h100 → h100-sxm, any other node → h200-sxm), a built-in name picks that one, anything else
+// is a profile YAML path, relative to the folder of `scenario_file` (or to the working directory when
+// `scenario_file` is empty).
+HardwareProfile resolveProfile(const ClusterSpec& cluster, const std::string& scenario_file);
+
+}  // namespace stepsim

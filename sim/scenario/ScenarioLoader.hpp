@@ -1,0 +1,48 @@
+#pragma once
+// Reads a scenario YAML file (schema: SCENARIO.md, version 1) into a Scenario, and prints one back with every
+// default and derived value filled in (`stepsim explain`).
+//
+// Overrides: each `key.path=value` string (from `--set`) is applied to the YAML tree before conversion, the
+// value parsed as a YAML scalar or flow node, so it is checked exactly like a value in the file; an error in
+// an override names `--set key.path` instead of a line. Every error is a stepsim::InputError naming the file,
+// the line and the key, and saying what was expected: unknown keys (with the allowed ones and the closest),
+// wrong types, bad enum values, non-positive sizes, heads not dividing hidden, kv_heads not dividing heads,
+// tp·pp not dividing the world size, a missing file, YAML syntax errors, an unsupported `stepsim:` version.
+//
+// Derived values (kept unset in the Scenario so they follow the values they derive from; use these):
+//   kv_heads   = heads                                   (multi-head attention)
+//   ffn_hidden = 4·hidden                                (gelu: GPT-2/3, two matrices)
+//              = 256·ceil((8/3·hidden) / 256)            (swiglu: LLaMA's 2/3·4·hidden rounded up to 256)
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/scenario/Scenario.hpp"
+
+namespace stepsim {
+
+inline int kvHeads(const ModelSpec& m) { return m.kv_heads.value_or(m.heads); }
+
+// The ffn_hidden that `m.mlp` implies for `m.hidden` (what an absent ffn_hidden means).
+inline int defaultFfnHidden(const ModelSpec& m) {
+    if (m.mlp == MlpKind::gelu) return 4 * m.hidden;
+    const long long h = m.hidden;
+    return static_cast<int>(256 * ((8 * h + 3 * 256 - 1) / (3 * 256)));  // 256·ceil(8h / (3·256))
+}
+
+inline int ffnHidden(const ModelSpec& m) { return m.ffn_hidden.value_or(defaultFfnHidden(m)); }
+
+// Reads `file`; a missing or unreadable file is an InputError.
+Scenario loadScenario(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});
+
+// Reads YAML text; `source` names it in errors and becomes Scenario::source. An absent `name` is the stem of
+// `source`.
+Scenario parseScenario(std::string_view yaml, const std::string& source,
+                       const std::vector<std::string>& overrides = {});
+
+// The whole scenario as YAML, every default and derived value filled in; parseScenario reads it back to an
+// equal Scenario (with kv_heads and ffn_hidden set to their resolved values).
+std::string explainScenario(const Scenario& s);
+
+}  // namespace stepsim
