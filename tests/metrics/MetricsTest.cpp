@@ -1,6 +1,8 @@
 // computeMetrics on hand-built Timelines; each test states its system and its expectations.
 #include "sim/metrics/Metrics.hpp"
 
+#include <array>
+#include <random>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -151,6 +153,43 @@ TEST(Metrics, CollectiveCountsBandwidthAndBarrierWait) {
     EXPECT_NEAR(r.collectives.busbw_GBps, 1500.0, 1e-9);
     EXPECT_DOUBLE_EQ(r.collectives.barrier_wait_ms_mean, 3.5 * kUs);
     EXPECT_DOUBLE_EQ(r.collectives.barrier_wait_ms_max, 4 * kUs);
+}
+
+// 300 random spans (integer µs, overlapping, out of order, some crossing step ends) on 2 ranks, steps ending
+// at 400, 700, 1000. Expect every per-step number to equal a brute-force count over 1-µs cells.
+TEST(Metrics, AgreesWithBruteForceOnRandomSpans) {
+    TestRun t(2);
+    std::mt19937 g(7);
+    std::uniform_int_distribution<int> start(0, 990), len(1, 60), kind(0, 2);
+    std::array<std::array<bool, 1000>, 2> comp{}, comm{};  // [rank][1-µs cell]
+    for (int i = 0; i < 300; ++i) {
+        const int r = i % 2, a = start(g), b = std::min(1000, a + len(g)), k = kind(g);
+        if (k == 2) {
+            t.comm(r, a, b);
+        } else {
+            t.kernel(r, k == 0 ? KernelClass::gemm : KernelClass::copy, a, b);
+        }
+        for (int c = a; c < b; ++c) (k == 2 ? comm : comp)[r][c] = true;
+    }
+    for (int r = 0; r < 2; ++r) t.steps(r, {400, 700, 1000});
+    const Results res = computeMetrics(t.tl, t.wl, kPeak);
+    const std::array<int, 4> ends{0, 400, 700, 1000};
+    for (int s = 0; s < 3; ++s) {
+        double cp = 0, cm = 0, ov = 0, idle = 0;
+        for (int r = 0; r < 2; ++r)
+            for (int c = ends[s]; c < ends[s + 1]; ++c) {
+                const bool x = comp[r][c], y = comm[r][c];
+                cp += x;
+                cm += y;
+                ov += x && y;
+                idle += !x && !y;
+            }
+        const StepResults& st = res.per_step[static_cast<std::size_t>(s)];
+        EXPECT_NEAR(st.compute_busy_ms, cp / 2 * kUs, 1e-12) << s;
+        EXPECT_NEAR(st.comm_busy_ms, cm / 2 * kUs, 1e-12) << s;
+        EXPECT_NEAR(st.overlap_ms, ov / 2 * kUs, 1e-12) << s;
+        EXPECT_NEAR(st.idle_ms, idle / 2 * kUs, 1e-12) << s;
+    }
 }
 
 // The timeline's warnings are carried into the results.
