@@ -69,6 +69,14 @@ void validate(const Timeline& tl, const Workload& wl, double peak_flops) {
         if (tl.step_end[r].size() != steps)
             throw std::invalid_argument(fmt::format("computeMetrics: rank {} finished {} steps, rank 0 {}", r,
                                                     tl.step_end[r].size(), steps));
+    for (int r = 0; r < tl.ranks; ++r)
+        for (std::size_t k = 0; k < steps; ++k) {
+            const Time prev = k == 0 ? Time{} : tl.step_end[r][k - 1];
+            if (tl.step_end[r][k] < prev)
+                throw std::invalid_argument(fmt::format(
+                    "computeMetrics: rank {} step {} ends at {} ps, before the step began ({} ps): did it finish?", r,
+                    k, tl.step_end[r][k].count(), prev.count()));
+        }
     for (const Span& s : tl.spans)
         if (s.rank < 0 || s.rank >= tl.ranks)
             throw std::invalid_argument(fmt::format("computeMetrics: a span on rank {} of {}", s.rank, tl.ranks));

@@ -28,8 +28,9 @@
 // Intervals are boost::icl interval sets of integer picoseconds: building them is O(n log n) in the spans,
 // clipping a window is O(log n + spans in it).
 //
-// A Timeline without ranks or steps, with ranks that ran different numbers of steps, or collectives of an
-// unknown group is a program error (std::invalid_argument), not bad user input.
+// A Timeline without ranks or steps, with ranks that ran different numbers of steps, a step that ends before
+// it began (never finished), or collectives of an unknown group is a program error (std::invalid_argument),
+// not bad user input.
 #include <vector>
 
 #include "sim/metrics/Results.hpp"

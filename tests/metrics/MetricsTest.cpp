@@ -210,6 +210,14 @@ TEST(Metrics, InconsistentStepsThrow) {
     EXPECT_THROW(computeMetrics(none.tl, none.wl, kPeak), std::invalid_argument);
 }
 
+// A step that ends before it began (the engine's 0 for a step that never finished) is an error, not a
+// negative step time.
+TEST(Metrics, UnfinishedStepThrows) {
+    TestRun t(1);
+    t.steps(0, {10, 0, 30});
+    EXPECT_THROW(computeMetrics(t.tl, t.wl, kPeak), std::invalid_argument);
+}
+
 // peak_memory_gib is the caller's: computeMetrics leaves it empty.
 TEST(Metrics, PeakMemoryLeftToTheCaller) {
     TestRun t(1);
