@@ -102,7 +102,8 @@ Results computeMetrics(const Timeline& tl, const Workload& wl, double peak_flops
     const int first = steps > 1 ? 1 : 0;  // measured steps: [first, steps)
     const double measured = static_cast<double>(steps - first);
 
-    // Spans by (rank, start): each set is then built by appending at its end, O(1) amortized per span.
+    // Spans by (rank, start): each set is then built by appending with a hint at its end (amortized constant
+    // time per span in the underlying std::set, instead of a log-time search).
     std::vector<std::size_t> order(tl.spans.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
