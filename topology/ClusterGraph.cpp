@@ -1,0 +1,353 @@
+#include "topology/ClusterGraph.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <boost/graph/boykov_kolmogorov_max_flow.hpp>
+#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <boost/graph/graphviz.hpp>
+#include <boost/graph/reverse_graph.hpp>
+#include <boost/property_map/function_property_map.hpp>
+#include <fmt/format.h>
+
+namespace stepsim {
+
+namespace {
+
+// Path cost = latency·kHopScale + hops: lexicographic (latency, hops) as one integer, exact for paths of
+// fewer than kHopScale links. An edge into a GPU that is not the destination costs kBlocked (no transit).
+constexpr std::int64_t kHopScale = 1024;
+constexpr std::int64_t kBlocked = std::int64_t{1} << 52;
+constexpr std::int64_t kUnreached = std::numeric_limits<std::int64_t>::max();
+
+constexpr std::string_view kVertexKindNames[] = {"gpu", "nvswitch", "pcie_switch", "cpu",
+                                                 "nic", "leaf",     "spine",       "storage"};
+constexpr std::string_view kLinkKindNames[] = {"nvlink", "pcie", "nic", "network", "host_memory", "storage"};
+
+}  // namespace
+
+std::string_view toString(VertexKind kind) { return kVertexKindNames[static_cast<std::size_t>(kind)]; }
+std::string_view toString(LinkKind kind) { return kLinkKindNames[static_cast<std::size_t>(kind)]; }
+
+std::optional<VertexKind> vertexKindFromString(std::string_view name) {
+    for (VertexKind k : kAllVertexKinds)
+        if (toString(k) == name) return k;
+    return std::nullopt;
+}
+
+std::optional<LinkKind> linkKindFromString(std::string_view name) {
+    for (LinkKind k : kAllLinkKinds)
+        if (toString(k) == name) return k;
+    return std::nullopt;
+}
+
+struct ClusterGraph::Caches {
+    std::mutex mutex;
+    std::unordered_map<VertexId, std::vector<std::int64_t>> dist;        // per destination vertex
+    std::unordered_map<std::uint64_t, Route> route;                      // per (src, dst) rank pair
+    std::unordered_map<std::uint64_t, std::vector<PathShare>> routes;    // per (src, dst) rank pair
+};
+
+ClusterGraph::ClusterGraph() : caches_(std::make_unique<Caches>()) {}
+ClusterGraph::ClusterGraph(ClusterGraph&&) noexcept = default;
+ClusterGraph& ClusterGraph::operator=(ClusterGraph&&) noexcept = default;
+ClusterGraph::~ClusterGraph() = default;
+
+void ClusterGraph::invalidate() {
+    std::lock_guard lock(caches_->mutex);
+    caches_->dist.clear();
+    caches_->route.clear();
+    caches_->routes.clear();
+}
+
+VertexId ClusterGraph::addVertex(VertexKind kind, std::string name, std::optional<int> node) {
+    VertexProps props;
+    props.kind = kind;
+    props.name = std::move(name);
+    props.node = node;
+    if (node) {
+        if (*node < 0) throw std::invalid_argument("ClusterGraph::addVertex: negative node index");
+        nodes_ = std::max(nodes_, *node + 1);
+        if (gpus_per_node_.size() < static_cast<std::size_t>(nodes_)) gpus_per_node_.resize(nodes_, 0);
+    }
+    if (kind == VertexKind::gpu) {
+        if (!node) throw std::invalid_argument("ClusterGraph::addVertex: a GPU needs a node index");
+        props.gpu = gpuCount();
+        props.local_gpu = gpus_per_node_[static_cast<std::size_t>(*node)]++;
+    }
+    const VertexId v = boost::add_vertex(std::move(props), g_);
+    if (kind == VertexKind::gpu) {
+        gpus_.push_back(v);
+        nic_of_gpu_.emplace_back();
+        nic_bw_of_gpu_.emplace_back();
+    }
+    invalidate();
+    return v;
+}
+
+LinkId ClusterGraph::addLink(VertexId from, VertexId to, LinkKind kind, double capacity_Bps, Time latency) {
+    if (from >= vertexCount() || to >= vertexCount() || from == to)
+        throw std::invalid_argument("ClusterGraph::addLink: bad endpoints");
+    if (!(capacity_Bps > 0.0)) throw std::invalid_argument("ClusterGraph::addLink: capacity must be positive");
+    const auto id = static_cast<LinkId>(links_.size());
+    links_.push_back(Link{g_[from].name + "->" + g_[to].name, kind, capacity_Bps, latency});
+    ends_.emplace_back(from, to);
+    boost::add_edge(from, to, EdgeProps{id}, g_);
+    invalidate();
+    return id;
+}
+
+std::pair<LinkId, LinkId> ClusterGraph::addDuplex(VertexId a, VertexId b, LinkKind kind, double capacity_Bps,
+                                                  Time latency) {
+    const LinkId ab = addLink(a, b, kind, capacity_Bps, latency);
+    const LinkId ba = addLink(b, a, kind, capacity_Bps, latency);
+    return {ab, ba};
+}
+
+void ClusterGraph::attachNic(VertexId nic, const std::vector<int>& ranks, double line_rate_Bps) {
+    if (ranks.empty()) throw std::invalid_argument("ClusterGraph::attachNic: a NIC must serve a GPU");
+    for (int r : ranks) {
+        nic_of_gpu_.at(static_cast<std::size_t>(r)) = nic;
+        nic_bw_of_gpu_.at(static_cast<std::size_t>(r)) = line_rate_Bps / static_cast<double>(ranks.size());
+    }
+}
+
+std::optional<VertexId> ClusterGraph::findVertex(std::string_view name) const {
+    for (VertexId v = 0; v < vertexCount(); ++v)
+        if (g_[v].name == name) return v;
+    return std::nullopt;
+}
+
+std::size_t ClusterGraph::countOf(VertexKind kind) const {
+    std::size_t n = 0;
+    for (VertexId v = 0; v < vertexCount(); ++v) n += g_[v].kind == kind ? 1 : 0;
+    return n;
+}
+
+double ClusterGraph::nvlinkBandwidth(int rank) const {
+    double sum = 0.0;
+    for (auto e : boost::make_iterator_range(boost::out_edges(gpu(rank), g_))) {
+        const Link& l = links_[g_[e].link];
+        if (l.kind == LinkKind::nvlink) sum += l.capacity_Bps;
+    }
+    return sum;
+}
+
+std::optional<VertexId> ClusterGraph::nicOf(int rank) const { return nic_of_gpu_.at(static_cast<std::size_t>(rank)); }
+std::optional<double> ClusterGraph::nicBandwidth(int rank) const {
+    return nic_bw_of_gpu_.at(static_cast<std::size_t>(rank));
+}
+
+// ---------------------------------------------------------------------------------------------- routing
+
+const std::vector<std::int64_t>& ClusterGraph::distancesTo(VertexId dst) const {
+    auto it = caches_->dist.find(dst);
+    if (it != caches_->dist.end()) return it->second;
+
+    // Dijkstra from dst over the reversed graph: dist[v] = cost of the cheapest path v → dst.
+    const auto rg = boost::make_reverse_graph(g_);
+    using RevEdge = boost::graph_traits<decltype(rg)>::edge_descriptor;
+    auto weight = boost::make_function_property_map<RevEdge, std::int64_t>([this, dst](const RevEdge& e) {
+        const auto& original = e.underlying_descx;  // original edge u→v
+        const VertexId v = boost::target(original, g_);
+        if (g_[v].kind == VertexKind::gpu && v != dst) return kBlocked;
+        return links_[g_[original].link].latency.count() * kHopScale + 1;
+    });
+    std::vector<std::int64_t> dist(vertexCount(), kUnreached);
+    boost::dijkstra_shortest_paths(
+        rg, dst,
+        boost::weight_map(weight)
+            .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, rg)))
+            .distance_inf(kUnreached)
+            .distance_zero(std::int64_t{0}));
+    return caches_->dist.emplace(dst, std::move(dist)).first->second;
+}
+
+std::vector<PathShare> ClusterGraph::walk(VertexId from, VertexId to, std::uint64_t key, bool multipath) const {
+    if (from >= vertexCount() || to >= vertexCount()) throw std::out_of_range("ClusterGraph: no such vertex");
+    if (from == to) return {PathShare{}};
+    const auto& dist = distancesTo(to);
+    if (dist[from] >= kBlocked)
+        throw std::runtime_error(fmt::format("no route from {} to {}", g_[from].name, g_[to].name));
+
+    auto edgeCost = [&](Graph::edge_descriptor e) {
+        const VertexId v = boost::target(e, g_);
+        if (g_[v].kind == VertexKind::gpu && v != to) return kBlocked;
+        return links_[g_[e].link].latency.count() * kHopScale + 1;
+    };
+
+    std::vector<PathShare> out;
+    std::vector<Graph::edge_descriptor> cand;
+    // Depth-first over the chosen next hops; only NVSwitch splits branch, so this is one path otherwise.
+    auto step = [&](auto&& self, VertexId at, Route route, double share) -> void {
+        while (at != to) {
+            cand.clear();
+            for (auto e : boost::make_iterator_range(boost::out_edges(at, g_))) {
+                const VertexId y = boost::target(e, g_);
+                if (dist[y] == kUnreached) continue;
+                const std::int64_t c = edgeCost(e);
+                if (c < kBlocked && c + dist[y] == dist[at]) cand.push_back(e);
+            }
+            if (cand.empty()) throw std::logic_error("ClusterGraph: inconsistent shortest-path distances");
+            const bool split = multipath && cand.size() > 1 && std::all_of(cand.begin(), cand.end(), [&](auto e) {
+                return g_[boost::target(e, g_)].kind == VertexKind::nvswitch &&
+                       links_[g_[e].link].kind == LinkKind::nvlink;
+            });
+            if (split) {
+                const auto branches = cand;  // `cand` is reused by the recursion
+                double total = 0.0;
+                for (auto e : branches) total += links_[g_[e].link].capacity_Bps;
+                for (auto e : branches) {
+                    Route r = route;
+                    r.push_back(g_[e].link);
+                    self(self, boost::target(e, g_), std::move(r), share * links_[g_[e].link].capacity_Bps / total);
+                }
+                return;
+            }
+            const auto e = cand[key % cand.size()];
+            route.push_back(g_[e].link);
+            at = boost::target(e, g_);
+        }
+        out.push_back(PathShare{std::move(route), share});
+    };
+    step(step, from, Route{}, 1.0);
+    return out;
+}
+
+const Route& ClusterGraph::route(int src_rank, int dst_rank) const {
+    const VertexId s = gpu(src_rank), d = gpu(dst_rank);
+    const std::uint64_t id = static_cast<std::uint64_t>(src_rank) * gpus_.size() + static_cast<std::uint64_t>(dst_rank);
+    std::lock_guard lock(caches_->mutex);
+    auto it = caches_->route.find(id);
+    if (it != caches_->route.end()) return it->second;
+    const std::uint64_t key = static_cast<std::uint64_t>(src_rank) + static_cast<std::uint64_t>(dst_rank);
+    auto paths = walk(s, d, key, /*multipath=*/false);
+    return caches_->route.emplace(id, std::move(paths.front().route)).first->second;
+}
+
+const std::vector<PathShare>& ClusterGraph::routes(int src_rank, int dst_rank) const {
+    const VertexId s = gpu(src_rank), d = gpu(dst_rank);
+    const std::uint64_t id = static_cast<std::uint64_t>(src_rank) * gpus_.size() + static_cast<std::uint64_t>(dst_rank);
+    std::lock_guard lock(caches_->mutex);
+    auto it = caches_->routes.find(id);
+    if (it != caches_->routes.end()) return it->second;
+    const std::uint64_t key = static_cast<std::uint64_t>(src_rank) + static_cast<std::uint64_t>(dst_rank);
+    return caches_->routes.emplace(id, walk(s, d, key, /*multipath=*/true)).first->second;
+}
+
+Route ClusterGraph::route(VertexId from, VertexId to) const {
+    std::lock_guard lock(caches_->mutex);
+    return std::move(walk(from, to, static_cast<std::uint64_t>(from + to), false).front().route);
+}
+
+std::vector<PathShare> ClusterGraph::routes(VertexId from, VertexId to) const {
+    std::lock_guard lock(caches_->mutex);
+    return walk(from, to, static_cast<std::uint64_t>(from + to), true);
+}
+
+Time ClusterGraph::latency(const Route& r) const {
+    Time t;
+    for (LinkId id : r) t += links_.at(id).latency;
+    return t;
+}
+
+double ClusterGraph::bottleneck_Bps(const Route& r) const {
+    if (r.empty()) return 0.0;
+    double b = std::numeric_limits<double>::infinity();
+    for (LinkId id : r) b = std::min(b, links_.at(id).capacity_Bps);
+    return b;
+}
+
+std::optional<VertexId> ClusterGraph::nearestOfKind(int rank, VertexKind kind) const {
+    const VertexId g = gpu(rank);
+    const int node = nodeOf(rank);
+    std::optional<VertexId> best;
+    std::int64_t best_cost = kBlocked;
+    std::lock_guard lock(caches_->mutex);
+    for (VertexId v = 0; v < vertexCount(); ++v) {
+        if (g_[v].kind != kind || g_[v].node != node) continue;
+        const std::int64_t c = distancesTo(v)[g];
+        if (c < best_cost) best = v, best_cost = c;  // ties: the lowest vertex id
+    }
+    return best;
+}
+
+std::optional<VertexId> ClusterGraph::hostCpu(int rank) const { return nearestOfKind(rank, VertexKind::cpu); }
+std::optional<VertexId> ClusterGraph::storageOf(int rank) const { return nearestOfKind(rank, VertexKind::storage); }
+
+// ------------------------------------------------------------------------------------ whole-graph figures
+
+std::optional<double> ClusterGraph::bisectionBandwidth() const {
+    const int n = gpuCount();
+    if (n < 2) return std::nullopt;
+    using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
+    using FlowGraph = boost::adjacency_list<
+        boost::vecS, boost::vecS, boost::directedS,
+        boost::property<boost::vertex_color_t, boost::default_color_type,
+                        boost::property<boost::vertex_distance_t, long,
+                                        boost::property<boost::vertex_predecessor_t, Traits::edge_descriptor>>>,
+        boost::property<boost::edge_capacity_t, std::int64_t,
+                        boost::property<boost::edge_residual_capacity_t, std::int64_t,
+                                        boost::property<boost::edge_reverse_t, Traits::edge_descriptor>>>>;
+    const auto V = vertexCount();
+    FlowGraph fg(V + 2);
+    const auto source = V, sink = V + 1;
+    auto capacity = boost::get(boost::edge_capacity, fg);
+    auto reverse = boost::get(boost::edge_reverse, fg);
+    auto addArc = [&](std::size_t u, std::size_t v, std::int64_t cap) {
+        auto e = boost::add_edge(u, v, fg).first;
+        auto r = boost::add_edge(v, u, fg).first;
+        capacity[e] = cap;
+        capacity[r] = 0;
+        reverse[e] = r;
+        reverse[r] = e;
+    };
+    std::int64_t total = 0;
+    for (LinkId id = 0; id < links_.size(); ++id) {
+        const auto cap = static_cast<std::int64_t>(std::llround(links_[id].capacity_Bps));
+        total += cap;
+        addArc(ends_[id].first, ends_[id].second, cap);
+    }
+    const std::int64_t unlimited = total + 1;
+    for (int r = 0; r < n; ++r) {
+        if (r < n / 2) addArc(source, gpus_[static_cast<std::size_t>(r)], unlimited);
+        else addArc(gpus_[static_cast<std::size_t>(r)], sink, unlimited);
+    }
+    const std::int64_t flow = boost::boykov_kolmogorov_max_flow(fg, source, sink);
+    return static_cast<double>(flow);
+}
+
+std::string ClusterGraph::toDot() const {
+    std::ostringstream os;
+    auto vertexWriter = [this](std::ostream& out, VertexId v) {
+        const char* shape = "ellipse";
+        switch (g_[v].kind) {
+            case VertexKind::gpu: shape = "box"; break;
+            case VertexKind::nvswitch:
+            case VertexKind::pcie_switch:
+            case VertexKind::leaf:
+            case VertexKind::spine: shape = "diamond"; break;
+            case VertexKind::cpu: shape = "octagon"; break;
+            case VertexKind::nic: shape = "hexagon"; break;
+            case VertexKind::storage: shape = "cylinder"; break;
+        }
+        out << fmt::format("[label=\"{}\", shape={}, kind={}]", g_[v].name, shape, toString(g_[v].kind));
+    };
+    auto edgeWriter = [this](std::ostream& out, Graph::edge_descriptor e) {
+        const Link& l = links_[g_[e].link];
+        out << fmt::format("[label=\"{:.1f} GB/s\", kind={}, latency_us={:.3f}]", l.capacity_Bps / 1e9,
+                           toString(l.kind), l.latency.micros());
+    };
+    auto graphWriter = [this](std::ostream& out) {
+        out << fmt::format("label=\"{}\";\n", name_);
+    };
+    boost::write_graphviz(os, g_, vertexWriter, edgeWriter, graphWriter);
+    return os.str();
+}
+
+}  // namespace stepsim

@@ -1,0 +1,177 @@
+#pragma once
+// ClusterGraph: the physical cluster as a directed Boost.Graph, and the routes flows take through it.
+//
+// Vertices are devices (GPU, NVSwitch chip, PCIe switch, host CPU with its memory, NIC, leaf and spine
+// switch, storage); every physical link is two directed edges, one per direction, each carrying the id of
+// a `Link` (sim/net/Link.hpp) with its own capacity and latency. `links()` is what the flow network shares
+// max-min fairly; a `Route` is the ordered list of link ids one transfer crosses.
+//
+// Routing (`route`):
+//   cost(path) = (Σ latency, hops), compared lexicographically: the lowest-latency path, then the one with
+//   the fewest links. GPUs are endpoints only: no path passes *through* a GPU (staging through a peer GPU,
+//   as NCCL's PXN does, is the collective layer's decision, made by composing two routes).
+//   Among equal-cost next hops (ECMP), the choice is deterministic: candidates are the out-edges in
+//   insertion order and the one taken at every hop is index key mod (number of candidates), with
+//   key = src + dst (GPU ranks for the rank overloads, vertex ids for the vertex overloads), so that pairs
+//   of different rails spread over the spines of a fat tree, and the same inputs always give the same route.
+//   Shortest-path distances to each destination come from boost::dijkstra_shortest_paths on the reversed
+//   graph and are cached per destination; the routes between GPU ranks are cached per pair. The caches are
+//   guarded by a mutex, so one graph may be shared by threads; a returned reference stays valid for the
+//   graph's lifetime.
+//
+// NVSwitch fabrics (`routes`, multipath). A GPU stripes its NVLink traffic over all its links, and on an
+// HGX board those links go to several NVSwitch chips (H100/H200: 5+4+4+5 of 18 links over 4 chips; B200:
+// 9+9 over 2). The graph keeps one vertex per chip with one edge per GPU↔chip link group (capacity = links
+// × per-link bandwidth), so no chip is pretended to be bigger than it is. A GPU→GPU transfer is then split
+// over the paths that differ only in the NVSwitch chip they cross, in proportion to the capacity of the
+// GPU's link group to that chip (5/18, 4/18, 4/18, 5/18 on H100): alone, every part finishes at the same
+// time and the transfer sees the GPU's full 18-link bandwidth. Every other ECMP choice (leaf→spine) is a
+// single hashed path, as in a real fabric. `route()` is the single path of that rule (one chip chosen by
+// the hash), right for latency and for flows that may only take one path; a flow that should see the whole
+// NVLink bandwidth must be split along `routes()`.
+//
+// Bisection bandwidth (`bisectionBandwidth`):
+//   with the GPUs in rank order split into A = [0, ⌊n/2⌋) and B = [⌊n/2⌋, n) (on a multi-node cluster the
+//   first half of the nodes against the second half), it is the maximum flow in bytes/s from A to B, one
+//   direction, over every link of the graph (NVLink, PCIe and the inter-socket link, NICs and the fabric):
+//   by max-flow/min-cut it equals the smallest total capacity of links whose removal separates A from B.
+//   Computed with boost::boykov_kolmogorov_max_flow on integer capacities (bytes/s, rounded).
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include "sim/core/Time.hpp"
+#include "sim/net/Link.hpp"
+
+namespace stepsim {
+
+enum class VertexKind : std::uint8_t { gpu, nvswitch, pcie_switch, cpu, nic, leaf, spine, storage };
+
+inline constexpr VertexKind kAllVertexKinds[] = {VertexKind::gpu,  VertexKind::nvswitch, VertexKind::pcie_switch,
+                                                 VertexKind::cpu,  VertexKind::nic,      VertexKind::leaf,
+                                                 VertexKind::spine, VertexKind::storage};
+inline constexpr LinkKind kAllLinkKinds[] = {LinkKind::nvlink,  LinkKind::pcie,        LinkKind::nic,
+                                             LinkKind::network, LinkKind::host_memory, LinkKind::storage};
+
+// "gpu", "nvswitch", "pcie_switch", "cpu", "nic", "leaf", "spine", "storage".
+std::string_view toString(VertexKind kind);
+std::optional<VertexKind> vertexKindFromString(std::string_view name);
+// "nvlink", "pcie", "nic", "network", "host_memory", "storage".
+std::string_view toString(LinkKind kind);
+std::optional<LinkKind> linkKindFromString(std::string_view name);
+
+struct VertexProps {
+    VertexKind kind = VertexKind::gpu;
+    std::string name;               // unique, e.g. "n1.gpu3", "leaf0.2", "spine5"
+    std::optional<int> node;        // the node it belongs to (none for leaf and spine switches)
+    std::optional<int> gpu;         // GPUs only: global rank
+    std::optional<int> local_gpu;   // GPUs only: index within its node
+};
+
+struct EdgeProps {
+    LinkId link = 0;  // index into ClusterGraph::links()
+};
+
+// vecS/vecS; bidirectionalS is a directed graph that also stores in-edges (for reverse Dijkstra).
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexProps, EdgeProps>;
+using VertexId = Graph::vertex_descriptor;
+
+// One part of a multipath transfer: the route and the fraction of the bytes sent along it.
+struct PathShare {
+    Route route;
+    double share = 1.0;
+};
+
+class ClusterGraph {
+public:
+    ClusterGraph();
+    ClusterGraph(ClusterGraph&&) noexcept;
+    ClusterGraph& operator=(ClusterGraph&&) noexcept;
+    ClusterGraph(const ClusterGraph&) = delete;
+    ClusterGraph& operator=(const ClusterGraph&) = delete;
+    ~ClusterGraph();
+
+    // --- building (builders and the YAML reader use these; routing caches are cleared) ---
+    // A GPU gets the next global rank and its index within `node`.
+    VertexId addVertex(VertexKind kind, std::string name, std::optional<int> node);
+    // One direction of a link; the Link is named "from->to".
+    LinkId addLink(VertexId from, VertexId to, LinkKind kind, double capacity_Bps, Time latency);
+    // A physical link: two directed edges (a→b first), same capacity and latency each way.
+    std::pair<LinkId, LinkId> addDuplex(VertexId a, VertexId b, LinkKind kind, double capacity_Bps, Time latency);
+    // `nic` (line rate `line_rate_Bps`, one direction) serves the GPUs `ranks`.
+    void attachNic(VertexId nic, const std::vector<int>& ranks, double line_rate_Bps);
+    // A name for the whole graph ("hgx-h200 x 2"), shown by `stepsim topo`.
+    void setName(std::string name) { name_ = std::move(name); }
+
+    // --- structure ---
+    const std::string& name() const { return name_; }
+    const Graph& graph() const { return g_; }
+    std::size_t vertexCount() const { return boost::num_vertices(g_); }
+    const VertexProps& vertex(VertexId v) const { return g_[v]; }
+    std::optional<VertexId> findVertex(std::string_view name) const;
+    std::size_t countOf(VertexKind kind) const;
+    const std::vector<Link>& links() const { return links_; }
+    VertexId linkSource(LinkId id) const { return ends_.at(id).first; }
+    VertexId linkTarget(LinkId id) const { return ends_.at(id).second; }
+
+    int gpuCount() const { return static_cast<int>(gpus_.size()); }
+    int nodeCount() const { return nodes_; }
+    VertexId gpu(int rank) const { return gpus_.at(static_cast<std::size_t>(rank)); }
+    int nodeOf(int rank) const { return *g_[gpu(rank)].node; }
+    int localRank(int rank) const { return *g_[gpu(rank)].local_gpu; }
+
+    // Sum of the capacities of the GPU's outgoing NVLink edges, bytes/s per direction (0 without NVLink).
+    double nvlinkBandwidth(int rank) const;
+    // The NIC that serves this GPU, and its line rate divided among the GPUs it serves (bytes/s).
+    std::optional<VertexId> nicOf(int rank) const;
+    std::optional<double> nicBandwidth(int rank) const;
+    // The host CPU (and its memory) closest to the GPU by route latency, among the CPUs of its node.
+    std::optional<VertexId> hostCpu(int rank) const;
+    // The storage vertex closest to the GPU by route latency, among those of its node.
+    std::optional<VertexId> storageOf(int rank) const;
+
+    // --- routing ---
+    // Single path between two GPU ranks (cached; empty when src == dst). Throws std::runtime_error when
+    // there is no path.
+    const Route& route(int src_rank, int dst_rank) const;
+    // The multipath split of a GPU-to-GPU transfer (cached): see the header comment; shares sum to 1.
+    const std::vector<PathShare>& routes(int src_rank, int dst_rank) const;
+    // Between any two vertices (e.g. a GPU and its host CPU or storage); not cached, distances are.
+    Route route(VertexId from, VertexId to) const;
+    std::vector<PathShare> routes(VertexId from, VertexId to) const;
+
+    Time latency(const Route& r) const;
+    double bottleneck_Bps(const Route& r) const;  // smallest capacity on the route (0 for an empty route)
+
+    // --- whole-graph figures ---
+    // Max-flow bisection in bytes/s (see the header comment); none with fewer than two GPUs.
+    std::optional<double> bisectionBandwidth() const;
+    // Graphviz text (boost::write_graphviz): every vertex labelled with its name, every edge with GB/s.
+    std::string toDot() const;
+
+private:
+    struct Caches;
+    const std::vector<std::int64_t>& distancesTo(VertexId dst) const;  // caller holds the cache lock
+    std::vector<PathShare> walk(VertexId from, VertexId to, std::uint64_t key, bool multipath) const;
+    std::optional<VertexId> nearestOfKind(int rank, VertexKind kind) const;
+    void invalidate();
+
+    std::string name_;
+    Graph g_;
+    std::vector<Link> links_;
+    std::vector<std::pair<VertexId, VertexId>> ends_;
+    std::vector<VertexId> gpus_;
+    std::vector<int> gpus_per_node_;
+    int nodes_ = 0;
+    std::vector<std::optional<VertexId>> nic_of_gpu_;
+    std::vector<std::optional<double>> nic_bw_of_gpu_;  // the NIC's line rate / GPUs it serves
+    std::unique_ptr<Caches> caches_;
+};
+
+}  // namespace stepsim
