@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# One-node calibration without the stepsim binary (for GPU machines that have only CUDA, NCCL and PyTorch):
+# builds stepsim-bench, runs it on every local GPU, then the PyTorch kernel benchmarks, and records how long
+# each stage took. Fit the result elsewhere with `stepsim calibrate fit OUTDIR/bench.jsonl OUTDIR/torch.jsonl`.
+#
+#   calibration/bench/calibrate.sh OUTDIR [--quick] [extra stepsim-bench options...]
+#
+# NCCL: the CUDA toolkit's, unless PyTorch's nvidia-nccl wheel is present (what training uses), or NCCL_ROOT.
+# NVLink multicast (NVLS) stays off: NCCL_NVLS_ENABLE=0 unless already set.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: calibrate.sh OUTDIR [--quick] [stepsim-bench options]}
+shift
+mkdir -p "$out"
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
+export TORCH_SYMM_MEM_DISABLE_MULTICAST=${TORCH_SYMM_MEM_DISABLE_MULTICAST:-1}
+export NVSHMEM_DISABLE_NVLS=${NVSHMEM_DISABLE_NVLS:-1}
+py=${PYTHON:-python3}
+if [ -z "${NCCL_ROOT:-}" ]; then
+  NCCL_ROOT=$("$py" -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null || true)
+fi
+if [ -n "${NCCL_ROOT:-}" ]; then
+  export NCCL_ROOT
+  export LD_LIBRARY_PATH="$NCCL_ROOT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+build=${STEPSIM_BENCH_BUILD:-$out/build}
+t() { date +%s.%N; }
+t0=$(t)
+cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release ${NCCL_ROOT:+-DNCCL_ROOT="$NCCL_ROOT"} >"$out/build.log" 2>&1
+cmake --build "$build" >>"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+t1=$(t)
+"$build/stepsim-bench" --out "$out/bench.jsonl" --gemm-shapes "$here/shapes/pytorch-micro.txt" "$@" ||
+  echo "calibrate.sh: stepsim-bench exited with $? (see its errors above; what it measured is kept)" >&2
+t2=$(t)
+quick=""
+for a in "$@"; do [ "$a" = "--quick" ] && quick="--quick"; done
+"$py" "$here/../pytorch/stepsim_torch_bench.py" --out "$out/torch.jsonl" $quick || echo "calibrate.sh: PyTorch benchmarks failed (rc $?)" >&2
+t3=$(t)
+{
+  awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" 'BEGIN {
+    printf "build_s %.1f\nharness_s %.1f\npytorch_s %.1f\ntotal_s %.1f\n", b - a, c - b, d - c, d - a }'
+} | tee "$out/timings.txt"

@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""PyTorch-side microbenchmarks for stepsim's calibration: the kernels of a training step that are not GEMMs.
+
+Writes JSON Lines in stepsim-bench's format (one metadata record, then one record per measurement):
+  kind "kernel":   flash attention forward/backward (SDPA, flash backend), layer_norm / rms_norm (fwd, bwd),
+                   gelu / silu, residual add, casts (bf16<->fp32, bf16->fp8 e4m3, amax), fused AdamW step;
+                   with FLOPs and bytes moved (each input read once, each output written once) so the fit can
+                   turn times into efficiencies.
+  kind "dispatch": host cost of one eager op (PyTorch dispatch + cudaLaunchKernel) and the device time per
+                   tiny op when ops are queued back to back.
+Timing: warm-up, then a CUDA event between consecutive iterations; percentiles per record (as stepsim-bench).
+FLOPs for attention (FlashAttention-2 paper, Dao 2023, sec. 4): forward 4·b·h·s²·d, halved when causal;
+backward 2.5× the forward.
+
+usage: stepsim_torch_bench.py --out FILE [--quick] [--device N] [--time-limit SECONDS]
+Exit status: 0 done; 2 no GPU or no PyTorch with CUDA; 1 failure.
+"""
+import argparse
+import json
+import math
+import sys
+import time
+
+
+def summarize(v):
+    v = sorted(v)
+    n = len(v)
+
+    def q(p):
+        pos = p * (n - 1)
+        i = int(math.floor(pos))
+        f = pos - i
+        return v[i] * (1 - f) + v[i + 1] * f if i + 1 < n else v[i]
+
+    return {"n": n, "median": q(0.5), "mean": sum(v) / n, "p10": q(0.1), "p90": q(0.9), "p99": q(0.99),
+            "min": v[0], "max": v[-1]}
+
+
+class Bench:
+    def __init__(self, args, torch):
+        self.args = args
+        self.torch = torch
+        self.out = open(args.out, "w") if args.out else sys.stdout
+        self.t0 = time.monotonic()
+        self.dev = torch.device("cuda", args.device)
+
+    def write(self, rec):
+        self.out.write(json.dumps(rec, sort_keys=False) + "\n")
+        self.out.flush()
+
+    def late(self, what):
+        if self.args.time_limit and time.monotonic() - self.t0 > self.args.time_limit:
+            self.write({"kind": "skipped", "group": "pytorch", "what": what, "reason": "time limit"})
+            return True
+        return False
+
+    def time_iters(self, fn, iters=20, warmup=3, target_us=20000.0):
+        """Per-iteration device times (µs) of fn(), events between consecutive calls."""
+        torch = self.torch
+        for _ in range(warmup):
+            fn()
+        torch.cuda.synchronize()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        torch.cuda.synchronize()
+        est = a.elapsed_time(b) * 1e3
+        iters = int(min(200, max(iters, target_us / max(est, 1.0))))
+        ev = [torch.cuda.Event(enable_timing=True) for _ in range(iters + 1)]
+        for i in range(iters):
+            ev[i].record()
+            fn()
+        ev[iters].record()
+        torch.cuda.synchronize()
+        return [ev[i].elapsed_time(ev[i + 1]) * 1e3 for i in range(iters)]
+
+    def kernel(self, op, shape, dtype, times, flops=None, nbytes=None, **extra):
+        s = summarize(times)
+        rec = {"kind": "kernel", "op": op, "source": "pytorch", "dtype": dtype, "shape": shape, "time_us": s}
+        if flops is not None:
+            rec["flops"] = flops
+            rec["tflops"] = flops / (s["median"] * 1e6)
+        if nbytes is not None:
+            rec["bytes"] = nbytes
+            rec["GBps"] = nbytes / (s["median"] * 1e3)
+        rec.update(extra)
+        self.write(rec)
+
+
+def attention(b, torch, F):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    d = 128
+    seqs = [2048] if b.args.quick else [1024, 2048, 4096, 8192]
+    hiddens = [2048] if b.args.quick else [2048, 4096, 8192]
+    tokens = 16384
+    for hidden in hiddens:
+        for s in seqs:
+            for causal in ([True] if hidden != 4096 else [True, False]):
+                if b.late(f"flash_attn h={hidden} s={s}"):
+                    return
+                h = hidden // d
+                batch = max(1, tokens // s)
+                q, k, v = (torch.randn(batch, h, s, d, device=b.dev, dtype=torch.bfloat16, requires_grad=True)
+                           for _ in range(3))
+                g = torch.randn(batch, h, s, d, device=b.dev, dtype=torch.bfloat16)
+                fwd_flops = 4.0 * batch * h * s * s * d * (0.5 if causal else 1.0)
+                shape = {"batch": batch, "heads": h, "seq": s, "head_dim": d, "causal": causal}
+                with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                    def fwd():
+                        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                    tf = b.time_iters(fwd)
+                    b.kernel("flash_attn_fwd", shape, "bf16", tf, flops=fwd_flops,
+                             nbytes=4 * batch * h * s * d * 2)
+                    # Backward alone: forward untimed, backward between events.
+                    for _ in range(3):
+                        fwd().backward(g)
+                    torch.cuda.synchronize()
+                    times = []
+                    iters = int(min(100, max(10, 20000.0 / max(summarize(tf)["median"] * 2.5, 1.0))))
+                    for _ in range(iters):
+                        o = fwd()
+                        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                        e0.record()
+                        o.backward(g)
+                        e1.record()
+                        torch.cuda.synchronize()
+                        times.append(e0.elapsed_time(e1) * 1e3)
+                        q.grad = k.grad = v.grad = None
+                    b.kernel("flash_attn_bwd", shape, "bf16", times, flops=2.5 * fwd_flops,
+                             nbytes=(4 + 4) * batch * h * s * d * 2)
+                del q, k, v, g
+                torch.cuda.empty_cache()
+
+
+def pointwise(b, torch, F):
+    tokens = 16384
+    hiddens = [4096] if b.args.quick else [1024, 2048, 4096, 8192]
+    bf = torch.bfloat16
+    for hidden in hiddens:
+        if b.late(f"pointwise h={hidden}"):
+            return
+        n = tokens * hidden
+        shape = {"tokens": tokens, "hidden": hidden}
+        x = torch.randn(tokens, hidden, device=b.dev, dtype=bf)
+        y = torch.randn(tokens, hidden, device=b.dev, dtype=bf)
+        w = torch.randn(hidden, device=b.dev, dtype=bf)
+        bias = torch.randn(hidden, device=b.dev, dtype=bf)
+        b.kernel("layer_norm_fwd", shape, "bf16", b.time_iters(lambda: F.layer_norm(x, (hidden,), w, bias)),
+                 nbytes=2 * n * 2)
+        b.kernel("rms_norm_fwd", shape, "bf16", b.time_iters(lambda: F.rms_norm(x, (hidden,), w)), nbytes=2 * n * 2)
+        for name, fn in (("layer_norm_bwd", lambda t: F.layer_norm(t, (hidden,), w, bias)),
+                         ("rms_norm_bwd", lambda t: F.rms_norm(t, (hidden,), w))):
+            xr = x.detach().clone().requires_grad_(True)
+            out = fn(xr)
+            g = torch.randn_like(out)
+            b.kernel(name, shape, "bf16",
+                     b.time_iters(lambda: torch.autograd.grad(out, xr, g, retain_graph=True)), nbytes=3 * n * 2)
+        b.kernel("residual_add", shape, "bf16", b.time_iters(lambda: torch.add(x, y)), nbytes=3 * n * 2)
+        big = torch.randn(tokens, 4 * hidden, device=b.dev, dtype=bf)
+        shape4 = {"tokens": tokens, "hidden": 4 * hidden}
+        b.kernel("gelu_tanh", shape4, "bf16", b.time_iters(lambda: F.gelu(big, approximate="tanh")),
+                 nbytes=2 * 4 * n * 2)
+        b.kernel("silu", shape4, "bf16", b.time_iters(lambda: F.silu(big)), nbytes=2 * 4 * n * 2)
+        b.kernel("cast_bf16_to_fp32", shape, "bf16", b.time_iters(lambda: x.float()), nbytes=n * (2 + 4))
+        xf = x.float()
+        b.kernel("cast_fp32_to_bf16", shape, "fp32", b.time_iters(lambda: xf.to(bf)), nbytes=n * (4 + 2))
+        if hasattr(torch, "float8_e4m3fn"):
+            b.kernel("cast_bf16_to_fp8_e4m3", shape, "bf16", b.time_iters(lambda: x.to(torch.float8_e4m3fn)),
+                     nbytes=n * (2 + 1))
+        b.kernel("amax_bf16", shape, "bf16", b.time_iters(lambda: x.abs().amax()), nbytes=n * 2,
+                 note="eager: abs then amax, two kernels")
+        del x, y, big, xf
+        torch.cuda.empty_cache()
+
+
+def adamw(b, torch):
+    sizes = [10**6, 10**8] if b.args.quick else [10**6, 10**7, 10**8, 10**9]
+    chunk = 16 * 2**20  # parameters per tensor, like a layer's weight
+    for total in sizes:
+        if b.late(f"adamw {total}"):
+            return
+        n_t = max(1, total // chunk)
+        per = total // n_t
+        params = [torch.nn.Parameter(torch.randn(per, device=b.dev)) for _ in range(n_t)]
+        for p in params:
+            p.grad = torch.randn_like(p)
+        opt = torch.optim.AdamW(params, lr=1e-4, fused=True)
+        times = b.time_iters(opt.step, iters=10, warmup=2, target_us=5e4)
+        b.kernel("adamw_fused_step", {"params": per * n_t, "tensors": n_t}, "fp32", times,
+                 nbytes=per * n_t * 4 * 7, note="reads param, grad, exp_avg, exp_avg_sq; writes param, exp_avg, exp_avg_sq")
+        del params, opt
+        torch.cuda.empty_cache()
+
+
+def dispatch(b, torch):
+    a = torch.randn(16, device=b.dev)
+    c = torch.randn(16, device=b.dev)
+    out = torch.empty_like(a)
+    for _ in range(200):
+        torch.add(a, c, out=out)
+    torch.cuda.synchronize()
+    host = []
+    for _ in range(20):
+        for _ in range(100):
+            t = time.perf_counter()
+            torch.add(a, c, out=out)
+            host.append((time.perf_counter() - t) * 1e6)
+        torch.cuda.synchronize()
+    b.write({"kind": "dispatch", "op": "eager_host", "source": "pytorch", "what": "torch.add(a, b, out=c), 16 floats",
+             "time_us": summarize(host)})
+    # Device time per tiny op when the host only queues them (back to back).
+    per = []
+    for _ in range(10):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        for _ in range(500):
+            torch.add(a, c, out=out)
+        e1.record()
+        torch.cuda.synchronize()
+        per.append(e0.elapsed_time(e1) * 1e3 / 500)
+    b.write({"kind": "dispatch", "op": "eager_per_op_device", "source": "pytorch",
+             "what": "events around 500 eager torch.add / 500 (host-bound when dispatch > kernel)",
+             "time_us": summarize(per)})
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default="")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--device", type=int, default=0)
+    ap.add_argument("--time-limit", type=float, default=0.0)
+    ap.add_argument("--groups", default="dispatch,pointwise,attention,adamw")
+    args = ap.parse_args()
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError as e:
+        print(f"stepsim_torch_bench: PyTorch is not installed ({e}); nothing was measured.", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("stepsim_torch_bench: no CUDA GPU is visible to PyTorch; nothing was measured.", file=sys.stderr)
+        return 2
+    b = Bench(args, torch)
+    torch.cuda.set_device(args.device)
+    p = torch.cuda.get_device_properties(args.device)
+    b.write({"kind": "metadata", "schema": "stepsim-bench/1", "tool": "stepsim_torch_bench.py",
+             "torch_version": torch.__version__, "cuda_version": torch.version.cuda,
+             "gpus": [{"index": args.device, "name": p.name, "sms": p.multi_processor_count,
+                       "memory_gib": p.total_memory / 2**30}],
+             "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    groups = args.groups.split(",")
+    for g in groups:
+        t = time.monotonic()
+        print(f"stepsim_torch_bench: {g} ...", file=sys.stderr, flush=True)
+        if g == "dispatch":
+            dispatch(b, torch)
+        elif g == "pointwise":
+            pointwise(b, torch, F)
+        elif g == "attention":
+            attention(b, torch, F)
+        elif g == "adamw":
+            adamw(b, torch)
+        else:
+            print(f"stepsim_torch_bench: unknown group {g}", file=sys.stderr)
+            return 64
+        b.write({"kind": "group_done", "group": "pytorch-" + g, "wall_s": time.monotonic() - t})
+    b.write({"kind": "run_done", "tool": "stepsim_torch_bench.py", "wall_s": time.monotonic() - b.t0})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
