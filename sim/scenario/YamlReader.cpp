@@ -160,8 +160,7 @@ std::optional<YAML::Node> YamlMapReader::find(std::string_view key, bool require
             return kv.second;
         }
     }
-    if (required && r_.missing() == YamlReader::Missing::error)
-        r_.failAt(map_, pathOf(key), "missing (every key is required here)");
+    if (required && r_.missing() == YamlReader::Missing::error) missing_.emplace_back(key);
     return std::nullopt;
 }
 
@@ -186,6 +185,14 @@ void YamlMapReader::finish() {
                                        allowed);
         if (closest) what += fmt::format(" (did you mean '{}'?)", *closest);
         r_.failAt(k, pathOf(name), what);
+    }
+    // After unknown keys: a misspelt key is better reported as unknown (with a suggestion) than as missing.
+    if (!missing_.empty()) {
+        std::string others;
+        for (std::size_t i = 1; i < missing_.size(); ++i) others += (i > 1 ? ", " : "") + pathOf(missing_[i]);
+        r_.failAt(map_, pathOf(missing_.front()),
+                  others.empty() ? "missing (every key is required here)"
+                                 : "missing (every key is required here; also missing: " + others + ")");
     }
 }
 

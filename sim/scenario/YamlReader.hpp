@@ -158,7 +158,7 @@ public:
         if (map.empty()) r_.failAt(*n, path, "expected at least one entry");
     }
 
-    // Fails on keys that no field()/section() call named, and on duplicate keys.
+    // Fails on keys that no field()/section() call named, on duplicate keys, then on required keys absent.
     void finish();
 
     template <class S>
@@ -172,8 +172,8 @@ public:
     }
 
 private:
-    // The value under `key` (and marks `key` as known). When absent: nothing, or an error when the reader
-    // requires every key and `required` holds.
+    // The value under `key` (and marks `key` as known). When absent: nothing; finish() fails on it when the
+    // reader requires every key and `required` holds.
     std::optional<YAML::Node> find(std::string_view key, bool required = true);
     std::string pathOf(std::string_view key) const;
 
@@ -181,6 +181,7 @@ private:
     YAML::Node map_;
     std::string path_;
     std::vector<std::string> known_;
+    std::vector<std::string> missing_;
 };
 
 }  // namespace stepsim

@@ -1,0 +1,297 @@
+// ProfileYaml: exact round trip of every field, the built-in profiles, and rejection of incomplete or
+// inconsistent profiles with messages that name the file, line and key.
+#include "sim/scenario/ProfileYaml.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <tuple>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim/core/InputError.hpp"
+
+namespace stepsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Every member compared one by one, written out by hand so a member that ProfileYaml forgets shows up.
+void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.source, b.source);
+    EXPECT_EQ(std::tie(a.gpu.model, a.gpu.sms, a.gpu.memory_gib, a.gpu.hbm_gbps, a.gpu.peak_tflops_bf16,
+                       a.gpu.peak_tflops_fp16, a.gpu.peak_tflops_fp8, a.gpu.peak_tflops_fp32),
+              std::tie(b.gpu.model, b.gpu.sms, b.gpu.memory_gib, b.gpu.hbm_gbps, b.gpu.peak_tflops_bf16,
+                       b.gpu.peak_tflops_fp16, b.gpu.peak_tflops_fp8, b.gpu.peak_tflops_fp32));
+    EXPECT_EQ(std::tie(a.memory.read_write_efficiency, a.memory.min_kernel_us),
+              std::tie(b.memory.read_write_efficiency, b.memory.min_kernel_us));
+    ASSERT_EQ(a.gemm.size(), b.gemm.size());
+    for (const auto& [dtype, ga] : a.gemm) {
+        ASSERT_EQ(b.gemm.count(dtype), 1u) << dtype;
+        const GemmEfficiency& gb = b.gemm.at(dtype);
+        EXPECT_EQ(std::tie(ga.max_efficiency, ga.k_half, ga.tile_m, ga.tile_n, ga.overhead_us, ga.rel_error),
+                  std::tie(gb.max_efficiency, gb.k_half, gb.tile_m, gb.tile_n, gb.overhead_us, gb.rel_error))
+            << dtype;
+        ASSERT_EQ(ga.points.size(), gb.points.size()) << dtype;
+        for (std::size_t i = 0; i < ga.points.size(); ++i)
+            EXPECT_EQ(std::tie(ga.points[i].m, ga.points[i].n, ga.points[i].k, ga.points[i].tflops),
+                      std::tie(gb.points[i].m, gb.points[i].n, gb.points[i].k, gb.points[i].tflops));
+    }
+    EXPECT_EQ(std::tie(a.attention.fwd_efficiency, a.attention.bwd_efficiency),
+              std::tie(b.attention.fwd_efficiency, b.attention.bwd_efficiency));
+    auto dist = [](const Distribution& d) { return std::tie(d.median_us, d.p99_us); };
+    EXPECT_EQ(dist(a.launch.eager_host), dist(b.launch.eager_host));
+    EXPECT_EQ(dist(a.launch.compiled_host), dist(b.launch.compiled_host));
+    EXPECT_EQ(dist(a.launch.graph_host), dist(b.launch.graph_host));
+    EXPECT_EQ(dist(a.launch.device_gap), dist(b.launch.device_gap));
+    EXPECT_EQ(dist(a.launch.nccl_host), dist(b.launch.nccl_host));
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(a.nccl.ring_base_latency_us[i], b.nccl.ring_base_latency_us[i]);
+        EXPECT_EQ(a.nccl.tree_base_latency_us[i], b.nccl.tree_base_latency_us[i]);
+        EXPECT_EQ(a.nccl.nvlink_hop_latency_us[i], b.nccl.nvlink_hop_latency_us[i]);
+        EXPECT_EQ(a.nccl.net_hop_latency_us[i], b.nccl.net_hop_latency_us[i]);
+        EXPECT_EQ(a.nccl.proto_bw_fraction[i], b.nccl.proto_bw_fraction[i]);
+    }
+    EXPECT_EQ(a.nccl.ring_busbw_gbps, b.nccl.ring_busbw_gbps);
+    EXPECT_EQ(a.nccl.nvls_busbw_gbps, b.nccl.nvls_busbw_gbps);
+    ASSERT_EQ(a.collectives.size(), b.collectives.size());
+    for (std::size_t i = 0; i < a.collectives.size(); ++i) {
+        const CollectiveFit& ca = a.collectives[i];
+        const CollectiveFit& cb = b.collectives[i];
+        EXPECT_EQ(std::tie(ca.op, ca.ranks, ca.nodes, ca.algo, ca.proto, ca.dtype, ca.rel_error),
+                  std::tie(cb.op, cb.ranks, cb.nodes, cb.algo, cb.proto, cb.dtype, cb.rel_error));
+        ASSERT_EQ(ca.segments.size(), cb.segments.size());
+        for (std::size_t k = 0; k < ca.segments.size(); ++k) {
+            const CollectiveSegment& sa = ca.segments[k];
+            const CollectiveSegment& sb = cb.segments[k];
+            EXPECT_EQ(std::tie(sa.lo_bytes, sa.hi_bytes, sa.alpha_us, sa.busbw_gbps, sa.rel_error),
+                      std::tie(sb.lo_bytes, sb.hi_bytes, sb.alpha_us, sb.busbw_gbps, sb.rel_error));
+        }
+    }
+    EXPECT_EQ(std::tie(a.links.nvlink_gbps, a.links.nvlink_latency_us, a.links.pcie_h2d_gbps,
+                       a.links.pcie_pageable_gbps, a.links.nic_gbps, a.links.storage_gbps),
+              std::tie(b.links.nvlink_gbps, b.links.nvlink_latency_us, b.links.pcie_h2d_gbps,
+                       b.links.pcie_pageable_gbps, b.links.nic_gbps, b.links.storage_gbps));
+    EXPECT_EQ(std::tie(a.interference.compute_slowdown, a.interference.comm_slowdown),
+              std::tie(b.interference.compute_slowdown, b.interference.comm_slowdown));
+    EXPECT_EQ(std::tie(a.jitter.kernel_cv, a.jitter.straggler_cv),
+              std::tie(b.jitter.kernel_cv, b.jitter.straggler_cv));
+}
+
+// A profile with every member away from its default, and doubles that need all 17 digits.
+HardwareProfile oddProfile() {
+    HardwareProfile p;
+    p.name = "odd: profile";
+    p.source = "stepsim calibrate --out x.yaml";
+    p.gpu = {"Test GPU", 114, 79.5, 2039.123456789, 987.6543210987654, 0.1 + 0.2, 1979.5, 19.5};
+    p.memory = {0.87654321, 1.25};
+    p.gemm["bf16"] = {0.7777777777777777, 300.5, 64, 128, 3.3, {{4096, 4096, 4096, 778.2641372103878}, {1, 2, 3, 1e-9}},
+                      0.0312};
+    p.gemm["fp32"] = {0.5, 64, 32, 32, 7, {}, 0};
+    p.attention = {0.6123, 0.4321};
+    p.launch = {{9.329955000012546, 10.041749999984972}, {2.5, 3.5}, {0.25, 0.75}, {1.5, 2.5}, {24, 31}};
+    p.nccl = {{1, 2, 3}, {4, 5, 6}, {0.1, 0.2, 0.3}, {7, 8, 9}, {0.4, 0.9, 0.95}, 123.456, 456.789};
+    p.collectives.push_back({"all_reduce", 8, 1, "ring", "simple", "bf16",
+                             {{0, 1048576, 14.5, 56.84, 0.01}, {1048576, 4294967296.0, 20.25, 348.123, 0.02}}, 0.015});
+    p.collectives.push_back({"all_gather", 16, 2, "auto", "auto", "fp32", {{8, 1e12, 30, 40, 0}}, 0});
+    p.links = {451.5, 0.75, 54.68054566957162, 19.5, 47.5, 4.5};
+    p.interference = {1.0979, 1.7484};
+    p.jitter = {0.015, 0.004};
+    return p;
+}
+
+std::string errorOf(const std::string& yaml) {
+    try {
+        parseProfile(yaml, "p.yaml");
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// The text of `writeProfile(builtin h200)` with the first line containing `needle` replaced by `with`.
+std::string h200With(const std::string& needle, const std::string& with) {
+    std::string text = writeProfile(builtinProfile("h200-sxm"));
+    const auto at = text.find(needle);
+    EXPECT_NE(at, std::string::npos) << needle;
+    const auto bol = text.rfind('\n', at) + 1;
+    const auto eol = text.find('\n', at);
+    return text.replace(bol, eol - bol, with);
+}
+
+// The 1-based line of the first line of `text` that contains `needle`.
+int lineOf(const std::string& text, const std::string& needle) {
+    const auto at = text.find(needle);
+    return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+}
+
+TEST(ProfileYaml, RoundTripKeepsEveryFieldExactly) {
+    const HardwareProfile p = oddProfile();
+    expectSameProfile(parseProfile(writeProfile(p), "rt.yaml"), p);
+}
+
+TEST(ProfileYaml, BuiltinProfilesAreListed) {
+    EXPECT_EQ(builtinProfileNames(), (std::vector<std::string>{"h200-sxm", "h100-sxm"}));
+}
+
+TEST(ProfileYaml, EachBuiltinProfileParsesAndRoundTrips) {
+    for (const auto& name : builtinProfileNames()) {
+        SCOPED_TRACE(name);
+        const HardwareProfile p = builtinProfile(name);
+        EXPECT_EQ(p.name, name);
+        expectSameProfile(parseProfile(writeProfile(p), name), p);
+    }
+}
+
+TEST(ProfileYaml, H200HoldsTheMeasuredGemmPoints) {
+    // shared/data/h200x2-pytorch-micro.jsonl: 11 BF16 and 11 FP8 GEMM shapes.
+    const HardwareProfile p = builtinProfile("h200-sxm");
+    ASSERT_EQ(p.gemm.at("bf16").points.size(), 11u);
+    ASSERT_EQ(p.gemm.at("fp8").points.size(), 11u);
+    const GemmPoint& big = p.gemm.at("bf16").points[1];
+    EXPECT_EQ(std::tie(big.m, big.n, big.k), std::make_tuple(8192L, 8192L, 8192L));
+    EXPECT_EQ(big.tflops, 780.566104406536);
+    EXPECT_EQ(p.gpu.hbm_gbps, 4800.0);
+    EXPECT_EQ(p.launch.eager_host.median_us, 9.33);
+}
+
+TEST(ProfileYaml, H100HasDatasheetRatesAndNoPoints) {
+    const HardwareProfile p = builtinProfile("h100-sxm");
+    EXPECT_EQ(p.gpu.hbm_gbps, 3350.0);
+    EXPECT_EQ(p.gpu.memory_gib, 80.0);
+    EXPECT_TRUE(p.gemm.at("bf16").points.empty());
+}
+
+TEST(ProfileYaml, UnknownBuiltinNameListsTheBuiltins) {
+    try {
+        builtinProfile("b200");
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_STREQ(e.what(), "no built-in profile 'b200'; the built-ins are h200-sxm, h100-sxm");
+    }
+}
+
+TEST(ProfileYaml, MissingFieldIsRejected) {
+    const std::string text = h200With("  hbm_gbps:", "");
+    EXPECT_EQ(errorOf(text), fmt::format("p.yaml:{}: gpu.hbm_gbps: missing (every key is required here)",
+                                         lineOf(text, "  model: ")));
+}
+
+TEST(ProfileYaml, MissingSectionIsRejected) {
+    std::string text = writeProfile(builtinProfile("h100-sxm"));
+    text = text.substr(0, text.find("jitter:"));
+    EXPECT_EQ(errorOf(text), "p.yaml:2: jitter: missing (every key is required here)");
+}
+
+TEST(ProfileYaml, P99BelowMedianIsRejected) {
+    HardwareProfile p = builtinProfile("h200-sxm");
+    p.launch.eager_host = {9, 8};
+    const std::string text = writeProfile(p);
+    EXPECT_EQ(errorOf(text), fmt::format("p.yaml:{}: launch.eager_host.p99_us: expected p99_us >= median_us (9), got 8",
+                                         lineOf(text, "p99_us: 8")));
+}
+
+TEST(ProfileYaml, EfficiencyOutsideZeroOneIsRejected) {
+    HardwareProfile p = builtinProfile("h200-sxm");
+    p.memory.read_write_efficiency = 1.2;
+    const std::string text = writeProfile(p);
+    EXPECT_EQ(errorOf(text), fmt::format("p.yaml:{}: memory.read_write_efficiency: expected a fraction in (0, 1], got 1.2",
+                                         lineOf(text, "read_write_efficiency:")));
+}
+
+TEST(ProfileYaml, NegativeRateIsRejected) {
+    HardwareProfile p = builtinProfile("h200-sxm");
+    p.links.nic_gbps = -48;
+    const std::string text = writeProfile(p);
+    EXPECT_EQ(errorOf(text), fmt::format("p.yaml:{}: links.nic_gbps: expected a positive number, got -48",
+                                         lineOf(text, "nic_gbps:")));
+}
+
+TEST(ProfileYaml, GemmPointAbovePeakIsRejected) {
+    HardwareProfile p = builtinProfile("h200-sxm");
+    p.gemm["bf16"].points[0].tflops = 1000;
+    EXPECT_THAT(errorOf(writeProfile(p)),
+                HasSubstr("gemm.bf16.points[0][3]: 1000 TFLOP/s is above the bf16 peak gpu.peak_tflops_bf16 (989)"));
+}
+
+TEST(ProfileYaml, NonContiguousSegmentsAreRejected) {
+    HardwareProfile p = oddProfile();
+    p.collectives[0].segments[1].lo_bytes = 2097152;
+    const std::string text = writeProfile(p);
+    EXPECT_EQ(errorOf(text),
+              fmt::format("p.yaml:{}: collectives[0].segments[1].lo_bytes: segments must be ordered and contiguous: "
+                          "expected lo_bytes = the previous segment's hi_bytes (1048576), got 2097152",
+                          lineOf(text, "lo_bytes: 2097152")));
+}
+
+TEST(ProfileYaml, UnorderedSegmentIsRejected) {
+    HardwareProfile p = oddProfile();
+    p.collectives[1].segments[0].hi_bytes = 4;
+    EXPECT_THAT(errorOf(writeProfile(p)),
+                HasSubstr("collectives[1].segments[0].hi_bytes: expected hi_bytes > lo_bytes (8), got 4"));
+}
+
+TEST(ProfileYaml, UnknownKeyIsRejected) {
+    const std::string text = h200With("kernel_cv:", "  kernel_cov: 0.01");
+    EXPECT_EQ(errorOf(text), fmt::format("p.yaml:{}: jitter.kernel_cov: unknown key; allowed in jitter: kernel_cv, "
+                                         "straggler_cv (did you mean 'kernel_cv'?)",
+                                         lineOf(text, "kernel_cov:")));
+}
+
+TEST(ProfileYaml, UnknownGemmDtypeIsRejected) {
+    HardwareProfile p = oddProfile();
+    p.gemm["int8"] = p.gemm["fp32"];
+    EXPECT_THAT(errorOf(writeProfile(p)), HasSubstr("gemm.int8: unknown key; allowed in gemm: bf16, fp16, fp8, fp32"));
+}
+
+TEST(ProfileYaml, OtherVersionIsRejected) {
+    const std::string text = h200With("stepsim_profile:", "stepsim_profile: 2");
+    EXPECT_EQ(errorOf(text), "p.yaml:2: stepsim_profile: unsupported profile version 2; this stepsim reads version 1");
+}
+
+TEST(ProfileYaml, MissingFileIsAnInputError) {
+    EXPECT_THROW(loadProfile("/nonexistent/profile.yaml"), InputError);
+}
+
+TEST(ProfileYaml, BuiltinResolvesToTheNodesProfile) {
+    ClusterSpec c;
+    c.node = "hgx-h100";
+    EXPECT_EQ(resolveProfile(c, "").name, "h100-sxm");
+    c.node = "hgx-h200";
+    EXPECT_EQ(resolveProfile(c, "").name, "h200-sxm");
+    c.node = "my-topology.yaml";
+    EXPECT_EQ(resolveProfile(c, "").name, "h200-sxm");
+}
+
+TEST(ProfileYaml, BuiltinNameResolvesToThatProfile) {
+    ClusterSpec c;
+    c.node = "hgx-h200";
+    c.profile = "h100-sxm";
+    EXPECT_EQ(resolveProfile(c, "scenarios/x.yaml").name, "h100-sxm");
+}
+
+TEST(ProfileYaml, PathResolvesRelativeToTheScenarioFolder) {
+    const auto dir = std::filesystem::temp_directory_path() / "stepsim-profile-test";
+    std::filesystem::create_directories(dir / "profiles");
+    std::ofstream(dir / "profiles" / "mine.yaml") << writeProfile(oddProfile());
+    ClusterSpec c;
+    c.profile = "profiles/mine.yaml";
+    EXPECT_EQ(resolveProfile(c, (dir / "run.yaml").string()).name, "odd: profile");
+    std::filesystem::remove_all(dir);
+}
+
+TEST(ProfileYaml, MissingProfilePathNamesTheScenarioKey) {
+    ClusterSpec c;
+    c.profile = "nope.yaml";
+    try {
+        resolveProfile(c, "scenarios/run.yaml");
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_STREQ(e.what(), "scenarios/run.yaml: cluster.profile: expected builtin, h200-sxm, h100-sxm, or a "
+                               "profile YAML file; no file scenarios/nope.yaml");
+    }
+}
+
+}  // namespace
+}  // namespace stepsim
