@@ -1,0 +1,211 @@
+// Small programs whose timelines can be worked out by hand, run through the engine.
+#include "sim/core/Engine.hpp"
+
+#include <gtest/gtest.h>
+
+namespace stepsim {
+namespace {
+
+// A profile whose all_reduce on 2 ranks is measured: α = 10 µs, busbw = 100 GB/s at every size.
+HardwareProfile testProfile() {
+    HardwareProfile p;
+    p.name = "test";
+    CollectiveFit fit;
+    fit.op = "all_reduce";
+    fit.ranks = 2;
+    fit.segments.push_back({0, 1e15, 10.0, 100.0, 0.0});
+    p.collectives.push_back(fit);
+    p.interference = {1.25, 2.0};
+    return p;
+}
+
+struct Rig {
+    HardwareProfile profile = testProfile();
+    CostModel cost{profile, NcclSpec{}, false};
+    Fabric fabric = switchNode(2, 450, 0, false);
+    EngineConfig cfg = [] {
+        EngineConfig c;
+        c.jitter = false;
+        c.compute_slowdown = 1.25;
+        c.comm_slowdown = 2.0;
+        return c;
+    }();
+};
+
+Program twoStreams() {
+    Program p;
+    p.streams = {{StreamKind::compute, "compute"}, {StreamKind::comm, "nccl"}};
+    return p;
+}
+Op kernel(double work_us, double host_us, std::uint8_t stream = 0) {
+    Op op;
+    op.kind = OpKind::kernel;
+    op.cls = KernelClass::gemm;
+    op.stream = stream;
+    op.work_s = work_us * 1e-6;
+    op.host_s = host_us * 1e-6;
+    return op;
+}
+Op allReduce(Program& p, double bytes, std::uint8_t stream) {
+    Op op;
+    op.kind = OpKind::collective;
+    op.cls = KernelClass::comm;
+    op.stream = stream;
+    op.collective = static_cast<std::uint32_t>(p.collectives.size());
+    p.collectives.push_back({CollectiveKind::all_reduce, 0, bytes, "bf16"});
+    return op;
+}
+Op stepEnd(std::uint8_t stream = 0) {
+    Op op;
+    op.kind = OpKind::step_end;
+    op.stream = stream;
+    return op;
+}
+Workload oneGroup(std::vector<Program> programs) {
+    Workload w;
+    w.programs = std::move(programs);
+    w.groups.push_back({"dp", {}});
+    for (std::size_t r = 0; r < w.programs.size(); ++r) w.groups[0].ranks.push_back(int(r));
+    return w;
+}
+
+// Host launches A (10 µs), then B (10 µs); A runs 10→110 µs, B queues behind it and runs 110→160 µs.
+TEST(Engine, HandComputedStepTimeIsExact) {
+    Rig rig;
+    Program p = twoStreams();
+    p.ops = {kernel(100, 10), kernel(50, 10), stepEnd()};
+    Workload w = oneGroup({p});
+    Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    ASSERT_EQ(tl.spans.size(), 2u);
+    EXPECT_EQ(tl.spans[0].start, Time::us(10));
+    EXPECT_EQ(tl.spans[0].end, Time::us(110));
+    EXPECT_EQ(tl.spans[1].start, Time::us(110));
+    EXPECT_EQ(tl.step_end[0][0], Time::us(160));
+}
+
+// Launch-bound: kernels shorter than their launch leave the GPU idle; B starts when launched at 20 µs.
+TEST(Engine, HostBoundKernelsWaitForTheirLaunch) {
+    Rig rig;
+    Program p = twoStreams();
+    p.ops = {kernel(5, 10), kernel(5, 10), stepEnd()};
+    Workload w = oneGroup({p});
+    Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    EXPECT_EQ(tl.spans[1].start, Time::us(20));
+    EXPECT_EQ(tl.step_end[0][0], Time::us(25));
+}
+
+// Rank 0 reaches the all-reduce at 100 µs, rank 1 at 300 µs: it starts at 300 and takes
+// α + S/busbw = 10 + 1e6 B / 100 GB/s = 20 µs; rank 0's NCCL kernel is resident (busy) from 100 µs.
+TEST(Engine, CollectiveStartsWhenTheLastRankArrives) {
+    Rig rig;
+    Program p0 = twoStreams(), p1 = twoStreams();
+    p0.ops = {kernel(100, 0)};
+    p0.ops.push_back(allReduce(p0, 1e6, 0));
+    p0.ops.push_back(stepEnd());
+    p1.ops = {kernel(300, 0)};
+    p1.ops.push_back(allReduce(p1, 1e6, 0));
+    p1.ops.push_back(stepEnd());
+    Workload w = oneGroup({p0, p1});
+    Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    ASSERT_EQ(tl.collectives.size(), 1u);
+    EXPECT_EQ(tl.collectives[0].first_arrival, Time::us(100));
+    EXPECT_EQ(tl.collectives[0].start, Time::us(300));
+    EXPECT_EQ(tl.collectives[0].end, Time::us(320));
+    EXPECT_EQ(tl.step_end[0][0], Time::us(320));
+    for (const Span& s : tl.spans)
+        if (s.rank == 0 && s.cls == KernelClass::comm) EXPECT_EQ(s.start, Time::us(100));
+}
+
+// Both ranks arrive at 0; rank 0 computes a 100 µs kernel on its other stream meanwhile.
+// Its flow is capped at 100/2 = 50 GB/s while it computes: 10 µs α + 20 µs → collective ends at 30 µs.
+// The kernel runs at 1/1.25 while the NCCL kernel is resident: 24 µs of work by 30 µs, 76 µs left → 106 µs.
+TEST(Engine, ComputeAndCommSlowEachOtherWhileOverlapped) {
+    Rig rig;
+    Program p0 = twoStreams(), p1 = twoStreams();
+    p0.ops.push_back(allReduce(p0, 1e6, 1));
+    p0.ops.push_back(kernel(100, 0, 0));
+    p0.ops.push_back(stepEnd());
+    p1.ops.push_back(allReduce(p1, 1e6, 1));
+    p1.ops.push_back(stepEnd(1));
+    Workload w = oneGroup({p0, p1});
+    Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    ASSERT_EQ(tl.collectives.size(), 1u);
+    EXPECT_EQ(tl.collectives[0].end, Time::us(30));
+    EXPECT_NEAR(double(tl.step_end[0][0].count()), double(Time::us(106).count()), 2.0);
+}
+
+// A stream waiting on an event recorded after a kernel on another stream starts only when it completes.
+TEST(Engine, WaitEventOrdersStreams) {
+    Rig rig;
+    Program p = twoStreams();
+    p.events = 1;
+    Op rec;
+    rec.kind = OpKind::record_event;
+    rec.stream = 0;
+    rec.event = 0;
+    Op wait = rec;
+    wait.kind = OpKind::wait_event;
+    wait.stream = 1;
+    p.ops = {kernel(40, 0, 0), rec, wait, kernel(10, 0, 1), stepEnd(1)};
+    Workload w = oneGroup({p});
+    Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    EXPECT_EQ(tl.step_end[0][0], Time::us(50));
+}
+
+// Host blocks on an event (like loss.item()) and launches the next kernel only after it completes.
+TEST(Engine, HostSyncBlocksTheHost) {
+    Rig rig;
+    Program p = twoStreams();
+    p.events = 1;
+    Op rec;
+    rec.kind = OpKind::record_event;
+    rec.event = 0;
+    Op sync = rec;
+    sync.kind = OpKind::host_sync;
+    p.ops = {kernel(40, 0), rec, sync, kernel(10, 5), stepEnd()};
+    Workload w = oneGroup({p});
+    Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    EXPECT_EQ(tl.step_end[0][0], Time::us(55));
+}
+
+Workload jittery() {
+    Program p0 = twoStreams(), p1 = twoStreams();
+    for (Program* p : {&p0, &p1}) {
+        for (int i = 0; i < 50; ++i) p->ops.push_back(kernel(20, 9));
+        p->ops.push_back(allReduce(*p, 1e7, 0));
+        p->ops.push_back(stepEnd());
+    }
+    return oneGroup({p0, p1});
+}
+
+TEST(Engine, SameSeedGivesIdenticalTimelines) {
+    Rig rig;
+    rig.cfg.jitter = true;
+    rig.cfg.host_sigma = 0.1;
+    rig.cfg.kernel_cv = 0.05;
+    rig.cfg.straggler_cv = 0.01;
+    Workload w = jittery();
+    Timeline a = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    Timeline b = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    ASSERT_EQ(a.spans.size(), b.spans.size());
+    for (std::size_t i = 0; i < a.spans.size(); ++i) {
+        EXPECT_EQ(a.spans[i].start, b.spans[i].start);
+        EXPECT_EQ(a.spans[i].end, b.spans[i].end);
+    }
+    EXPECT_EQ(a.events, b.events);
+}
+
+TEST(Engine, DifferentSeedsGiveDifferentJitter) {
+    Rig rig;
+    rig.cfg.jitter = true;
+    rig.cfg.host_sigma = 0.1;
+    rig.cfg.kernel_cv = 0.05;
+    Workload w = jittery();
+    Timeline a = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    rig.cfg.seed = 2;
+    Timeline b = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    EXPECT_NE(a.step_end[0][0], b.step_end[0][0]);
+}
+
+}  // namespace
+}  // namespace stepsim

@@ -1,0 +1,113 @@
+// The `stepsim` command end to end: every example runs, output is deterministic, bad input is explained.
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Result {
+    int status = 0;
+    std::string out;
+};
+
+Result sh(const std::string& cmd) {
+    Result r;
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    std::array<char, 4096> buf{};
+    while (std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
+    const int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+    std::ifstream is(p);
+    std::stringstream ss;
+    ss << is.rdbuf();
+    return ss.str();
+}
+
+const std::string kBin = STEPSIM_BINARY;
+const std::filesystem::path kSrc = STEPSIM_SOURCE_DIR;
+
+std::filesystem::path tmp(const std::string& name) {
+    return std::filesystem::temp_directory_path() / ("stepsim-cli-test-" + name);
+}
+
+TEST(Cli, EveryExampleScenarioRuns) {
+    for (const auto& e : std::filesystem::directory_iterator(kSrc / "scenarios")) {
+        if (e.path().extension() != ".yaml") continue;
+        const Result r = sh(kBin + " run -q " + e.path().string());
+        EXPECT_EQ(r.status, 0) << e.path() << "\n" << r.out;
+    }
+}
+
+TEST(Cli, TwoRunsGiveByteIdenticalJson) {
+    const std::string s = (kSrc / "scenarios/gpt-350m-ddp-2xh200.yaml").string();
+    ASSERT_EQ(sh(kBin + " run -q " + s + " --json " + tmp("a.json").string()).status, 0);
+    ASSERT_EQ(sh(kBin + " run -q " + s + " --json " + tmp("b.json").string()).status, 0);
+    const std::string a = slurp(tmp("a.json")), b = slurp(tmp("b.json"));
+    EXPECT_FALSE(a.empty());
+    EXPECT_EQ(a, b);
+}
+
+TEST(Cli, JsonHasTheContractKeys) {
+    const std::string s = (kSrc / "scenarios/gpt-350m-ddp-2xh200.yaml").string();
+    ASSERT_EQ(sh(kBin + " run -q " + s + " --json " + tmp("c.json").string()).status, 0);
+    const auto j = nlohmann::json::parse(slurp(tmp("c.json")));
+    for (const char* k : {"step_time_ms", "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s", "mfu",
+                          "compute_busy_ms", "comm_busy_ms", "overlap_ms", "overlap_ratio", "exposed_comm_ms",
+                          "idle_ms", "collectives", "peak_memory_gib", "warnings"})
+        EXPECT_TRUE(j.contains(k)) << k;
+    EXPECT_GT(j["step_time_ms"].get<double>(), 0.0);
+    EXPECT_GT(j["collectives"]["count"].get<double>(), 0.0);
+}
+
+TEST(Cli, TraceIsValidJsonWithOneProcessPerRank) {
+    const std::string s = (kSrc / "scenarios/gpt-350m-ddp-2xh200.yaml").string();
+    ASSERT_EQ(sh(kBin + " run -q " + s + " --trace " + tmp("t.json").string()).status, 0);
+    const auto j = nlohmann::json::parse(slurp(tmp("t.json")));
+    std::set<int> pids;
+    for (const auto& e : j["traceEvents"])
+        if (e["ph"] == "X") pids.insert(e["pid"].get<int>());
+    EXPECT_EQ(pids.size(), 2u);
+}
+
+TEST(Cli, SetOverridesAKey) {
+    const std::string s = (kSrc / "scenarios/gpt-350m-ddp-2xh200.yaml").string();
+    ASSERT_EQ(sh(kBin + " run -q " + s + " --json " + tmp("d.json").string()).status, 0);
+    ASSERT_EQ(sh(kBin + " run -q " + s + " --set ddp.bucket_cap_mb=200 --json " + tmp("e.json").string()).status, 0);
+    const auto a = nlohmann::json::parse(slurp(tmp("d.json"))), b = nlohmann::json::parse(slurp(tmp("e.json")));
+    EXPECT_LT(b["collectives"]["count"].get<double>(), a["collectives"]["count"].get<double>());
+}
+
+TEST(Cli, UnknownKeyIsAnErrorWithFileAndLine) {
+    const auto f = tmp("bad.yaml");
+    std::ofstream(f) << "stepsim: 1\nname: bad\nmodel:\n  layers: 2\n  hiden: 64\n";
+    const Result r = sh(kBin + " run " + f.string());
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find(f.string() + ":5"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("hiden"), std::string::npos) << r.out;
+}
+
+TEST(Cli, MissingFileIsAnError) {
+    const Result r = sh(kBin + " run /nonexistent/scenario.yaml");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find("/nonexistent/scenario.yaml"), std::string::npos) << r.out;
+}
+
+TEST(Cli, CollectivePrintsNcclTestsColumns) {
+    const Result r = sh(kBin + " collective --op all_reduce --gpus 8 -b 1M -e 1G -f 4");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("busbw"), std::string::npos);
+    EXPECT_NE(r.out.find("1073741824"), std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,108 @@
+#include "sim/workload/Expand.hpp"
+
+#include <gtest/gtest.h>
+
+#include "sim/core/InputError.hpp"
+#include "sim/scenario/ProfileYaml.hpp"
+#include "sim/workload/Transformer.hpp"
+
+namespace stepsim {
+namespace {
+
+// GPT-2 small (124M): 12 layers, hidden 768, vocab 50257, context 1024, no biases in Linear here.
+// Parameters: wte 50257·768 + wpe 1024·768 + 12·(2·2·768 + 3·768² + 768² + 2·4·768²) + 2·768 + lm_head 50257·768.
+TEST(Transformer, ParameterCountMatchesTheFormula) {
+    ModelSpec m;
+    m.layers = 12;
+    m.hidden = 768;
+    m.heads = 12;
+    m.vocab = 50257;
+    m.seq_len = 1024;
+    const TransformerShape t = transformerShape(m, 1);
+    double n = 0;
+    for (const ParamInfo& p : transformerParams(t)) n += p.numel;
+    const double h = 768;
+    const double expected = 50257 * h + 1024 * h + 12 * (4 * h + 12 * h * h) + 2 * h + 50257 * h;
+    EXPECT_DOUBLE_EQ(n, expected);
+}
+
+Scenario tiny(int gpus) {
+    Scenario sc;
+    sc.name = "tiny";
+    sc.cluster.gpus_per_node = gpus;
+    sc.model.layers = 2;
+    sc.model.hidden = 256;
+    sc.model.heads = 4;
+    sc.model.vocab = 1024;
+    sc.model.seq_len = 128;
+    sc.training.micro_batch = 2;
+    sc.sim.steps = 2;
+    return sc;
+}
+
+// Model FLOPs = 6·N_linear·T + 7·b·s²·h·L (causal flash attention forward 2bs²h, backward 2.5x).
+TEST(Expand, ModelFlopsAreSixNTPlusAttention) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    const Scenario sc = tiny(2);
+    const Expansion e = expand(sc, cost);
+    const double h = 256, f = 1024, L = 2, V = 1024, T = 256, b = 2, s = 128;
+    const double n_linear = L * (4 * h * h + 2 * h * f) + V * h;
+    EXPECT_DOUBLE_EQ(e.workload.model_flops_per_step, 6 * n_linear * T + 7 * b * s * s * h * L);
+}
+
+// Each step after the first all-reduces exactly the rebuilt buckets, and every gradient byte once.
+TEST(Expand, DdpReducesEveryGradientOncePerStep) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    const Expansion e = expand(tiny(2), cost);
+    const Program& p = e.workload.programs[0];
+    double bytes_step1 = 0;
+    int count_step1 = 0;
+    for (const Op& op : p.ops)
+        if (op.kind == OpKind::collective && op.step == 1) bytes_step1 += op.bytes, ++count_step1;
+    EXPECT_EQ(count_step1, int(e.buckets.size()));
+    EXPECT_DOUBLE_EQ(bytes_step1, 4 * e.params);
+}
+
+// The first step uses DDP's initial single bucket.
+TEST(Expand, FirstStepUsesOneBucket) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    const Expansion e = expand(tiny(2), cost);
+    int count = 0;
+    for (const Op& op : e.workload.programs[0].ops)
+        if (op.kind == OpKind::collective && op.step == 0) ++count;
+    EXPECT_EQ(count, 1);
+}
+
+// gradient_as_bucket_view removes the copy back from buckets and the bucket memory.
+TEST(Expand, GradientAsBucketViewDropsCopyBackAndBucketMemory) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(2);
+    const Expansion plain = expand(sc, cost);
+    sc.ddp.gradient_as_bucket_view = true;
+    const Expansion view = expand(sc, cost);
+    EXPECT_LT(view.workload.programs[0].ops.size(), plain.workload.programs[0].ops.size());
+    EXPECT_EQ(view.memory.buckets, 0.0);
+    EXPECT_DOUBLE_EQ(plain.memory.buckets, 4 * plain.params);
+}
+
+// Features not modelled yet are refused with the key named, never silently ignored.
+TEST(Expand, UnsupportedFeatureIsAnErrorNamingTheKey) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(2);
+    sc.source = "x.yaml";
+    sc.parallel.data = DataParallel::fsdp2;
+    try {
+        expand(sc, cost);
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("parallel.data"), std::string::npos);
+    }
+}
+
+}  // namespace
+}  // namespace stepsim
