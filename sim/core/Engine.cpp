@@ -51,6 +51,7 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
         event_done_[r].assign(p.events, 0);
         std::seed_seq seq{std::uint64_t(cfg.seed), std::uint64_t(r), std::uint64_t(0x5eed)};
         rng_.emplace_back(seq);
+        normal_.emplace_back(0.0, 1.0);
         total_ops += p.ops.size();
     }
     group_pos_.resize(w.groups.size());
@@ -61,6 +62,8 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
         for (std::size_t i = 0; i < w.groups[g].ranks.size(); ++i) group_pos_[g][w.groups[g].ranks[i]] = int(i);
         group_next_seq_[g].assign(w.groups[g].ranks.size(), 0);
     }
+    kernel_sigma_ = lognormalSigmaFromCv(cfg.kernel_cv);
+    straggler_sigma_ = lognormalSigmaFromCv(cfg.straggler_cv);
     tl_.ranks = ranks;
     tl_.step_end.assign(ranks, std::vector<Time>(std::max(1, w.steps)));
     tl_.spans.reserve(total_ops);
@@ -100,25 +103,18 @@ Timeline Engine::run() {
 double Engine::drawHost(int rank, double median_s) {
     if (median_s <= 0.0) return 0.0;
     if (!cfg_.jitter || cfg_.host_sigma <= 0.0) return median_s;
-    std::normal_distribution<double> n(0.0, cfg_.host_sigma);
-    return median_s * std::exp(n(rng_[rank]));
+    return median_s * std::exp(cfg_.host_sigma * gaussian(rank));
 }
 
 double Engine::drawKernelFactor(int rank, int step) {
     if (!cfg_.jitter) return 1.0;
     auto& st = straggler_[rank];
-    while (static_cast<int>(st.size()) <= step) {
-        const double s = lognormalSigmaFromCv(cfg_.straggler_cv);
-        std::normal_distribution<double> n(-0.5 * s * s, s);  // mean 1
-        st.push_back(s > 0 ? std::exp(n(rng_[rank])) : 1.0);
-    }
-    double f = st[step];
-    if (cfg_.kernel_cv > 0) {
-        const double s = lognormalSigmaFromCv(cfg_.kernel_cv);
-        std::normal_distribution<double> n(-0.5 * s * s, s);
-        f *= std::exp(n(rng_[rank]));
-    }
-    return f;
+    // Lognormal factors with mean 1: exp(σZ − σ²/2).
+    const double ss = straggler_sigma_;
+    while (static_cast<int>(st.size()) <= step)
+        st.push_back(ss > 0 ? std::exp(ss * gaussian(rank) - 0.5 * ss * ss) : 1.0);
+    const double ks = kernel_sigma_;
+    return ks > 0 ? st[step] * std::exp(ks * gaussian(rank) - 0.5 * ks * ks) : st[step];
 }
 
 void Engine::hostWake(int rank) {

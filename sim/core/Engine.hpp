@@ -105,6 +105,7 @@ private:
     double flowCap(const Instance& in, int gpu) const;
     double drawHost(int rank, double median_s);
     double drawKernelFactor(int rank, int step);
+    double gaussian(int rank) { return normal_[rank](rng_[rank]); }
 
     std::uint32_t slotOf(int rank, std::uint8_t stream) const { return stream_base_[rank] + stream; }
 
@@ -128,6 +129,8 @@ private:
     std::vector<Instance> instances_;
     std::vector<std::uint32_t> flow_inst_;                          // owner → instance (by flow owner)
     std::vector<std::mt19937_64> rng_;
+    std::vector<std::normal_distribution<double>> normal_;         // N(0, 1) per rank (keeps its spare draw)
+    double kernel_sigma_ = 0.0, straggler_sigma_ = 0.0;             // lognormal σ from the cvs
     std::vector<std::vector<double>> straggler_;                    // [rank][step]
 };
 

@@ -41,15 +41,17 @@ void BM_EngineEvents(benchmark::State& state) {
     CostModel cost(prof, NcclSpec{}, true);
     const Fabric fabric = switchNode(8, 450, 0.7, true);
     const Workload w = syntheticWorkload(static_cast<int>(state.range(0)));
+    const bool jitter = state.range(1) != 0;
     std::uint64_t events = 0;
     for (auto _ : state) {
-        Timeline tl = Engine(w, cost, fabric, engineConfig(prof, true, 1)).run();
+        Timeline tl = Engine(w, cost, fabric, engineConfig(prof, jitter, 1)).run();
         events += tl.events;
         benchmark::DoNotOptimize(tl.spans.data());
     }
     state.counters["events_per_s"] = benchmark::Counter(double(events), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_EngineEvents)->Arg(100000)->Unit(benchmark::kMillisecond);
+// Arg 1: jitter on (draws a host and a kernel variate per op) or off (the engine alone).
+BENCHMARK(BM_EngineEvents)->Args({100000, 0})->Args({100000, 1})->Unit(benchmark::kMillisecond);
 
 void BM_Simulate8GpuStep(benchmark::State& state) {
     Scenario sc = loadScenario(STEPSIM_SOURCE_DIR "/scenarios/gpt-1p3b-ddp-8xh200.yaml", {"sim.steps=1"});
