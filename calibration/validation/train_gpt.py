@@ -216,6 +216,10 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
     warm_step_s = (time.perf_counter() - t1) / 2
     warmup_s = time.perf_counter() - t0
     n = max(args.min_steps, min(args.max_steps, math.ceil(args.timed_seconds / max(warm_step_s, 1e-4))))
+    if world > 1:  # every rank must run the same number of steps, or their collectives stop matching
+        n_t = torch.tensor([n], device=dev, dtype=torch.int64)
+        dist.all_reduce(n_t, op=dist.ReduceOp.MAX)
+        n = int(n_t.item())
 
     # timed steps: events at each step's start, no per-step synchronization (the host may run ahead,
     # as in real training); the last event closes the last step
@@ -376,6 +380,8 @@ def main(argv=None) -> int:
         gc.collect()
         torch.cuda.empty_cache()
         rec["config_wall_s"] = time.perf_counter() - t0
+        if rank != 0 and rec["status"] != "ok":
+            print(f"[train_gpt] rank {rank} {c['id']}: {rec['status']}\n{rec['error']}", flush=True)
         if rank == 0:
             with open(args.out, "a") as f:
                 f.write(json.dumps(rec) + "\n")
