@@ -36,7 +36,9 @@ void addRunCommand(CLI::App& app) {
     run->add_option("--trace", *trace,
                     "Write a Chrome/Perfetto trace (pid = rank, tid = stream) to this file; open in ui.perfetto.dev");
     run->add_option("--set", *sets, "Override a scenario key by its path, e.g. --set ddp.bucket_cap_mb=100 "
-                                    "(repeatable)");
+                                    "(repeatable)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     run->add_flag("-q,--quiet", *quiet, "Print nothing on stdout");
     run->callback([=] {
         const stepsim::Scenario sc = stepsim::loadScenario(*file, *sets);
@@ -59,7 +61,9 @@ void addExplainCommand(CLI::App& app) {
     auto file = std::make_shared<std::string>();
     auto sets = std::make_shared<std::vector<std::string>>();
     cmd->add_option("FILE", *file, "Scenario YAML file")->required();
-    cmd->add_option("--set", *sets, "Override a scenario key by its path (repeatable)");
+    cmd->add_option("--set", *sets, "Override a scenario key by its path (repeatable)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd->callback([=] { std::cout << stepsim::explainScenario(stepsim::loadScenario(*file, *sets)); });
 }
 
