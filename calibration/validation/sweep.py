@@ -55,7 +55,7 @@ def last_start(progress):
 def worker_cmd(world, ids, out, progress, args):
     script = args.worker
     common = [script, "--ids", ",".join(ids), "--out", out, "--progress", progress,
-              "--gqa", args.gqa] + (["--trace-dir", args.trace_dir] if args.trace_dir else [])
+              "--gqa", args.gqa, "--profile-cpu", args.profile_cpu] + (["--trace-dir", args.trace_dir] if args.trace_dir else [])
     if world == 1:
         return [sys.executable] + common
     return [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={world}"] + common
@@ -189,6 +189,7 @@ def main(argv=None):
     ap.add_argument("--config-timeout-s", type=float, default=90.0)
     ap.add_argument("--init-timeout-s", type=float, default=150.0)
     ap.add_argument("--gqa", choices=("native", "repeat"), default="native")
+    ap.add_argument("--profile-cpu", choices=("on", "off"), default="on")
     ap.add_argument("--keep-traces", action="store_true")
     ap.add_argument("--traces-max-mib", type=float, default=15.0)
     ap.add_argument("--dry-run", action="store_true")

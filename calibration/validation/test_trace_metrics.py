@@ -61,6 +61,12 @@ class StepMetricsTest(unittest.TestCase):
         self.assertEqual(m["category_count"],
                          {"attention": 1, "gemm": 1, "memcpy": 1, "nccl": 1})
 
+    def test_split_by_gaps(self):
+        # gaps: 400..600 (200 µs), 620..1500 (880 µs), 1510..5000: threshold 500 µs gives 3 groups
+        groups, unassigned = tm.split_by_gaps(self.trace, 500.0)
+        self.assertEqual([len(g) for g in groups], [4, 1, 1])
+        self.assertEqual(unassigned, 0)
+
     def test_primary_is_last_step(self):
         r = tm.analyze_trace(self.trace)
         self.assertEqual(r["profiled_steps"], 2)

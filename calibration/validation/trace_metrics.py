@@ -11,7 +11,9 @@ Definitions (DESIGN.md, "Metrics"), for the GPU events of one step on one rank:
 
 A step is the CPU range of a `record_function(STEP_LABEL)`; the worker synchronizes the device inside
 that range, so every device event of the step starts inside it. Device events are assigned to the step
-whose CPU range holds their start.
+whose CPU range holds their start. Without CPU activity in the trace (the worker's `--profile-cpu off`,
+which keeps the profiler's per-op host cost out of host-bound steps), steps are split at device idle
+gaps longer than a threshold; the worker sleeps between profiled steps to make those gaps.
 """
 from __future__ import annotations
 
@@ -121,6 +123,19 @@ def split_steps(trace: dict, label: str = STEP_LABEL):
     return steps, unassigned
 
 
+def split_by_gaps(trace: dict, min_gap_us: float):
+    """Device events grouped by idle gaps longer than min_gap_us (for traces without CPU activity,
+    where the worker leaves such a gap between profiled steps); no event is left unassigned."""
+    groups = []
+    last_end = None
+    for ev in device_events(trace):
+        if last_end is None or ev[0] - last_end > min_gap_us:
+            groups.append([])
+        groups[-1].append(ev)
+        last_end = ev[1] if last_end is None else max(last_end, ev[1])
+    return groups, 0
+
+
 def step_metrics(events, top_n: int = 25) -> dict:
     """The metrics of one step from its device events (see module docstring). Times in ms."""
     if not events:
@@ -165,9 +180,10 @@ def step_metrics(events, top_n: int = 25) -> dict:
     }
 
 
-def analyze_trace(trace: dict, label: str = STEP_LABEL) -> dict:
-    """Metrics for every profiled step; `primary` is the last step (the profiler's warm-up is past)."""
-    steps, unassigned = split_steps(trace, label)
+def analyze_trace(trace: dict, label: str = STEP_LABEL, min_gap_us: float | None = None) -> dict:
+    """Metrics for every profiled step; `primary` is the last step (the profiler's warm-up is past).
+    Steps are the record_function ranges, or with min_gap_us the groups between idle gaps."""
+    steps, unassigned = split_by_gaps(trace, min_gap_us) if min_gap_us else split_steps(trace, label)
     per_step = [step_metrics(evs) for evs in steps]
     return {
         "profiled_steps": len(per_step),
@@ -178,6 +194,6 @@ def analyze_trace(trace: dict, label: str = STEP_LABEL) -> dict:
     }
 
 
-def analyze_file(path: str, label: str = STEP_LABEL) -> dict:
+def analyze_file(path: str, label: str = STEP_LABEL, min_gap_us: float | None = None) -> dict:
     with open(path) as f:
-        return analyze_trace(json.load(f), label)
+        return analyze_trace(json.load(f), label, min_gap_us)
