@@ -1,3 +1,7 @@
+// Boost 1.74's adjacency-list edge iterator (boost/graph/detail/adj_list_edge_iterator.hpp, included through
+// ClusterGraph.hpp) trips GCC 12's -Wmaybe-uninitialized when boykov_kolmogorov_max_flow walks edges(g): a
+// false positive reported in a Boost header, silenced for this file.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "topology/ClusterGraph.hpp"
 
 #include <algorithm>
@@ -181,6 +185,12 @@ std::vector<PathShare> ClusterGraph::walk(VertexId from, VertexId to, std::uint6
         return links_[g_[e].link].latency.count() * kHopScale + 1;
     };
 
+    auto ownNic = [&](VertexId v) -> std::optional<VertexId> {
+        if (const auto rank = g_[v].gpu) return nic_of_gpu_[static_cast<std::size_t>(*rank)];
+        return std::nullopt;
+    };
+    const std::optional<VertexId> src_nic = ownNic(from), dst_nic = ownNic(to);
+
     std::vector<PathShare> out;
     std::vector<Graph::edge_descriptor> cand;
     // Depth-first over the chosen next hops; only NVSwitch splits branch, so this is one path otherwise.
@@ -194,6 +204,14 @@ std::vector<PathShare> ClusterGraph::walk(VertexId from, VertexId to, std::uint6
                 if (c < kBlocked && c + dist[y] == dist[at]) cand.push_back(e);
             }
             if (cand.empty()) throw std::logic_error("ClusterGraph: inconsistent shortest-path distances");
+            // Rail alignment: when the source's or the destination's own NIC is among equal choices, take it.
+            if (cand.size() > 1) {
+                const auto own = std::find_if(cand.begin(), cand.end(), [&](auto e) {
+                    const VertexId y = boost::target(e, g_);
+                    return (src_nic && y == *src_nic) || (dst_nic && y == *dst_nic);
+                });
+                if (own != cand.end()) cand = {*own};
+            }
             const bool split = multipath && cand.size() > 1 && std::all_of(cand.begin(), cand.end(), [&](auto e) {
                 return g_[boost::target(e, g_)].kind == VertexKind::nvswitch &&
                        links_[g_[e].link].kind == LinkKind::nvlink;

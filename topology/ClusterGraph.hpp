@@ -14,6 +14,8 @@
 //   insertion order and the one taken at every hop is index key mod (number of candidates), with
 //   key = src + dst (GPU ranks for the rank overloads, vertex ids for the vertex overloads), so that pairs
 //   of different rails spread over the spines of a fat tree, and the same inputs always give the same route.
+//   Rail alignment: when the source GPU's own NIC (or the destination GPU's) is one of the equal-cost next
+//   hops, it is taken, so a GPU's inter-node traffic leaves and arrives through its own NIC.
 //   Shortest-path distances to each destination come from boost::dijkstra_shortest_paths on the reversed
 //   graph and are cached per destination; the routes between GPU ranks are cached per pair. The caches are
 //   guarded by a mutex, so one graph may be shared by threads; a returned reference stays valid for the
