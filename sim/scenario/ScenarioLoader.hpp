@@ -12,7 +12,8 @@
 // Derived values (kept unset in the Scenario so they follow the values they derive from; use these):
 //   kv_heads   = heads                                   (multi-head attention)
 //   ffn_hidden = 4·hidden                                (gelu: GPT-2/3, two matrices)
-//              = 256·ceil((8/3·hidden) / 256)            (swiglu: LLaMA's 2/3·4·hidden rounded up to 256)
+//              = 256·ceil((8/3·hidden) / 256)            (swiglu: LLaMA's 2/3·4·hidden rounded up to a multiple
+//                                                        of 256; Touvron et al. 2023, llama/model.py multiple_of)
 #include <filesystem>
 #include <string>
 #include <string_view>

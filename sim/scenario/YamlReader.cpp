@@ -94,7 +94,8 @@ void readInteger(YamlReader& r, const YAML::Node& n, const std::string& path, I&
             out = value;
             return;
         }
-        if (ec == std::errc::result_out_of_range) r.failAt(n, path, fmt::format("{} is out of range", *text));
+        if (ec == std::errc::result_out_of_range)
+            r.failAt(n, path, fmt::format("expected {}, got {} (out of range)", what, describeNode(n)));
     }
     r.failAt(n, path, fmt::format("expected {}, got {}", what, describeNode(n)));
 }

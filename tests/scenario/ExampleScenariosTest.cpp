@@ -6,6 +6,7 @@
 
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/ScenarioLoader.hpp"
+#include "tests/scenario/ScenarioEquality.hpp"
 
 namespace stepsim {
 namespace {
@@ -23,6 +24,15 @@ TEST(ExampleScenarios, EveryFileLoadsAndResolvesItsProfile) {
         ++count;
     }
     EXPECT_GE(count, 4);
+}
+
+TEST(ExampleScenarios, EveryFileExplainsToAnEqualScenario) {
+    for (const auto& entry : std::filesystem::directory_iterator(kScenarios)) {
+        if (entry.path().extension() != ".yaml") continue;
+        SCOPED_TRACE(entry.path().string());
+        const Scenario s = loadScenario(entry.path());
+        expectSameScenario(parseScenario(explainScenario(s), s.source), s);
+    }
 }
 
 TEST(ExampleScenarios, DemoIsGpt1p3bOnEightH200) {
