@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "sim/core/InputError.hpp"
