@@ -170,6 +170,10 @@ public:
         b_.phase = Phase::backward;
         ready_ = &ready;
         const double T = double(t_.T), h = double(t_.h), TV = T * double(t_.V);
+        // loss.backward() seeds the gradient with ones; (loss / grad_accum) adds a scale and its backward.
+        if (c_.sc.training.grad_accum > 1) b_.mem("loss / grad_accum", 8);
+        b_.mem("loss grad seed", 4);
+        if (c_.sc.training.grad_accum > 1) b_.mem("loss / grad_accum backward", 8);
         b_.mem("nll_loss backward", 4 * TV);
         b_.mem("log_softmax backward", 12 * TV);
         b_.mem("logits grad cast", (4 + c_.ce) * TV);
@@ -212,7 +216,10 @@ private:
     }
     void normBackward(const std::string& name, const std::string& param) {
         const double T = double(t_.T), h = double(t_.h);
+        // Two passes, as PyTorch's CUDA norm backward: the input gradient (reads x, dy, writes dx) and the
+        // weight (and bias) gradient, a column reduction over x and dy.
         b_.mem(name + " backward", 12 * T * h);
+        b_.mem(name + " weight grad", 8 * T * h);
         gradReady(paramIndex(param + ".weight"));
         if (t_.norm == NormKind::layernorm) gradReady(paramIndex(param + ".bias"));
     }
@@ -246,6 +253,8 @@ private:
         if (c_.autocast) b_.mem(L(l, "norm1 cast"), (4 + c_.ce) * T * h);
         linearForward(L(l, "attn.qkv"), t_.qkvOut(), t_.h);
         attentionForward(l);
+        // y.transpose(1, 2).reshape(B, T, h): the heads-major attention output is copied token-major.
+        b_.mem(L(l, "attn output transpose"), 2 * c_.ce * T * h);
         linearForward(L(l, "attn.proj"), t_.h, t_.h);
         b_.mem(L(l, "residual add"), (8 + c_.ce) * T * h);
         norm(L(l, "norm2"));
@@ -286,7 +295,11 @@ private:
         b_.mem(L(l, "residual grad add"), 12 * T * h);
         linearBackward(L(l, "attn.proj"), t_.h, t_.h, paramIndex(L(l, "attn.proj.weight")));
         const double qkv = double(t_.qkvOut());
+        // Flash attention's backward takes its output gradient contiguous in the heads-major layout.
+        b_.mem(L(l, "attn grad transpose"), 2 * c_.ce * T * h);
         b_.attention(L(l, "attn.flash backward"), 2.5 * attentionForwardFlops(t_), (2 * T * qkv + 2 * T * h) * c_.ce);
+        // split() backward: dq, dk, dv concatenated into the fused QKV output gradient.
+        b_.mem(L(l, "qkv grad cat"), 2 * c_.ce * T * qkv);
         linearBackward(L(l, "attn.qkv"), t_.qkvOut(), t_.h, paramIndex(L(l, "attn.qkv.weight")));
         if (c_.autocast) b_.mem(L(l, "norm1 cast backward"), (c_.ce + 4) * T * h);
         normBackward(L(l, "norm1"), L(l, "norm1"));
