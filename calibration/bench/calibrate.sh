@@ -34,7 +34,7 @@ t1=$(t)
 t2=$(t)
 quick=""
 for a in "$@"; do [ "$a" = "--quick" ] && quick="--quick"; done
-"$py" "$here/../pytorch/stepsim_torch_bench.py" --out "$out/torch.jsonl" $quick || echo "calibrate.sh: PyTorch benchmarks failed (rc $?)" >&2
+"$py" "$here/../pytorch/stepsim_torch_bench.py" --out "$out/torch.jsonl" --gemm-shapes "$here/shapes/pytorch-micro.txt" $quick || echo "calibrate.sh: PyTorch benchmarks failed (rc $?)" >&2
 t3=$(t)
 {
   awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" 'BEGIN {

@@ -6,13 +6,16 @@ Writes JSON Lines in stepsim-bench's format (one metadata record, then one recor
                    gelu / silu, residual add, casts (bf16<->fp32, bf16->fp8 e4m3, amax), fused AdamW step;
                    with FLOPs and bytes moved (each input read once, each output written once) so the fit can
                    turn times into efficiencies.
+  kind "gemm":     BF16 torch.mm and FP8 torch._scaled_mm (per-tensor scales, fast accumulation on/off) over
+                   stepsim-bench's shape grid, the same shapes seen through PyTorch (a cross-check of the harness);
   kind "dispatch": host cost of one eager op (PyTorch dispatch + cudaLaunchKernel) and the device time per
                    tiny op when ops are queued back to back.
 Timing: warm-up, then a CUDA event between consecutive iterations; percentiles per record (as stepsim-bench).
 FLOPs for attention (FlashAttention-2 paper, Dao 2023, sec. 4): forward 4·b·h·s²·d, halved when causal;
 backward 2.5× the forward.
 
-usage: stepsim_torch_bench.py --out FILE [--quick] [--device N] [--time-limit SECONDS]
+usage: stepsim_torch_bench.py --out FILE [--quick] [--device N] [--time-limit SECONDS] [--groups LIST]
+                              [--gemm-shapes FILE]
 Exit status: 0 done; 2 no GPU or no PyTorch with CUDA; 1 failure.
 """
 import argparse
@@ -133,6 +136,80 @@ def attention(b, torch, F):
                 torch.cuda.empty_cache()
 
 
+def gemm_shapes(quick, extra_file):
+    """The transformer grid of stepsim-bench (calibration/bench/src/GemmBench.cu), plus extra "m n k" lines."""
+    tokens = [4096] if quick else [2048, 4096, 8192, 16384]
+    hidden = [2048] if quick else [1024, 2048, 4096, 8192]
+    out = []
+
+    def add(m, n, k):
+        if (m, n, k) not in out:
+            out.append((m, n, k))
+    for t in tokens:
+        for h in hidden:
+            add(t, h, h)
+            add(t, 3 * h, h)
+            add(t, 4 * h, h)
+            add(t, h, 4 * h)
+    for t in tokens:
+        for h in hidden:
+            add(h, 4 * h, t)
+            add(h, h, t)
+    if extra_file:
+        for line in open(extra_file):
+            line = line.strip()
+            if line and not line.startswith("#"):
+                m, n, k = (int(x) for x in line.split())
+                add(m, n, k)
+    return out
+
+
+def gemms(b, torch):
+    """BF16 (torch.mm) and FP8 E4M3 (torch._scaled_mm, per-tensor scales, fast accumulation on and off), TN:
+    a (m×k) row-major times w (n×k) row-major transposed, BF16 out; rotating input sets for a cold L2."""
+    l2 = torch.cuda.get_device_properties(b.args.device).L2_cache_size
+    fp8 = getattr(torch, "float8_e4m3fn", None)
+    one = torch.ones((), device=b.dev, dtype=torch.float32)
+    for (m, n, k) in gemm_shapes(b.args.quick, b.args.gemm_shapes):
+        if b.late(f"gemm {m}x{n}x{k}"):
+            return
+        per_set = (m * k + n * k) * 2 + m * n * 2
+        sets = max(2, min(32, -(-4 * l2 // per_set)))
+        a = [torch.rand(m, k, device=b.dev, dtype=torch.bfloat16) * 2 - 1 for _ in range(sets)]
+        w = [torch.rand(n, k, device=b.dev, dtype=torch.bfloat16) * 2 - 1 for _ in range(sets)]
+        flops = 2.0 * m * n * k
+        shape = {"m": m, "n": n, "k": k}
+        i = [0]
+
+        def mm():
+            j = i[0] = (i[0] + 1) % sets
+            return torch.mm(a[j], w[j].t())
+        t = b.time_iters(mm, target_us=15000.0)
+        s = summarize(t)
+        b.write({"kind": "gemm", "source": "pytorch", "dtype": "bf16", "layout": "TN", "out_dtype": "bf16", "m": m, "n": n,
+                 "k": k, "rotating_sets": sets, "time_us": s, "tflops": flops / (s["median"] * 1e6)})
+        if fp8 is not None and hasattr(torch, "_scaled_mm"):
+            a8 = [x.to(fp8) for x in a]
+            w8 = [x.to(fp8) for x in w]
+            for fast in (True, False):
+                def smm():
+                    j = i[0] = (i[0] + 1) % sets
+                    return torch._scaled_mm(a8[j], w8[j].t(), one, one, out_dtype=torch.bfloat16, use_fast_accum=fast)
+                try:
+                    t = b.time_iters(smm, target_us=15000.0)
+                except RuntimeError as e:
+                    b.write({"kind": "error", "group": "pytorch-gemm", "what": f"fp8 {m}x{n}x{k} fast={fast}",
+                             "message": str(e)[:300]})
+                    continue
+                s = summarize(t)
+                b.write({"kind": "gemm", "source": "pytorch", "dtype": "fp8_e4m3", "fast_accum": fast,
+                         "scaling": "per_tensor", "layout": "TN", "out_dtype": "bf16", "m": m, "n": n, "k": k,
+                         "rotating_sets": sets, "time_us": s, "tflops": flops / (s["median"] * 1e6)})
+            del a8, w8
+        del a, w
+        torch.cuda.empty_cache()
+
+
 def pointwise(b, torch, F):
     tokens = 16384
     hiddens = [4096] if b.args.quick else [1024, 2048, 4096, 8192]
@@ -230,7 +307,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--time-limit", type=float, default=0.0)
-    ap.add_argument("--groups", default="dispatch,pointwise,attention,adamw")
+    ap.add_argument("--groups", default="dispatch,pointwise,attention,adamw,gemm")
+    ap.add_argument("--gemm-shapes", default="", help="extra GEMM shapes, one 'm n k' per line")
     args = ap.parse_args()
     try:
         import torch
@@ -261,6 +339,8 @@ def main():
             attention(b, torch, F)
         elif g == "adamw":
             adamw(b, torch)
+        elif g == "gemm":
+            gemms(b, torch)
         else:
             print(f"stepsim_torch_bench: unknown group {g}", file=sys.stderr)
             return 64

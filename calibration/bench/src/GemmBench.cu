@@ -11,6 +11,7 @@
 #include <cuda_fp8.h>
 
 #include <fstream>
+#include <map>
 
 namespace stepsim::bench {
 namespace {
@@ -96,17 +97,18 @@ void runGemm(Context& ctx) {
     CHECK_CUDA(cudaMalloc(&inFp8, inElems));
     CHECK_CUDA(cudaMalloc(&out, outElems * 2));
     CHECK_CUDA(cudaMalloc(&workspace, wsBytes));
-    CHECK_CUDA(cudaMalloc(&scales, 2 * sizeof(float)));
+    CHECK_CUDA(cudaMalloc(&scales, 128 * sizeof(float)));  // A scale at [0], B scale at [64]: each 256-B aligned
     fillRandomBf16(inBf16, inElems, 7, st);
     fillRandomFp8(inFp8, inElems, 8, st);
-    const float one[2] = {1.0f, 1.0f};
-    CHECK_CUDA(cudaMemcpyAsync(scales, one, sizeof one, cudaMemcpyHostToDevice, st));
+    std::vector<float> one(128, 1.0f);
+    CHECK_CUDA(cudaMemcpyAsync(scales, one.data(), one.size() * sizeof(float), cudaMemcpyHostToDevice, st));
     CHECK_CUDA(cudaStreamSynchronize(st));
 
     cublasLtHandle_t lt;
     CHECK_CUBLAS(cublasLtCreate(&lt));
     const float alpha = 1.0f, beta = 0.0f;
     const double targetUs = 25e3;  // time per (shape, variant) after warm-up
+    std::map<std::string, int> failures;  // per variant: shapes on which no algorithm ran
 
     for (const auto& s : shapes) {
         for (const auto& v : variants) {
@@ -114,6 +116,7 @@ void runGemm(Context& ctx) {
                 recordSkipped(ctx, "gemm", std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " " + v.dtype);
                 continue;
             }
+            if (failures[v.dtype + (v.fast_accum ? "1" : "0")] >= 3) continue;  // this variant does not run here
             const cudaDataType_t inType = v.fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
             const std::size_t elemIn = v.fp8 ? 1 : 2;
             cublasLtMatmulDesc_t op;
@@ -123,7 +126,7 @@ void runGemm(Context& ctx) {
             CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tB, sizeof tB));
             if (v.fp8) {
                 const float* sa = scales;
-                const float* sb = scales + 1;
+                const float* sb = scales + 64;
                 CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
                 CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
                 const std::int8_t fast = v.fast_accum ? 1 : 0;
@@ -136,19 +139,51 @@ void runGemm(Context& ctx) {
             cublasLtMatmulPreference_t pref;
             CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
             CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsBytes, sizeof wsBytes));
-            cublasLtMatmulHeuristicResult_t heur{};
+            constexpr int kCandidates = 8;
+            cublasLtMatmulHeuristicResult_t cand[kCandidates] = {};
             int found = 0;
-            CHECK_CUBLAS(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heur, &found));
-            if (found == 0) throw BenchError("cuBLASLt found no algorithm for " + v.dtype + " " + std::to_string(s.m));
+            CHECK_CUBLAS(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, kCandidates, cand, &found));
 
-            const std::size_t sets = setsFor(s, elemIn);
             const std::size_t aE = alignUp(s.m * s.k), bE = alignUp(s.k * s.n), dE = alignUp(s.m * s.n);
-            auto matmul = [&](std::size_t set) {
+            const std::size_t sets = setsFor(s, elemIn);
+            const cublasLtMatmulAlgo_t* algo = nullptr;
+            auto matmulWith = [&](const cublasLtMatmulAlgo_t* a, std::size_t set) {
                 const char* base = static_cast<const char*>(v.fp8 ? inFp8 : inBf16) + set * (aE + bE) * elemIn;
                 void* d = static_cast<char*>(out) + set * dE * 2;
-                CHECK_CUBLAS(cublasLtMatmul(lt, op, &alpha, base, la, base + aE * elemIn, lb, &beta, d, lc, d, lc,
-                                            &heur.algo, workspace, wsBytes, st));
+                // beta = 0 so C is never read, but cuBLASLt's FP8 kernels refuse C aliasing D (NOT_SUPPORTED;
+                // PyTorch's scaled_gemm passes a separate dummy C for the same reason): C = the next set's output.
+                const void* c = static_cast<const char*>(out) + ((set + 1) % sets) * dE * 2;
+                return cublasLtMatmul(lt, op, &alpha, base, la, base + aE * elemIn, lb, &beta, c, lc, d, lc, a, workspace,
+                                      wsBytes, st);
             };
+            auto matmul = [&](std::size_t set) { CHECK_CUBLAS(matmulWith(algo, set)); };
+            // cuBLASLt's first heuristic answer is what frameworks run; if it refuses to run (NOT_SUPPORTED),
+            // take the next candidate and record which one ran.
+            int chosen = -1;
+            cublasStatus_t lastStatus = CUBLAS_STATUS_NOT_SUPPORTED;
+            for (int c = 0; c < found && chosen < 0; ++c) {
+                if (cand[c].workspaceSize > wsBytes) continue;
+                lastStatus = matmulWith(&cand[c].algo, 0);
+                if (lastStatus == CUBLAS_STATUS_SUCCESS) chosen = c;
+            }
+            const std::string what = v.dtype + (v.fp8 ? (v.fast_accum ? " fast_accum" : " no_fast_accum") : "") + " " +
+                                     std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+            if (chosen < 0) {
+                ctx.out->write(JsonObject().str("kind", "error").str("group", "gemm").str("what", what)
+                                   .integer("heuristic_candidates", found)
+                                   .str("message", "cublasLtMatmul refused every heuristic candidate, last status " +
+                                                       std::to_string(int(lastStatus))));
+                std::fprintf(stderr, "stepsim-bench: gemm %s: no candidate ran (status %d, %d candidates)\n", what.c_str(),
+                             int(lastStatus), found);
+                ++failures[v.dtype + (v.fast_accum ? "1" : "0")];
+                CHECK_CUBLAS(cublasLtMatmulPreferenceDestroy(pref));
+                CHECK_CUBLAS(cublasLtMatrixLayoutDestroy(la));
+                CHECK_CUBLAS(cublasLtMatrixLayoutDestroy(lb));
+                CHECK_CUBLAS(cublasLtMatrixLayoutDestroy(lc));
+                CHECK_CUBLAS(cublasLtMatmulDescDestroy(op));
+                continue;
+            }
+            algo = &cand[chosen].algo;
             // Warm-up, then estimate the time of one call to choose the iteration count.
             auto ev2 = makeEvents(2);
             for (int w = 0; w < 3; ++w) matmul(w % sets);
@@ -180,6 +215,7 @@ void runGemm(Context& ctx) {
             const double sd = std::sqrt(var / double(t.size()));
             o.num("stdev_us", sd).num("cv", sd / sm.mean);
             if (v.fp8) o.boolean("fast_accum", v.fast_accum).str("scaling", "per_tensor");
+            o.integer("heuristic_index", chosen).integer("heuristic_candidates", found);
             ctx.out->write(o);
 
             CHECK_CUBLAS(cublasLtMatmulPreferenceDestroy(pref));

@@ -6,7 +6,8 @@
 //    %globaltimer at its start and end; gap = start(i+1) − end(i), period = start(i+1) − start(i);
 //  - graph_per_kernel: a CUDA graph of 100 stamp kernels, replayed; device time per kernel = replay time
 //    (events) / 100, and its gaps from the stamps; graph_host_launch: host time of cudaGraphLaunch.
-// %globaltimer has a coarse tick on some GPUs: the record gives the smallest non-zero step seen.
+// %globaltimer has a coarse tick on some GPUs: the record gives the smallest non-zero difference between two
+// back-to-back reads inside one kernel (an upper bound on the timer's step).
 #include "Common.hpp"
 
 namespace stepsim::bench {
@@ -43,7 +44,9 @@ Stamps readStamps(const unsigned long long* dbuf, int n) {
     for (int i = 0; i + 1 < n; ++i) {
         s.gaps.push_back(double(h[2 * (i + 1)] - h[2 * i + 1]) * 1e-3);
         s.periods.push_back(double(h[2 * (i + 1)] - h[2 * i]) * 1e-3);
-        const unsigned long long d = h[2 * (i + 1)] - h[2 * i];
+    }
+    for (int i = 0; i < n; ++i) {  // two reads back to back inside a kernel differ by 0 or one timer step
+        const unsigned long long d = h[2 * i + 1] - h[2 * i];
         if (d > 0) tick = std::min(tick, d);
     }
     s.tick_ns = tick == ~0ull ? 0 : double(tick);
