@@ -8,15 +8,13 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <queue>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
 
 #include <boost/graph/boykov_kolmogorov_max_flow.hpp>
-#include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/graphviz.hpp>
-#include <boost/graph/reverse_graph.hpp>
-#include <boost/property_map/function_property_map.hpp>
 #include <fmt/format.h>
 
 namespace stepsim {
@@ -24,9 +22,9 @@ namespace stepsim {
 namespace {
 
 // Path cost = latency·kHopScale + hops: lexicographic (latency, hops) as one integer, exact for paths of
-// fewer than kHopScale links. An edge into a GPU that is not the destination costs kBlocked (no transit).
+// fewer than kHopScale links.
 constexpr std::int64_t kHopScale = 1024;
-constexpr std::int64_t kBlocked = std::int64_t{1} << 52;
+constexpr std::size_t kDistanceCacheBytes = std::size_t{256} << 20;
 constexpr std::int64_t kUnreached = std::numeric_limits<std::int64_t>::max();
 
 constexpr std::string_view kVertexKindNames[] = {"gpu", "nvswitch", "pcie_switch", "cpu",
@@ -52,6 +50,7 @@ std::optional<LinkKind> linkKindFromString(std::string_view name) {
 
 struct ClusterGraph::Caches {
     std::mutex mutex;
+    Reverse reverse;                                                     // built on first use
     std::unordered_map<VertexId, std::vector<std::int64_t>> dist;        // per destination vertex
     std::unordered_map<std::uint64_t, Route> route;                      // per (src, dst) rank pair
     std::unordered_map<std::uint64_t, std::vector<PathShare>> routes;    // per (src, dst) rank pair
@@ -64,6 +63,7 @@ ClusterGraph::~ClusterGraph() = default;
 
 void ClusterGraph::invalidate() {
     std::lock_guard lock(caches_->mutex);
+    caches_->reverse = Reverse{};
     caches_->dist.clear();
     caches_->route.clear();
     caches_->routes.clear();
@@ -149,26 +149,54 @@ std::optional<double> ClusterGraph::nicBandwidth(int rank) const {
 
 // ---------------------------------------------------------------------------------------------- routing
 
+const ClusterGraph::Reverse& ClusterGraph::reverse() const {
+    auto& rev = caches_->reverse;
+    if (!rev.offsets.empty()) return rev;
+    const std::size_t V = vertexCount();
+    rev.offsets.assign(V + 1, 0);
+    for (const auto& [from, to] : ends_) ++rev.offsets[to + 1];
+    for (std::size_t v = 0; v < V; ++v) rev.offsets[v + 1] += rev.offsets[v];
+    rev.from.resize(ends_.size());
+    rev.cost.resize(ends_.size());
+    std::vector<std::size_t> next(rev.offsets.begin(), rev.offsets.end() - 1);
+    for (LinkId id = 0; id < ends_.size(); ++id) {  // in link order, so the layout is deterministic
+        const std::size_t slot = next[ends_[id].second]++;
+        rev.from[slot] = ends_[id].first;
+        rev.cost[slot] = links_[id].latency.count() * kHopScale + 1;
+    }
+    rev.is_gpu.resize(V);
+    for (std::size_t v = 0; v < V; ++v) rev.is_gpu[v] = g_[v].kind == VertexKind::gpu ? 1 : 0;
+    return rev;
+}
+
 const std::vector<std::int64_t>& ClusterGraph::distancesTo(VertexId dst) const {
     auto it = caches_->dist.find(dst);
     if (it != caches_->dist.end()) return it->second;
 
-    // Dijkstra from dst over the reversed graph: dist[v] = cost of the cheapest path v → dst.
-    const auto rg = boost::make_reverse_graph(g_);
-    using RevEdge = boost::graph_traits<decltype(rg)>::edge_descriptor;
-    auto weight = boost::make_function_property_map<RevEdge, std::int64_t>([this, dst](const RevEdge& e) {
-        const auto& original = e.underlying_descx;  // original edge u→v
-        const VertexId v = boost::target(original, g_);
-        if (g_[v].kind == VertexKind::gpu && v != dst) return kBlocked;
-        return links_[g_[original].link].latency.count() * kHopScale + 1;
-    });
+    // Dijkstra from dst over the reversed edges: dist[v] = cost of the cheapest path v → dst that enters
+    // no GPU but dst (a GPU other than dst gets its distance but is never expanded).
+    const Reverse& rev = reverse();
     std::vector<std::int64_t> dist(vertexCount(), kUnreached);
-    boost::dijkstra_shortest_paths(
-        rg, dst,
-        boost::weight_map(weight)
-            .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, rg)))
-            .distance_inf(kUnreached)
-            .distance_zero(std::int64_t{0}));
+    using Item = std::pair<std::int64_t, VertexId>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+    dist[dst] = 0;
+    heap.emplace(0, dst);
+    while (!heap.empty()) {
+        const auto [d, v] = heap.top();
+        heap.pop();
+        if (d != dist[v] || (rev.is_gpu[v] && v != dst)) continue;
+        for (std::size_t i = rev.offsets[v]; i < rev.offsets[v + 1]; ++i) {
+            const VertexId u = rev.from[i];
+            const std::int64_t nd = d + rev.cost[i];
+            if (nd < dist[u]) {
+                dist[u] = nd;
+                heap.emplace(nd, u);
+            }
+        }
+    }
+    // Bound the cache (a 1024-GPU cluster has ~4000 vertices: 32 KB per destination): past the budget,
+    // start over. Results never depend on what is cached.
+    if ((caches_->dist.size() + 1) * dist.size() * sizeof(std::int64_t) > kDistanceCacheBytes) caches_->dist.clear();
     return caches_->dist.emplace(dst, std::move(dist)).first->second;
 }
 
@@ -176,14 +204,10 @@ std::vector<PathShare> ClusterGraph::walk(VertexId from, VertexId to, std::uint6
     if (from >= vertexCount() || to >= vertexCount()) throw std::out_of_range("ClusterGraph: no such vertex");
     if (from == to) return {PathShare{}};
     const auto& dist = distancesTo(to);
-    if (dist[from] >= kBlocked)
+    if (dist[from] == kUnreached)
         throw std::runtime_error(fmt::format("no route from {} to {}", g_[from].name, g_[to].name));
 
-    auto edgeCost = [&](Graph::edge_descriptor e) {
-        const VertexId v = boost::target(e, g_);
-        if (g_[v].kind == VertexKind::gpu && v != to) return kBlocked;
-        return links_[g_[e].link].latency.count() * kHopScale + 1;
-    };
+    auto edgeCost = [&](Graph::edge_descriptor e) { return links_[g_[e].link].latency.count() * kHopScale + 1; };
 
     auto ownNic = [&](VertexId v) -> std::optional<VertexId> {
         if (const auto rank = g_[v].gpu) return nic_of_gpu_[static_cast<std::size_t>(*rank)];
@@ -199,9 +223,8 @@ std::vector<PathShare> ClusterGraph::walk(VertexId from, VertexId to, std::uint6
             cand.clear();
             for (auto e : boost::make_iterator_range(boost::out_edges(at, g_))) {
                 const VertexId y = boost::target(e, g_);
-                if (dist[y] == kUnreached) continue;
-                const std::int64_t c = edgeCost(e);
-                if (c < kBlocked && c + dist[y] == dist[at]) cand.push_back(e);
+                if (dist[y] == kUnreached || (g_[y].kind == VertexKind::gpu && y != to)) continue;
+                if (edgeCost(e) + dist[y] == dist[at]) cand.push_back(e);
             }
             if (cand.empty()) throw std::logic_error("ClusterGraph: inconsistent shortest-path distances");
             // Rail alignment: when the source's or the destination's own NIC is among equal choices, take it.
@@ -285,7 +308,7 @@ std::optional<VertexId> ClusterGraph::nearestOfKind(int rank, VertexKind kind) c
     const VertexId g = gpu(rank);
     const int node = nodeOf(rank);
     std::optional<VertexId> best;
-    std::int64_t best_cost = kBlocked;
+    std::int64_t best_cost = kUnreached;
     std::lock_guard lock(caches_->mutex);
     for (VertexId v = 0; v < vertexCount(); ++v) {
         if (g_[v].kind != kind || g_[v].node != node) continue;
