@@ -107,6 +107,47 @@ NodeTemplate nvl72Node() {
     return t;
 }
 
+NodeTemplate mergedNvSwitches(const NodeTemplate& node) {
+    NodeTemplate t;
+    t.name = node.name;
+    t.source = node.source;
+    std::vector<std::optional<int>> index(node.vertices.size());  // old vertex → new vertex
+    std::optional<int> merged;
+    for (std::size_t i = 0; i < node.vertices.size(); ++i) {
+        const auto& v = node.vertices[i];
+        if (v.kind == VertexKind::nvswitch) {
+            if (!merged) {
+                merged = static_cast<int>(t.vertices.size());
+                t.vertices.push_back(NodeTemplate::Vertex{VertexKind::nvswitch, "nvswitch", std::nullopt, v.line});
+            }
+            index[i] = merged;
+            continue;
+        }
+        index[i] = static_cast<int>(t.vertices.size());
+        t.vertices.push_back(v);
+    }
+    for (auto& v : t.vertices)
+        if (v.nic_port) v.nic_port = index[static_cast<std::size_t>(*v.nic_port)];
+    for (const auto& l : node.links) {
+        NodeTemplate::Duplex d = l;
+        d.a = *index[l.a];
+        d.b = *index[l.b];
+        const bool to_switch = merged && (d.a == *merged || d.b == *merged);
+        if (to_switch && d.kind == LinkKind::nvlink) {
+            const int other = d.a == *merged ? d.b : d.a;
+            const auto same = std::find_if(t.links.begin(), t.links.end(), [&](const NodeTemplate::Duplex& x) {
+                return x.kind == LinkKind::nvlink && ((x.a == *merged && x.b == other) || (x.b == *merged && x.a == other));
+            });
+            if (same != t.links.end()) {
+                same->capacity_Bps += d.capacity_Bps;
+                continue;
+            }
+        }
+        t.links.push_back(d);
+    }
+    return t;
+}
+
 ClusterGraph cluster(const NodeTemplate& node, int nodes, const NetworkSpec& network,
                      std::optional<int> gpus_per_node) {
     const int full = node.gpuCount();

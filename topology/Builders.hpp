@@ -68,6 +68,14 @@ NodeTemplate hgxB200Node();
 NodeTemplate pcieNodeTemplate(int gpus);  // gpus even, ≥ 2: half behind each of two PCIe switches
 NodeTemplate nvl72Node();
 
+// The same node with its NVSwitch chips merged into one "nvswitch" vertex: each GPU's NVLink edges to the
+// chips become one edge of their summed capacity (latency of the first). For flows this is exact when
+// every GPU-to-GPU transfer is split over the chips in proportion to its link groups (ClusterGraph::routes),
+// because then chip k carries the fraction n_k/Σn of every transfer on links of that same fraction of each
+// GPU's capacity; so with the merged node the single `route()` already sees each GPU's full NVLink
+// bandwidth, for an engine whose flows take one path. NVLink edges between other vertices are kept.
+NodeTemplate mergedNvSwitches(const NodeTemplate& node);
+
 // `nodes` copies of `node` on the fabric of `network`, using the first `gpus_per_node` GPUs of each
 // (default: all). Throws InputError (keys cluster.nodes, cluster.gpus_per_node, cluster.network.*).
 ClusterGraph cluster(const NodeTemplate& node, int nodes, const NetworkSpec& network = {},

@@ -145,5 +145,18 @@ TEST(Builders, BuildClusterFromSpec) {
     EXPECT_THROW(buildCluster(spec, ""), InputError);
 }
 
+// Expectations: merging the 4 NVSwitch chips of an HGX H100 gives one switch vertex with one 450 GB/s
+// edge per GPU, the single route then has the GPU's full NVLink bandwidth, and the bisection is unchanged.
+TEST(Builders, MergedNvSwitchesIsFlowEquivalent) {
+    const ClusterGraph g = cluster(mergedNvSwitches(hgxH100Node()), 1);
+    EXPECT_EQ(g.countOf(VertexKind::nvswitch), 1u);
+    EXPECT_EQ(linksOfKind(g, LinkKind::nvlink), 16u);
+    EXPECT_DOUBLE_EQ(g.nvlinkBandwidth(2), 450e9);
+    EXPECT_DOUBLE_EQ(g.bottleneck_Bps(g.route(2, 6)), 450e9);
+    EXPECT_EQ(g.routes(2, 6).size(), 1u);
+    EXPECT_EQ(*g.bisectionBandwidth(), *hgxH100().bisectionBandwidth());
+    EXPECT_EQ(g.vertex(*g.hostCpu(6)).name, "n0.cpu1");
+}
+
 }  // namespace
 }  // namespace stepsim
