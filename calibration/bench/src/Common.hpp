@@ -110,6 +110,8 @@ struct Options {
     bool quick = false;                   // a small grid, for smoke tests
     double time_limit_s = 0;              // 0: none; otherwise skip what would start after this
     std::string gemm_shapes_file;         // extra "m n k" lines (e.g. from the PyTorch micro file)
+    bool gemm_grid = true;                // the transformer grid (off: only --gemm-shapes)
+    bool gemm_cold_l2 = true;             // rotate input sets so each GEMM starts with a cold L2
 };
 
 // Deadline for the whole run: groups check it before each measurement and record what they skipped.

@@ -30,14 +30,14 @@ std::vector<Shape> gemmShapes(const Options& opt) {
     };
     const std::vector<long> tokens = opt.quick ? std::vector<long>{4096} : std::vector<long>{2048, 4096, 8192, 16384};
     const std::vector<long> hidden = opt.quick ? std::vector<long>{2048} : std::vector<long>{1024, 2048, 4096, 8192};
-    for (long t : tokens)
+    for (long t : opt.gemm_grid ? tokens : std::vector<long>{})
         for (long h : hidden) {
             add(t, h, h, "attn_out");        // [tokens, h] x [h, h]
             add(t, 3 * h, h, "qkv");         // fused QKV projection
             add(t, 4 * h, h, "mlp_up");
             add(t, h, 4 * h, "mlp_down");    // also the data-gradient of mlp_up
         }
-    for (long t : tokens)
+    for (long t : opt.gemm_grid ? tokens : std::vector<long>{})
         for (long h : hidden) {
             add(h, 4 * h, t, "wgrad_mlp");   // weight gradient: K = tokens
             add(h, h, t, "wgrad_attn");
@@ -80,6 +80,7 @@ void runGemm(Context& ctx) {
     // Arenas sized for the largest shape's rotation: inputs (random), outputs.
     auto setsFor = [&](const Shape& s, std::size_t elemIn) {
         const std::size_t bytes = (s.m * s.k + s.k * s.n) * elemIn + s.m * s.n * 2;
+        if (!ctx.opt.gemm_cold_l2) return std::size_t(1);  // C then aliases D: BF16 only (FP8 refuses it)
         return std::max<std::size_t>(2, std::min<std::size_t>(64, (4 * l2 + bytes - 1) / bytes));
     };
     std::size_t inElems = 0, outElems = 0;

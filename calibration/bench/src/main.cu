@@ -3,7 +3,7 @@
 //
 //   stepsim-bench [--out FILE] [--groups LIST] [--gpus N] [--max-bytes SIZE] [--min-bytes SIZE]
 //                 [--variant-max-bytes SIZE] [--nccl-variants A/P,...] [--warmup N] [--iters N]
-//                 [--gemm-shapes FILE] [--time-limit SECONDS] [--quick]
+//                 [--gemm-shapes FILE] [--gemm-no-grid] [--gemm-warm-l2] [--time-limit SECONDS] [--quick]
 //
 // Groups: nccl, nccl-variants, gemm, memory, transfer, launch, interference (default: all).
 // Exit status: 0 done; 2 no GPU; 64 bad usage; 1 a CUDA / NCCL / cuBLASLt call failed (message on stderr; the
@@ -20,7 +20,7 @@ const char* kUsage =
     "usage: stepsim-bench [--out FILE] [--groups nccl,nccl-variants,gemm,memory,transfer,launch,interference]\n"
     "                     [--gpus N] [--min-bytes SIZE] [--max-bytes SIZE] [--variant-max-bytes SIZE]\n"
     "                     [--nccl-variants Ring/LL,Tree/Simple,...] [--warmup N] [--iters N]\n"
-    "                     [--gemm-shapes FILE] [--time-limit SECONDS] [--quick]\n"
+    "                     [--gemm-shapes FILE] [--gemm-no-grid] [--gemm-warm-l2] [--time-limit SECONDS] [--quick]\n"
     "SIZE takes K, M, G suffixes (powers of 1024).\n";
 
 struct UsageError : std::runtime_error {
@@ -102,6 +102,8 @@ Options parse(int argc, char** argv) {
                 throw UsageError("--time-limit: expected seconds, got '" + v + "'");
             }
         } else if (a == "--quick") o.quick = true;
+        else if (a == "--gemm-no-grid") o.gemm_grid = false;
+        else if (a == "--gemm-warm-l2") o.gemm_cold_l2 = false;
         else throw UsageError("unknown option '" + a + "'");
     }
     if (o.iters < 2 || o.warmup < 0) throw UsageError("--iters must be >= 2 and --warmup >= 0");

@@ -1,0 +1,345 @@
+#include "calibration/fit/ProfileFit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "calibration/fit/AlphaBetaFit.hpp"
+#include "calibration/fit/GemmFit.hpp"
+#include "sim/core/InputError.hpp"
+
+namespace stepsim {
+namespace {
+
+using nlohmann::json;
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    const std::size_t h = v.size() / 2;
+    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// Every 4th point (index 3, 7, ...) is held out.
+bool heldOut(std::size_t i) { return i % 4 == 3; }
+
+json segmentsJson(const CollectiveFit& f) {
+    json a = json::array();
+    for (const auto& s : f.segments)
+        a.push_back({{"lo_bytes", s.lo_bytes}, {"hi_bytes", s.hi_bytes}, {"alpha_us", s.alpha_us},
+                     {"busbw_gbps", s.busbw_gbps}, {"rel_error", s.rel_error}});
+    return a;
+}
+
+// Order of the profile's collective list: NCCL's own choice before forced variants, bf16 before other dtypes
+// (CostModel takes the first fit matching op/ranks/nodes/algo/proto).
+int dtypeRank(const std::string& d) { return d == "bf16" ? 0 : d == "fp32" ? 1 : 2; }
+
+struct SeriesKey {
+    std::string op;
+    int ranks, nodes;
+    std::string algo, proto, dtype;
+    auto tie() const {
+        return std::make_tuple(op, ranks, nodes, algo == "auto" ? 0 : 1, algo, proto, dtypeRank(dtype), dtype);
+    }
+    bool operator<(const SeriesKey& o) const { return tie() < o.tie(); }
+};
+
+// α-β line through (size, time) records with β reported as GB/s and α in µs.
+struct LineFit {
+    double alpha_us = 0, gbps = 0, rel_error = 0, lo = 0, hi = 0;
+    int n = 0;
+};
+LineFit fitRate(std::vector<SizeTime> pts) {
+    LineFit r;
+    std::sort(pts.begin(), pts.end(), [](auto& a, auto& b) { return a.bytes < b.bytes; });
+    if (pts.size() < 2) return r;
+    const AlphaBetaLine l = fitLine(pts, 1.0);
+    r.alpha_us = l.alpha_us;
+    r.gbps = 1.0 / (l.us_per_byte * 1e3);
+    std::vector<double> e;
+    for (const auto& p : pts) e.push_back(std::abs(l.predict(p.bytes) - p.us) / p.us);
+    r.rel_error = median(e);
+    r.lo = pts.front().bytes;
+    r.hi = pts.back().bytes;
+    r.n = static_cast<int>(pts.size());
+    return r;
+}
+json lineJson(const LineFit& l) {
+    return {{"alpha_us", l.alpha_us}, {"GBps", l.gbps}, {"rel_error", l.rel_error}, {"domain_bytes", {l.lo, l.hi}}, {"n", l.n}};
+}
+
+Distribution dist(const RawTimes& t) { return {t.median, std::max(t.p99, t.median)}; }
+
+}  // namespace
+
+ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, const std::string& name,
+                            const std::string& source) {
+    ProfileFitResult out;
+    HardwareProfile& p = out.profile;
+    p = base;
+    p.name = name;
+    p.source = source;
+    json& rep = out.report;
+    rep["profile"] = name;
+    rep["inputs"] = raw.files;
+    rep["run_errors"] = raw.errors;
+    rep["skipped_measurements"] = raw.skipped;
+    std::vector<std::string> kept;
+
+    // GPU.
+    if (!raw.gpu_model.empty()) p.gpu.model = raw.gpu_model;
+    if (raw.sms) p.gpu.sms = *raw.sms;
+    if (raw.memory_gib) p.gpu.memory_gib = *raw.memory_gib;
+    rep["gpu"] = {{"model", p.gpu.model}, {"sms", p.gpu.sms}, {"memory_gib", p.gpu.memory_gib}, {"gpus_in_run", raw.gpu_count},
+                  {"peaks", "datasheet (base profile)"}};
+
+    // Collectives.
+    std::map<SeriesKey, std::vector<SizeTime>> series;
+    for (const auto& c : raw.collectives)
+        series[{c.op, c.ranks, c.nodes, c.algo, c.proto, c.dtype}].push_back({c.bytes, c.time.median});
+    p.collectives.clear();
+    json cj = json::array();
+    std::vector<double> heldAll;
+    for (auto& [key, pts] : series) {
+        std::sort(pts.begin(), pts.end(), [](auto& a, auto& b) { return a.bytes < b.bytes; });
+        pts.erase(std::unique(pts.begin(), pts.end(), [](auto& a, auto& b) { return a.bytes == b.bytes; }), pts.end());
+        if (pts.size() < 8) continue;
+        const double factor = ncclBusFactor(key.op, key.ranks);
+        CollectiveFit f;
+        f.op = key.op;
+        f.ranks = key.ranks;
+        f.nodes = key.nodes;
+        f.algo = key.algo;
+        f.proto = key.proto;
+        f.dtype = key.dtype;
+        // Held-out check first: fit on 3 of 4 sizes, predict the 4th.
+        std::vector<SizeTime> train, test;
+        for (std::size_t i = 0; i < pts.size(); ++i) (heldOut(i) ? test : train).push_back(pts[i]);
+        CollectiveFit trial = f;
+        fitSegments(train, factor, trial);
+        std::vector<double> held;
+        for (const auto& t : test) held.push_back(std::abs(predictMicros(trial, factor, t.bytes) - t.us) / t.us);
+        heldAll.insert(heldAll.end(), held.begin(), held.end());
+        fitSegments(pts, factor, f);
+        cj.push_back({{"op", f.op}, {"ranks", f.ranks}, {"nodes", f.nodes}, {"algo", f.algo}, {"proto", f.proto},
+                      {"dtype", f.dtype}, {"points", pts.size()}, {"domain_bytes", {pts.front().bytes, pts.back().bytes}},
+                      {"rel_error", f.rel_error}, {"heldout_rel_error", median(held)}, {"segments", segmentsJson(f)}});
+        p.collectives.push_back(f);
+    }
+    out.heldout_collectives = median(heldAll);
+    rep["collectives"] = cj;
+    rep["collectives_heldout_median_rel_error"] = out.heldout_collectives;
+    rep["collectives_heldout_points"] = heldAll.size();
+    if (p.collectives.empty()) kept.push_back("collectives");
+
+    // GEMMs: stepsim-bench's cuBLASLt points when there are any for the dtype, else PyTorch's.
+    struct GemmSel { std::string key, dtype; std::optional<bool> fast; };
+    const std::vector<GemmSel> sel = {{"bf16", "bf16", std::nullopt}, {"fp8", "fp8_e4m3", true}, {"fp8_no_fast_accum", "fp8_e4m3", false}};
+    json gj = json::object();
+    std::vector<double> gemmHeld;
+    for (const auto& s : sel) {
+        std::vector<GemmPoint> pts;
+        std::string from;
+        for (const std::string src : {"stepsim-bench", "pytorch"}) {
+            for (const auto& g : raw.gemms)
+                if (g.source == src && g.dtype == s.dtype && (!s.fast || g.fast_accum.value_or(true) == *s.fast))
+                    pts.push_back({g.m, g.n, g.k, g.tflops});
+            if (!pts.empty()) {
+                from = src;
+                break;
+            }
+        }
+        if (pts.size() < 4) continue;
+        const double peak = s.dtype == "bf16" ? p.gpu.peak_tflops_bf16 : p.gpu.peak_tflops_fp8;
+        std::vector<GemmPoint> train, test;
+        for (std::size_t i = 0; i < pts.size(); ++i) (heldOut(i) ? test : train).push_back(pts[i]);
+        const GemmEfficiency trial = fitGemm(train, peak, p.gpu.sms);
+        const double heldModel = gemmModelError(test, trial, peak, p.gpu.sms);
+        const double heldCorrected = gemmCorrectedError(test, trial, peak, p.gpu.sms);
+        if (s.key != "fp8_no_fast_accum")  // the check covers the dtypes the profile carries
+            for (const auto& t : test) gemmHeld.push_back(gemmCorrectedError({t}, trial, peak, p.gpu.sms));
+        const GemmEfficiency e = fitGemm(pts, peak, p.gpu.sms);
+        long mlo = pts[0].m, mhi = mlo, nlo = pts[0].n, nhi = nlo, klo = pts[0].k, khi = klo;
+        double best = 0;
+        for (const auto& q : pts) {
+            mlo = std::min(mlo, q.m); mhi = std::max(mhi, q.m);
+            nlo = std::min(nlo, q.n); nhi = std::max(nhi, q.n);
+            klo = std::min(klo, q.k); khi = std::max(khi, q.k);
+            best = std::max(best, q.tflops);
+        }
+        gj[s.key] = {{"source", from}, {"points", pts.size()}, {"peak_tflops", peak}, {"max_efficiency", e.max_efficiency},
+                     {"k_half", e.k_half}, {"tile", {e.tile_m, e.tile_n}}, {"overhead_us", e.overhead_us},
+                     {"rel_error", e.rel_error}, {"heldout_model_rel_error", heldModel},
+                     {"heldout_corrected_rel_error", heldCorrected}, {"best_tflops", best},
+                     {"domain", {{"m", {mlo, mhi}}, {"n", {nlo, nhi}}, {"k", {klo, khi}}}}};
+        if (s.key == "bf16" || s.key == "fp8") p.gemm[s.key] = e;  // the profile's dtypes; the rest is report only
+    }
+    out.heldout_gemm = median(gemmHeld);
+    rep["gemm"] = gj;
+    rep["gemm_heldout_median_rel_error"] = out.heldout_gemm;
+    if (!gj.contains("bf16")) kept.push_back("gemm.bf16");
+    if (!gj.contains("fp8")) kept.push_back("gemm.fp8");
+    kept.push_back("gemm.fp16");
+
+    // Memory: β of the copy kernel above the L2, and the shortest kernel.
+    {
+        std::vector<SizeTime> copy;
+        json mj = json::object();
+        std::map<std::string, std::vector<SizeTime>> byOp;
+        for (const auto& m : raw.memory) byOp[m.op].push_back({m.bytes_moved, m.time.median});
+        for (auto& [op, pts] : byOp) {
+            std::vector<SizeTime> big;
+            for (const auto& q : pts)
+                if (q.bytes >= 128.0 * (1 << 20)) big.push_back(q);
+            if (big.size() >= 2) mj[op] = lineJson(fitRate(big));
+        }
+        if (byOp.count("copy_kernel")) {
+            std::vector<SizeTime> big;
+            for (const auto& q : byOp["copy_kernel"])
+                if (q.bytes >= 128.0 * (1 << 20)) big.push_back(q);
+            if (big.size() >= 2) {
+                const LineFit l = fitRate(big);
+                p.memory.read_write_efficiency = std::min(1.0, l.gbps / p.gpu.hbm_gbps);
+                mj["read_write_efficiency"] = p.memory.read_write_efficiency;
+                mj["from"] = "copy_kernel, bytes read + written, sizes >= 128 MiB moved (beyond the L2)";
+            }
+        } else {
+            kept.push_back("memory.read_write_efficiency");
+        }
+        bool minSet = false;
+        for (const auto& l : raw.launches)
+            if (l.op == "device_period") {
+                p.memory.min_kernel_us = l.time.median;
+                mj["min_kernel_us"] = l.time.median;
+                mj["min_kernel_from"] = "launch device_period: start-to-start of back-to-back empty kernels";
+                minSet = true;
+            }
+        if (!minSet) kept.push_back("memory.min_kernel_us");
+        rep["memory"] = mj;
+    }
+
+    // Launch.
+    {
+        json lj = json::object();
+        std::set<std::string> got;
+        for (const auto& l : raw.launches) {
+            lj[l.op] = {{"median_us", l.time.median}, {"p10_us", l.time.p10}, {"p90_us", l.time.p90}, {"p99_us", l.time.p99}};
+            if (l.op == "device_gap") p.launch.device_gap = dist(l.time), got.insert("device_gap");
+            if (l.op == "graph_host_launch") {
+                // cudaGraphLaunch of the harness's 100-kernel graph: host cost per kernel.
+                RawTimes t = l.time;
+                t.median /= 100.0;
+                t.p99 /= 100.0;
+                p.launch.graph_host = dist(t);
+                got.insert("graph_host");
+            }
+        }
+        for (const auto& d : raw.dispatch) {
+            lj["pytorch_" + d.op] = {{"median_us", d.time.median}, {"p99_us", d.time.p99}};
+            if (d.op == "eager_host") p.launch.eager_host = dist(d.time), got.insert("eager_host");
+        }
+        for (const std::string f : {"device_gap", "graph_host", "eager_host"})
+            if (!got.count(f)) kept.push_back("launch." + f);
+        kept.push_back("launch.compiled_host");
+        kept.push_back("launch.nccl_host");
+        rep["launch"] = lj;
+    }
+
+    // Attention (PyTorch flash attention, causal).
+    {
+        std::vector<double> fwd, bwd;
+        json aj = json::array();
+        for (const auto& k : raw.kernels) {
+            if (!k.flops || (k.op != "flash_attn_fwd" && k.op != "flash_attn_bwd")) continue;
+            const double eff = *k.flops / (k.time.median * 1e6) / p.gpu.peak_tflops_bf16;
+            aj.push_back({{"op", k.op}, {"seq", k.seq}, {"causal", k.causal}, {"efficiency", eff}});
+            if (!k.causal) continue;
+            (k.op == "flash_attn_fwd" ? fwd : bwd).push_back(eff);
+        }
+        if (!fwd.empty()) p.attention.fwd_efficiency = std::min(1.0, median(fwd));
+        else kept.push_back("attention.fwd_efficiency");
+        if (!bwd.empty()) p.attention.bwd_efficiency = std::min(1.0, median(bwd));
+        else kept.push_back("attention.bwd_efficiency");
+        rep["attention"] = {{"fwd_efficiency", p.attention.fwd_efficiency}, {"bwd_efficiency", p.attention.bwd_efficiency},
+                            {"from", "median over causal shapes of achieved/peak_tflops_bf16 (PyTorch SDPA flash)"},
+                            {"shapes", aj}};
+    }
+
+    // Other PyTorch kernels: achieved bandwidth, reported (memory-bound kernels are priced from HBM rates).
+    {
+        json kj = json::array();
+        for (const auto& k : raw.kernels)
+            if (k.bytes && !k.flops)
+                kj.push_back({{"op", k.op}, {"time_us", k.time.median}, {"GBps", *k.bytes / (k.time.median * 1e3)},
+                              {"fraction_of_hbm", *k.bytes / (k.time.median * 1e3) / p.gpu.hbm_gbps}});
+        rep["pytorch_kernels"] = kj;
+    }
+
+    // Links.
+    {
+        json tj = json::object();
+        std::map<std::string, std::vector<SizeTime>> byOp;
+        for (const auto& t : raw.transfers) byOp[t.op].push_back({t.bytes_moved, t.time.median});
+        for (auto& [op, pts] : byOp)
+            if (pts.size() >= 2) tj[op] = lineJson(fitRate(pts));
+        auto rate = [&](const std::string& op, double& field, const std::string& name) {
+            if (byOp.count(op) && byOp[op].size() >= 2) field = fitRate(byOp[op]).gbps;
+            else kept.push_back(name);
+        };
+        rate("peer_ce", p.links.nvlink_gbps, "links.nvlink_gbps");
+        rate("h2d_pinned", p.links.pcie_h2d_gbps, "links.pcie_h2d_gbps");
+        rate("h2d_pageable", p.links.pcie_pageable_gbps, "links.pcie_pageable_gbps");
+        kept.push_back("links.nvlink_latency_us");
+        kept.push_back("links.nic_gbps");
+        kept.push_back("links.storage_gbps");
+        rep["links"] = tj;
+    }
+
+    // Interference: sizes whose all-reduce alone lasts at least half the GEMM. Shorter collectives mostly wait
+    // for SMs the GEMM holds (their "slowdown" is a start delay of up to one GEMM), which a rate factor
+    // cannot represent; the report keeps every size.
+    {
+        json ij = json::array();
+        std::vector<double> gs, cs;
+        for (const auto& r : raw.interference) {
+            const double g = r.gemm_with_comm_us / r.gemm_alone_us, c = r.comm_with_gemm_us / r.comm_alone_us;
+            const bool used = r.comm_alone_us >= 0.5 * r.gemm_alone_us;
+            ij.push_back({{"comm_bytes", r.comm_bytes}, {"device", r.device}, {"gemm_alone_us", r.gemm_alone_us},
+                          {"comm_alone_us", r.comm_alone_us}, {"gemm_slowdown", g}, {"comm_slowdown", c}, {"used", used}});
+            if (used) gs.push_back(g), cs.push_back(c);
+        }
+        if (!gs.empty()) {
+            p.interference.compute_slowdown = std::max(1.0, median(gs));
+            p.interference.comm_slowdown = std::max(1.0, median(cs));
+        } else {
+            kept.push_back("interference");
+        }
+        rep["interference"] = {{"compute_slowdown", p.interference.compute_slowdown},
+                               {"comm_slowdown", p.interference.comm_slowdown},
+                               {"rule", "median over records whose all-reduce alone lasts >= half the GEMM"},
+                               {"records", ij}};
+    }
+
+    // Jitter: kernel duration CV from BF16 GEMMs longer than 200 µs.
+    {
+        std::vector<double> cv;
+        for (const auto& g : raw.gemms)
+            if (g.source == "stepsim-bench" && g.dtype == "bf16" && g.time.median > 200 && g.cv > 0) cv.push_back(g.cv);
+        if (!cv.empty()) {
+            p.jitter.kernel_cv = median(cv);
+            rep["jitter"] = {{"kernel_cv", p.jitter.kernel_cv}, {"from", "median CV of BF16 GEMMs > 200 us"}, {"n", cv.size()}};
+        } else {
+            kept.push_back("jitter.kernel_cv");
+        }
+        kept.push_back("jitter.straggler_cv");
+    }
+    kept.push_back("nccl (NCCL tuning model constants)");
+    kept.push_back("gpu peaks and hbm_gbps (datasheet)");
+    rep["kept_from_base"] = kept;
+    return out;
+}
+
+}  // namespace stepsim

@@ -1,0 +1,45 @@
+#pragma once
+// From raw measurements (RawData) to a HardwareProfile, plus a report of every fitted quantity's error,
+// the domain it was measured on, and a held-out check.
+//
+// What each profile field comes from (fields with no measurement keep the base profile's value, and the
+// report lists them under "kept_from_base"):
+//   collectives    α-β segments (AlphaBetaFit.hpp) per (op, ranks, nodes, algo, proto, dtype), on the median
+//                  per-iteration time of each size; NCCL's default choice listed first, bf16 before others
+//   gemm.bf16      GemmFit.hpp on stepsim-bench's cuBLASLt BF16 points; gemm.fp8 likewise on FP8 E4M3 with
+//                  fast accumulation (the report also fits FP8 without it)
+//   memory         read_write_efficiency = β of an α-β line through the copy kernel's sizes above the L2
+//                  (bytes read + written) / datasheet HBM; min_kernel_us = median back-to-back period of
+//                  an empty kernel (launch device_period)
+//   launch         device_gap ← device_gap; graph_host ← cudaGraphLaunch host time / kernels in the graph;
+//                  eager_host ← PyTorch eager dispatch (when the PyTorch file is given)
+//   attention      median achieved/peak of flash-attention fwd and bwd (causal) from the PyTorch file
+//   links          α-β lines: nvlink_gbps ← peer copy engine, pcie_h2d_gbps ← pinned H2D,
+//                  pcie_pageable_gbps ← pageable H2D
+//   interference   median slowdown of GEMM and of all_reduce over collective sizes ≥ 16 MiB
+//   jitter         kernel_cv ← median coefficient of variation of BF16 GEMMs longer than 200 µs
+//   gpu            model, SMs, memory from the metadata record; peaks stay datasheet
+// Held-out check: for every collective series and GEMM dtype, fit on all but every 4th point (index 3, 7,
+// ...), predict those, and report the median relative error.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "calibration/fit/RawData.hpp"
+#include "sim/cost/HardwareProfile.hpp"
+
+namespace stepsim {
+
+struct ProfileFitResult {
+    HardwareProfile profile;
+    nlohmann::json report;              // errors, domains, held-out check, what was kept from the base
+    double heldout_collectives = 0.0;   // median relative error on held-out collective sizes
+    double heldout_gemm = 0.0;          // median relative error on held-out GEMM shapes (model + correction)
+};
+
+// `base` supplies the datasheet peaks and every field that was not measured.
+ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, const std::string& name,
+                            const std::string& source);
+
+}  // namespace stepsim

@@ -1,0 +1,157 @@
+#include "calibration/fit/RawData.hpp"
+
+#include <cctype>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/InputError.hpp"
+
+namespace stepsim {
+namespace {
+
+using nlohmann::json;
+
+std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+struct Line {
+    const std::string& file;
+    int line;
+    const json& j;
+
+    const json& at(const std::string& key) const {
+        auto it = j.find(key);
+        if (it == j.end() || it->is_null())
+            throw inputError(file, line, key, "missing (record kind " + j.value("kind", std::string("?")) + ")");
+        return *it;
+    }
+    double num(const std::string& key) const {
+        const json& v = at(key);
+        if (!v.is_number()) throw inputError(file, line, key, "expected a number, got " + v.dump());
+        return v.get<double>();
+    }
+    std::string str(const std::string& key) const {
+        const json& v = at(key);
+        if (!v.is_string()) throw inputError(file, line, key, "expected a string, got " + v.dump());
+        return v.get<std::string>();
+    }
+    RawTimes times(const std::string& key = "time_us") const {
+        const json& t = at(key);
+        if (!t.is_object()) throw inputError(file, line, key, "expected an object {median, p10, p90, p99, ...}");
+        Line sub{file, line, t};
+        RawTimes r;
+        r.median = sub.num("median");
+        r.p10 = t.value("p10", r.median);
+        r.p90 = t.value("p90", r.median);
+        r.p99 = t.value("p99", r.median);
+        r.mean = t.value("mean", r.median);
+        r.n = t.value("n", 0);
+        if (!(r.median > 0)) throw inputError(file, line, key + ".median", "expected a positive time in microseconds");
+        return r;
+    }
+};
+
+}  // namespace
+
+void readRaw(const std::filesystem::path& path, RawData& d) {
+    const std::string file = path.string();
+    std::ifstream in(path);
+    if (!in) throw inputError(file, 0, "", "cannot read the raw measurement file");
+    d.files.push_back(file);
+    std::string text;
+    int lineNo = 0;
+    while (std::getline(in, text)) {
+        ++lineNo;
+        if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+        json j;
+        try {
+            j = json::parse(text);
+        } catch (const json::parse_error& e) {
+            throw inputError(file, lineNo, "", std::string("not a JSON object: ") + e.what());
+        }
+        if (!j.is_object()) throw inputError(file, lineNo, "", "expected one JSON object per line");
+        const Line L{file, lineNo, j};
+        const std::string kind = L.str("kind");
+        if (kind == "metadata") {
+            const json& gpus = L.at("gpus");
+            if (!gpus.is_array() || gpus.empty()) throw inputError(file, lineNo, "gpus", "expected a non-empty list");
+            const Line g{file, lineNo, gpus.front()};
+            if (d.gpu_model.empty()) d.gpu_model = g.str("name");
+            if (gpus.front().contains("sms")) d.sms = static_cast<int>(g.num("sms"));
+            if (gpus.front().contains("memory_gib")) d.memory_gib = g.num("memory_gib");
+            d.gpu_count = std::max(d.gpu_count, static_cast<int>(gpus.size()));
+        } else if (kind == "collective") {
+            RawCollective c;
+            c.op = L.str("op");
+            c.dtype = L.str("dtype");
+            c.bytes = L.num("bytes");
+            c.ranks = static_cast<int>(L.num("ranks"));
+            c.nodes = j.value("nodes", 1);
+            // NCCL spells them Ring/LL128; profiles use lower case (sim/scenario/EnumNames.cpp).
+            c.algo = lower(j.value("algo", std::string("auto")));
+            c.proto = lower(j.value("proto", std::string("auto")));
+            c.time = L.times();
+            c.busbw_gbps = j.value("busbw_GBps", 0.0);
+            d.collectives.push_back(c);
+        } else if (kind == "gemm") {
+            RawGemm g;
+            g.dtype = L.str("dtype");
+            g.m = static_cast<long>(L.num("m"));
+            g.n = static_cast<long>(L.num("n"));
+            g.k = static_cast<long>(L.num("k"));
+            if (j.contains("fast_accum")) g.fast_accum = j.at("fast_accum").get<bool>();
+            g.time = L.times();
+            g.tflops = 2.0 * double(g.m) * double(g.n) * double(g.k) / (g.time.median * 1e6);
+            g.cv = j.value("cv", 0.0);
+            g.source = j.value("source", std::string("stepsim-bench"));
+            d.gemms.push_back(g);
+        } else if (kind == "memory") {
+            d.memory.push_back({L.str("op"), L.num("size_bytes"), L.num("bytes_moved"), L.times()});
+        } else if (kind == "transfer") {
+            d.transfers.push_back({L.str("op"), L.num("size_bytes"), L.num("bytes_moved"), L.times()});
+        } else if (kind == "launch") {
+            d.launches.push_back({L.str("op"), L.times()});
+        } else if (kind == "interference") {
+            RawInterference r;
+            r.comm_bytes = L.num("comm_bytes");
+            r.device = j.value("device", 0);
+            r.gemm_alone_us = L.num("gemm_alone_us");
+            r.gemm_with_comm_us = L.num("gemm_with_comm_us");
+            r.comm_alone_us = L.num("comm_alone_us");
+            r.comm_with_gemm_us = L.num("comm_with_gemm_us");
+            d.interference.push_back(r);
+        } else if (kind == "kernel") {
+            RawKernel k;
+            k.op = L.str("op");
+            k.dtype = j.value("dtype", std::string());
+            if (j.contains("flops")) k.flops = L.num("flops");
+            if (j.contains("bytes")) k.bytes = L.num("bytes");
+            k.time = L.times();
+            if (j.contains("shape") && j["shape"].is_object()) {
+                k.seq = j["shape"].value("seq", 0L);
+                k.causal = j["shape"].value("causal", false);
+            }
+            d.kernels.push_back(k);
+        } else if (kind == "dispatch") {
+            d.dispatch.push_back({L.str("op"), L.times()});
+        } else if (kind == "error") {
+            d.errors.push_back(j.value("group", std::string("?")) + ": " + j.value("message", std::string()));
+        } else if (kind == "skipped") {
+            ++d.skipped;
+        } else if (kind == "group_done" || kind == "run_done") {
+        } else {
+            throw inputError(file, lineNo, "kind", "unknown record kind '" + kind + "'");
+        }
+    }
+}
+
+RawData readRaw(const std::vector<std::filesystem::path>& files) {
+    RawData d;
+    for (const auto& f : files) readRaw(f, d);
+    return d;
+}
+
+}  // namespace stepsim

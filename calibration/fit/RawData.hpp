@@ -1,0 +1,98 @@
+#pragma once
+// The raw measurements of one calibration: JSON Lines written by stepsim-bench (calibration/bench) and by
+// the PyTorch script (calibration/pytorch), read into typed records for the fit.
+//
+// Each line is one object with a "kind": metadata, collective, gemm, memory, transfer, launch,
+// interference, kernel, dispatch; bookkeeping kinds (group_done, run_done, skipped, error) are kept only as
+// counts/messages. Times are the per-record percentiles in microseconds ("time_us": {median, p10, p90, p99,
+// mean, ...}). A line that is not JSON, has no "kind", or lacks a field its kind needs is an InputError
+// naming file, line and key.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stepsim {
+
+struct RawTimes {
+    double median = 0, mean = 0, p10 = 0, p90 = 0, p99 = 0;
+    int n = 0;
+};
+
+struct RawCollective {
+    std::string op, dtype, algo = "auto", proto = "auto";
+    double bytes = 0;
+    int ranks = 0, nodes = 1;
+    RawTimes time;
+    double busbw_gbps = 0;
+};
+
+struct RawGemm {
+    std::string dtype;               // "bf16" or "fp8_e4m3"
+    std::optional<bool> fast_accum;  // FP8 only
+    long m = 0, n = 0, k = 0;
+    RawTimes time;
+    double tflops = 0;
+    double cv = 0;                   // coefficient of variation of the per-iteration times
+    std::string source = "stepsim-bench";
+};
+
+struct RawMemory {  // HBM streaming kernels: op ∈ read, write, copy_kernel, memcpy_d2d
+    std::string op;
+    double size_bytes = 0, bytes_moved = 0;
+    RawTimes time;
+};
+
+struct RawTransfer {  // op ∈ peer_ce, peer_sm, peer_ce_both, h2d_pinned, d2h_pinned, h2d_pageable, d2h_pageable
+    std::string op;
+    double size_bytes = 0, bytes_moved = 0;
+    RawTimes time;
+};
+
+struct RawLaunch {  // op ∈ host_enqueue, device_gap, device_period, graph_per_kernel, graph_host_launch, ...
+    std::string op;
+    RawTimes time;
+};
+
+struct RawInterference {
+    double comm_bytes = 0;
+    int device = 0;
+    double gemm_alone_us = 0, gemm_with_comm_us = 0, comm_alone_us = 0, comm_with_gemm_us = 0;
+};
+
+struct RawKernel {  // PyTorch-side kernels (flash attention, norms, activations, casts, optimizer)
+    std::string op, dtype;
+    std::optional<double> flops, bytes;
+    RawTimes time;
+    long seq = 0;       // attention: sequence length (0 otherwise)
+    bool causal = false;
+};
+
+struct RawDispatch {  // PyTorch eager dispatch: op ∈ eager_host, eager_per_op_device
+    std::string op;
+    RawTimes time;
+};
+
+struct RawData {
+    std::vector<std::string> files;
+    std::string gpu_model;
+    std::optional<int> sms;
+    std::optional<double> memory_gib;
+    int gpu_count = 0;
+    std::vector<RawCollective> collectives;
+    std::vector<RawGemm> gemms;
+    std::vector<RawMemory> memory;
+    std::vector<RawTransfer> transfers;
+    std::vector<RawLaunch> launches;
+    std::vector<RawInterference> interference;
+    std::vector<RawKernel> kernels;
+    std::vector<RawDispatch> dispatch;
+    std::vector<std::string> errors;  // "error" records: groups that failed during the run
+    int skipped = 0;                  // "skipped" records: measurements left out by the time limit
+};
+
+// Reads and appends one JSON Lines file.
+void readRaw(const std::filesystem::path& file, RawData& into);
+RawData readRaw(const std::vector<std::filesystem::path>& files);
+
+}  // namespace stepsim

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Host-side cost of eager PyTorch training, per GPU kernel: what the framework spends on the CPU.
+
+A tiny GPT-style model (hidden 64, sequence 32, batch 1) makes every kernel far shorter than its launch, so
+the step is host-bound and wall time is host time. Timing the model at two depths and taking the difference
+isolates the per-layer cost; the PyTorch profiler counts the kernels each phase launches, so the result is a
+host cost per kernel for the forward (Python modules, autocast, dispatch, launch), the backward (the C++
+autograd engine) and, per parameter tensor, the fused AdamW step and DDP's gradient hooks.
+
+Writes JSON Lines records {"kind": "host_overhead", ...} that `stepsim calibrate fit` reads.
+Usage: python3 host_overhead.py [--out FILE] [--ddp]   (run with torchrun --nproc-per-node 2 for --ddp)
+"""
+import argparse
+import json
+import os
+import statistics
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, h, heads):
+        super().__init__()
+        self.nh, self.hd = heads, h // heads
+        self.norm1 = nn.LayerNorm(h)
+        self.qkv = nn.Linear(h, 3 * h, bias=False)
+        self.proj = nn.Linear(h, h, bias=False)
+        self.norm2 = nn.LayerNorm(h)
+        self.fc = nn.Linear(h, 4 * h, bias=False)
+        self.fc_out = nn.Linear(4 * h, h, bias=False)
+
+    def forward(self, x):
+        B, T, h = x.shape
+        q, k, v = self.qkv(self.norm1(x)).split(h, dim=-1)
+        q = q.view(B, T, self.nh, self.hd).transpose(1, 2)
+        k = k.view(B, T, self.nh, self.hd).transpose(1, 2)
+        v = v.view(B, T, self.nh, self.hd).transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).reshape(B, T, h))
+        return x + self.fc_out(F.gelu(self.fc(self.norm2(x)), approximate="tanh"))
+
+
+class Model(nn.Module):
+    def __init__(self, layers, h=64, heads=4, vocab=256, seq=32):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, h)
+        self.pos = nn.Parameter(torch.zeros(seq, h))
+        self.blocks = nn.ModuleList(Block(h, heads) for _ in range(layers))
+        self.norm_f = nn.LayerNorm(h)
+        self.head = nn.Linear(h, vocab, bias=False)
+
+    def forward(self, idx):
+        x = self.emb(idx) + self.pos[: idx.shape[1]]
+        for b in self.blocks:
+            x = b(x)
+        return self.head(self.norm_f(x))
+
+
+def count_kernels(fn):
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+
+
+def measure(layers, ddp, iters=60):
+    dev = torch.device("cuda", torch.cuda.current_device())
+    model = Model(layers).to(dev)
+    if ddp:
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index])
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    idx = torch.randint(0, 256, (1, 32), device=dev)
+    state = {}
+
+    def fwd():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(idx)
+            state["loss"] = F.cross_entropy(logits.view(-1, 256), idx.view(-1))
+
+    def bwd():
+        state["loss"].backward()
+
+    def step():
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    for _ in range(10):
+        fwd(); bwd(); step()
+    torch.cuda.synchronize()
+    out = {}
+    for name, fn in (("forward", fwd), ("backward", bwd), ("optimizer", step)):
+        times = []
+        for _ in range(iters):
+            if name == "backward":
+                fwd()
+            elif name == "optimizer":
+                fwd(); bwd()
+            torch.cuda.synchronize()
+            t = time.perf_counter()
+            fn()
+            torch.cuda.synchronize()
+            times.append((time.perf_counter() - t) * 1e6)
+        out[name + "_us"] = statistics.median(times)
+    # kernels per phase
+    out["forward_kernels"] = count_kernels(fwd)
+    fwd()
+    out["backward_kernels"] = count_kernels(bwd)
+    fwd(); bwd()
+    out["optimizer_kernels"] = count_kernels(step)
+    out["param_tensors"] = sum(1 for _ in model.parameters())
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default="host_overhead.jsonl")
+    ap.add_argument("--ddp", action="store_true")
+    a = ap.parse_args()
+    rank = 0
+    if a.ddp:
+        import torch.distributed as dist
+        dist.init_process_group("nccl")
+        rank = dist.get_rank()
+        torch.cuda.set_device(rank)
+    lo, hi = measure(2, a.ddp), measure(10, a.ddp)
+    d = {k: (hi[k] - lo[k]) / 8 for k in hi}  # per layer
+    rec = {"kind": "host_overhead", "source": "pytorch", "ddp": a.ddp, "torch": torch.__version__,
+           "gpu": torch.cuda.get_device_name(), "layers": [2, 10], "raw": {"2": lo, "10": hi},
+           "per_layer": d,
+           "forward_us_per_kernel": d["forward_us"] / d["forward_kernels"],
+           "backward_us_per_kernel": d["backward_us"] / d["backward_kernels"],
+           "optimizer_us_per_param_tensor": d["optimizer_us"] / d["param_tensors"]}
+    if rank == 0:
+        with open(a.out, "a") as f:
+            f.write(json.dumps(rec) + "\n")
+        print(json.dumps({k: v for k, v in rec.items() if k != "raw"}, indent=1))
+    if a.ddp:
+        torch.distributed.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
