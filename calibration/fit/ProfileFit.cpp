@@ -243,8 +243,9 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
         }
         for (const std::string f : {"device_gap", "graph_host", "eager_host"})
             if (!got.count(f)) kept.push_back("launch." + f);
-        kept.push_back("launch.compiled_host");
-        kept.push_back("launch.nccl_host");
+        for (const std::string f : {"compiled_host", "nccl_host", "forward_host", "backward_host",
+                                    "optimizer_host_per_tensor_us", "ddp_hook_host_us"})
+            kept.push_back("launch." + f);
         rep["launch"] = lj;
     }
 
@@ -266,6 +267,37 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
         rep["attention"] = {{"fwd_efficiency", p.attention.fwd_efficiency}, {"bwd_efficiency", p.attention.bwd_efficiency},
                             {"from", "median over causal shapes of achieved/peak_tflops_bf16 (PyTorch SDPA flash)"},
                             {"shapes", aj}};
+    }
+
+    // Memory-bound kernel kinds (MemoryRates::kernels): t = fixed_us + bytes / (hbm_gbps · efficiency), one
+    // relative-error α-β line through every size of the PyTorch ops of that kind.
+    {
+        const std::vector<std::pair<std::string, std::vector<std::string>>> kinds = {
+            {"elementwise", {"residual_add", "gelu_tanh", "silu"}},
+            {"cast_up", {"cast_bf16_to_fp32"}},
+            {"cast_down", {"cast_fp32_to_bf16"}},
+            {"norm_forward", {"layer_norm_fwd"}},
+            {"norm_backward", {"layer_norm_bwd"}},
+            {"optimizer", {"adamw_fused_step"}},
+        };
+        json kj = json::object();
+        for (const auto& [kind, ops] : kinds) {
+            std::vector<SizeTime> pts;
+            for (const auto& k : raw.kernels)
+                if (k.bytes && !k.flops && std::find(ops.begin(), ops.end(), k.op) != ops.end())
+                    pts.push_back({*k.bytes, k.time.median});
+            if (pts.size() < 3) {
+                kept.push_back("memory.kernels." + kind);
+                continue;
+            }
+            const LineFit l = fitRate(pts);
+            p.memory.kernels[kind] = {std::min(1.0, l.gbps / p.gpu.hbm_gbps), l.alpha_us};
+            json j = lineJson(l);
+            j["efficiency"] = p.memory.kernels[kind].efficiency;
+            j["ops"] = ops;
+            kj[kind] = j;
+        }
+        rep["memory_kernels"] = kj;
     }
 
     // Other PyTorch kernels: achieved bandwidth, reported (memory-bound kernels are priced from HBM rates).

@@ -10,9 +10,12 @@
 //                  fast accumulation (the report also fits FP8 without it)
 //   memory         read_write_efficiency = β of an α-β line through the copy kernel's sizes above the L2
 //                  (bytes read + written) / datasheet HBM; min_kernel_us = median back-to-back period of
-//                  an empty kernel (launch device_period)
+//                  an empty kernel (launch device_period); kernels[kind] = α-β line (fixed_us, β / HBM)
+//                  through the PyTorch ops of each kind (elementwise: residual_add, gelu_tanh, silu;
+//                  cast_up; cast_down; norm_forward/backward: layer_norm; optimizer: fused AdamW)
 //   launch         device_gap ← device_gap; graph_host ← cudaGraphLaunch host time / kernels in the graph;
-//                  eager_host ← PyTorch eager dispatch (when the PyTorch file is given)
+//                  eager_host ← PyTorch eager dispatch (when the PyTorch file is given); the per-step host
+//                  costs (forward/backward/optimizer/DDP hook) and compiled/NCCL host costs stay the base's
 //   attention      median achieved/peak of flash-attention fwd and bwd (causal) from the PyTorch file
 //   links          α-β lines: nvlink_gbps ← peer copy engine, pcie_h2d_gbps ← pinned H2D,
 //                  pcie_pageable_gbps ← pageable H2D

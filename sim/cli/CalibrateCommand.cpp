@@ -134,9 +134,10 @@ FitSummary fitAndWrite(const std::vector<std::string>& raws, const std::string& 
     std::cout << fmt::format("fitted {} from {} collective series, {} GEMM points, {} transfers, {} PyTorch kernels\n",
                              outPath, fit.profile.collectives.size(), raw.gemms.size(), raw.transfers.size(),
                              raw.kernels.size());
-    std::cout << fmt::format("held-out check (every 4th size/shape): collectives median rel. error {:.2f}%, "
-                             "GEMMs {:.2f}%\n",
-                             100 * fit.heldout_collectives, 100 * fit.heldout_gemm);
+    const std::string coll = fit.profile.collectives.empty()
+                                 ? std::string("collectives none measured")
+                                 : fmt::format("collectives median rel. error {:.2f}%", 100 * fit.heldout_collectives);
+    std::cout << fmt::format("held-out check (every 4th size/shape): {}, GEMMs {:.2f}%\n", coll, 100 * fit.heldout_gemm);
     if (!raw.errors.empty())
         for (const auto& e : raw.errors) std::cout << "note: the run recorded an error: " << e << "\n";
     std::cout << "report: " << report << "\n";

@@ -1,0 +1,121 @@
+// The committed raw measurements refit to the committed profiles (calibration/profiles/h200x2 and h200x1),
+// field by field, and the fitted profiles pass the profile reader's consistency checks.
+//
+// The committed profile is its own base here, so only the fit itself is under test (fields that were not
+// measured come back unchanged by construction and are compared too).
+#include <cmath>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "calibration/fit/ProfileFit.hpp"
+#include "calibration/fit/RawData.hpp"
+#include "sim/scenario/ProfileYaml.hpp"
+
+namespace stepsim {
+namespace {
+
+const std::string kProfiles = std::string(STEPSIM_SOURCE_DIR) + "/calibration/profiles/";
+
+void near(double a, double b, const std::string& what) {
+    EXPECT_NEAR(a, b, 1e-6 * std::max(1.0, std::abs(b))) << what;
+}
+void same(const Distribution& a, const Distribution& b, const std::string& what) {
+    near(a.median_us, b.median_us, what + ".median_us");
+    near(a.p99_us, b.p99_us, what + ".p99_us");
+}
+
+void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
+    EXPECT_EQ(a.gpu.model, b.gpu.model);
+    EXPECT_EQ(a.gpu.sms, b.gpu.sms);
+    near(a.gpu.memory_gib, b.gpu.memory_gib, "gpu.memory_gib");
+    near(a.memory.read_write_efficiency, b.memory.read_write_efficiency, "memory.read_write_efficiency");
+    near(a.memory.min_kernel_us, b.memory.min_kernel_us, "memory.min_kernel_us");
+    ASSERT_EQ(a.memory.kernels.size(), b.memory.kernels.size());
+    for (const auto& [kind, r] : a.memory.kernels) {
+        ASSERT_TRUE(b.memory.kernels.count(kind)) << kind;
+        near(r.efficiency, b.memory.kernels.at(kind).efficiency, "memory.kernels." + kind + ".efficiency");
+        near(r.fixed_us, b.memory.kernels.at(kind).fixed_us, "memory.kernels." + kind + ".fixed_us");
+    }
+    ASSERT_EQ(a.gemm.size(), b.gemm.size());
+    for (const auto& [dt, e] : a.gemm) {
+        ASSERT_TRUE(b.gemm.count(dt)) << dt;
+        const GemmEfficiency& f = b.gemm.at(dt);
+        near(e.max_efficiency, f.max_efficiency, "gemm." + dt + ".max_efficiency");
+        near(e.k_half, f.k_half, "gemm." + dt + ".k_half");
+        EXPECT_EQ(e.tile_m, f.tile_m) << dt;
+        EXPECT_EQ(e.tile_n, f.tile_n) << dt;
+        near(e.overhead_us, f.overhead_us, "gemm." + dt + ".overhead_us");
+        near(e.rel_error, f.rel_error, "gemm." + dt + ".rel_error");
+        ASSERT_EQ(e.points.size(), f.points.size()) << dt;
+        for (std::size_t i = 0; i < e.points.size(); ++i) {
+            EXPECT_EQ(e.points[i].m, f.points[i].m);
+            near(e.points[i].tflops, f.points[i].tflops, "gemm." + dt + ".points");
+        }
+    }
+    near(a.attention.fwd_efficiency, b.attention.fwd_efficiency, "attention.fwd_efficiency");
+    near(a.attention.bwd_efficiency, b.attention.bwd_efficiency, "attention.bwd_efficiency");
+    same(a.launch.eager_host, b.launch.eager_host, "launch.eager_host");
+    same(a.launch.graph_host, b.launch.graph_host, "launch.graph_host");
+    same(a.launch.device_gap, b.launch.device_gap, "launch.device_gap");
+    ASSERT_EQ(a.collectives.size(), b.collectives.size());
+    for (std::size_t i = 0; i < a.collectives.size(); ++i) {
+        const auto &x = a.collectives[i], &y = b.collectives[i];
+        const std::string w = "collectives[" + std::to_string(i) + "] " + x.op;
+        EXPECT_EQ(x.op, y.op) << w;
+        EXPECT_EQ(x.ranks, y.ranks) << w;
+        EXPECT_EQ(x.algo, y.algo) << w;
+        EXPECT_EQ(x.proto, y.proto) << w;
+        EXPECT_EQ(x.dtype, y.dtype) << w;
+        near(x.rel_error, y.rel_error, w + ".rel_error");
+        ASSERT_EQ(x.segments.size(), y.segments.size()) << w;
+        for (std::size_t j = 0; j < x.segments.size(); ++j) {
+            near(x.segments[j].lo_bytes, y.segments[j].lo_bytes, w + ".lo_bytes");
+            near(x.segments[j].hi_bytes, y.segments[j].hi_bytes, w + ".hi_bytes");
+            near(x.segments[j].alpha_us, y.segments[j].alpha_us, w + ".alpha_us");
+            near(x.segments[j].busbw_gbps, y.segments[j].busbw_gbps, w + ".busbw_gbps");
+        }
+    }
+    near(a.links.nvlink_gbps, b.links.nvlink_gbps, "links.nvlink_gbps");
+    near(a.links.pcie_h2d_gbps, b.links.pcie_h2d_gbps, "links.pcie_h2d_gbps");
+    near(a.links.pcie_pageable_gbps, b.links.pcie_pageable_gbps, "links.pcie_pageable_gbps");
+    near(a.interference.compute_slowdown, b.interference.compute_slowdown, "interference.compute_slowdown");
+    near(a.interference.comm_slowdown, b.interference.comm_slowdown, "interference.comm_slowdown");
+    near(a.jitter.kernel_cv, b.jitter.kernel_cv, "jitter.kernel_cv");
+}
+
+ProfileFitResult refit(const std::string& dir, const std::vector<std::string>& raws, const std::string& name) {
+    std::vector<std::filesystem::path> files;
+    for (const auto& r : raws) files.push_back(kProfiles + dir + "/" + r);
+    const HardwareProfile committed = loadProfile(kProfiles + dir + "/profile.yaml");
+    return fitProfile(readRaw(files), committed, name, committed.source);
+}
+
+TEST(CommittedProfiles, H200x2RawRefitsToCommittedProfile) {
+    const auto fit = refit("h200x2", {"raw/bench.jsonl", "raw/torch.jsonl"}, "h200x2");
+    expectSameProfile(fit.profile, loadProfile(kProfiles + "h200x2/profile.yaml"));
+}
+
+TEST(CommittedProfiles, H200x1RawRefitsToCommittedProfile) {
+    const auto fit = refit("h200x1", {"raw/bench.jsonl", "../h200x2/raw/torch.jsonl"}, "h200x1");
+    expectSameProfile(fit.profile, loadProfile(kProfiles + "h200x1/profile.yaml"));
+}
+
+TEST(CommittedProfiles, H200x2HeldOutCollectivesWithinFivePercent) {
+    // Expectation (issue 6): fitted on 3 of 4 sizes, every 4th size is predicted to a median error <= 5%.
+    const auto fit = refit("h200x2", {"raw/bench.jsonl", "raw/torch.jsonl"}, "h200x2");
+    EXPECT_LE(fit.heldout_collectives, 0.05);
+    EXPECT_GE(fit.profile.collectives.size(), 6u);  // every op of the harness, NCCL's choice
+}
+
+TEST(CommittedProfiles, FittedProfilesPassTheReadersChecks) {
+    // Expectation: what the fit writes is a valid profile (ProfileYaml's consistency checks) and round-trips.
+    for (const std::string dir : {"h200x2", "h200x1"}) {
+        const HardwareProfile p = loadProfile(kProfiles + dir + "/profile.yaml");
+        const HardwareProfile q = parseProfile(writeProfile(p), dir);
+        expectSameProfile(p, q);
+    }
+}
+
+}  // namespace
+}  // namespace stepsim

@@ -1,0 +1,74 @@
+// Reading raw calibration JSON Lines (calibration/fit/RawData.hpp): typed records, and errors that name the
+// file, the line and the key.
+#include "calibration/fit/RawData.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "sim/core/InputError.hpp"
+
+namespace stepsim {
+namespace {
+
+std::filesystem::path writeTemp(const std::string& name, const std::string& text) {
+    const auto p = std::filesystem::temp_directory_path() / name;
+    std::ofstream(p) << text;
+    return p;
+}
+
+TEST(RawData, ReadsEachKind) {
+    const auto p = writeTemp("stepsim_raw_ok.jsonl",
+        R"({"kind":"metadata","gpus":[{"name":"NVIDIA H200","sms":132,"memory_gib":139.8},{"name":"NVIDIA H200"}]})" "\n"
+        R"({"kind":"collective","op":"all_reduce","dtype":"bf16","bytes":1024,"ranks":2,"algo":"Ring","proto":"LL","time_us":{"median":9.5,"p99":12}})" "\n"
+        R"({"kind":"gemm","dtype":"fp8_e4m3","fast_accum":true,"m":4096,"n":4096,"k":4096,"time_us":{"median":100}})" "\n"
+        R"({"kind":"launch","op":"device_gap","time_us":{"median":1.5,"p99":1.6}})" "\n"
+        R"({"kind":"skipped","group":"gemm","what":"x"})" "\n"
+        R"({"kind":"error","group":"gemm","message":"boom"})" "\n");
+    const RawData d = readRaw({p});
+    EXPECT_EQ(d.gpu_model, "NVIDIA H200");
+    EXPECT_EQ(d.sms, 132);
+    EXPECT_EQ(d.gpu_count, 2);
+    ASSERT_EQ(d.collectives.size(), 1u);
+    EXPECT_EQ(d.collectives[0].algo, "ring");  // profiles spell NCCL's names in lower case
+    EXPECT_EQ(d.collectives[0].proto, "ll");
+    EXPECT_DOUBLE_EQ(d.collectives[0].time.p99, 12.0);
+    ASSERT_EQ(d.gemms.size(), 1u);
+    EXPECT_NEAR(d.gemms[0].tflops, 2.0 * 4096.0 * 4096 * 4096 / 100e6, 1e-9);
+    EXPECT_EQ(d.gemms[0].fast_accum, true);
+    EXPECT_EQ(d.skipped, 1);
+    ASSERT_EQ(d.errors.size(), 1u);
+}
+
+TEST(RawData, NotJsonNamesFileAndLine) {
+    const auto p = writeTemp("stepsim_raw_bad.jsonl", "{\"kind\":\"run_done\"}\nnot json\n");
+    try {
+        readRaw({p});
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("stepsim_raw_bad.jsonl:2"), std::string::npos) << e.what();
+    }
+}
+
+TEST(RawData, MissingFieldNamesKey) {
+    const auto p = writeTemp("stepsim_raw_missing.jsonl", R"({"kind":"gemm","dtype":"bf16","m":1,"n":2,"time_us":{"median":1}})" "\n");
+    try {
+        readRaw({p});
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(":1: k: missing"), std::string::npos) << e.what();
+    }
+}
+
+TEST(RawData, NonPositiveTimeIsRejected) {
+    const auto p = writeTemp("stepsim_raw_zero.jsonl", R"({"kind":"launch","op":"x","time_us":{"median":0}})" "\n");
+    EXPECT_THROW(readRaw({p}), InputError);
+}
+
+TEST(RawData, MissingFileIsAnInputError) {
+    EXPECT_THROW(readRaw({std::filesystem::path("/nonexistent/raw.jsonl")}), InputError);
+}
+
+}  // namespace
+}  // namespace stepsim
