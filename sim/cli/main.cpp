@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/cli/CollectiveCommand.hpp"
+#include "sim/cli/TopoCommand.hpp"
 #include "sim/core/InputError.hpp"
 #include "sim/report/JsonReport.hpp"
 #include "sim/report/TextSummary.hpp"
@@ -76,6 +77,7 @@ int main(int argc, char** argv) {
     addRunCommand(app);
     addExplainCommand(app);
     stepsim::addCollectiveCommand(app);
+    stepsim::addTopoCommand(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

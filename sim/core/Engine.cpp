@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/net/CollectiveAlgorithms.hpp"
+
 namespace stepsim {
 
 namespace {
@@ -299,26 +301,26 @@ void Engine::arrive(std::uint32_t slot, const Op& op) {
     queue_.push(now_ + fromSeconds(in.est.alpha_s), kAlphaDone, id);
 }
 
-double Engine::flowCap(const Instance& in, int gpu) const {
-    return in.est.busbw_Bps / (gpus_[gpu].computing.empty() ? 1.0 : cfg_.comm_slowdown);
+double Engine::flowCap(double base_Bps, int gpu) const {
+    return base_Bps / (gpus_[gpu].computing.empty() ? 1.0 : cfg_.comm_slowdown);
 }
 
 void Engine::startFlows(std::uint32_t id) {
     Instance& in = instances_[id];
-    const auto& ranks = w_.groups[in.group].ranks;
-    const int n = static_cast<int>(ranks.size());
-    const double bytes = in.call->bytes * in.est.factor;
-    if (n <= 1 || bytes <= 0.0 || in.est.busbw_Bps <= 0.0) {
+    const std::vector<FlowSpec> specs = collectiveFlows(in.call->kind, in.est.algo, w_.groups[in.group].ranks,
+                                                        fabric_, in.call->bytes, in.est.busbw_Bps, in.est.factor);
+    if (specs.empty()) {
         finishCollective(id);
         return;
     }
-    in.flows_left = n;
-    for (int i = 0; i < n; ++i) {
-        const int src = ranks[i], dst = ranks[(i + 1) % n];
-        const FlowId f = net_.add(now_, fabric_.route(src, dst), bytes, flowCap(in, src), std::uint32_t(src));
-        if (flow_inst_.size() <= f) flow_inst_.resize(f + 1);
+    in.flows_left = static_cast<int>(specs.size());
+        for (const FlowSpec& s : specs) {
+        const FlowId f = net_.add(now_, fabric_.route(s.src, s.dst), s.bytes, flowCap(s.cap_Bps, s.src),
+                                  std::uint32_t(s.src));
+        if (flow_inst_.size() <= f) flow_inst_.resize(f + 1), flow_base_cap_.resize(f + 1);
         flow_inst_[f] = id;
-        gpus_[src].flows.push_back(f);
+        flow_base_cap_[f] = s.cap_Bps;
+        gpus_[s.src].flows.push_back(f);
         rescheduleFlows();
     }
 }
@@ -332,7 +334,7 @@ void Engine::rescheduleFlows() {
 
 void Engine::refreshFlowCaps(int gpu) {
     for (FlowId f : gpus_[gpu].flows) {
-        net_.setCap(now_, f, flowCap(instances_[flow_inst_[f]], gpu));
+        net_.setCap(now_, f, flowCap(flow_base_cap_[f], gpu));
         rescheduleFlows();
     }
 }

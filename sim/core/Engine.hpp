@@ -102,7 +102,7 @@ private:
     void refreshCompute(int gpu);
     void refreshFlowCaps(int gpu);
     void rescheduleFlows();
-    double flowCap(const Instance& in, int gpu) const;
+    double flowCap(double base_Bps, int gpu) const;
     double drawHost(int rank, double median_s);
     double drawKernelFactor(int rank, int step);
     double gaussian(int rank) { return normal_[rank](rng_[rank]); }
@@ -127,7 +127,8 @@ private:
     std::vector<std::vector<std::uint32_t>> group_next_seq_;        // [group][position]
     std::vector<std::vector<std::uint32_t>> group_instances_;       // [group][seq] → instance
     std::vector<Instance> instances_;
-    std::vector<std::uint32_t> flow_inst_;                          // owner → instance (by flow owner)
+    std::vector<std::uint32_t> flow_inst_;                          // flow → collective instance
+    std::vector<double> flow_base_cap_;                             // flow → its bound alone (B/s)
     std::vector<std::mt19937_64> rng_;
     std::vector<std::normal_distribution<double>> normal_;         // N(0, 1) per rank (keeps its spare draw)
     double kernel_sigma_ = 0.0, straggler_sigma_ = 0.0;             // lognormal σ from the cvs

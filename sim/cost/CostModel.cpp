@@ -108,9 +108,14 @@ double CostModel::attentionSeconds(double flops, bool backward, DType dtype) con
     return std::max(profile_.memory.min_kernel_us * 1e-6, flops / (peakFlops(d) * eff));
 }
 
-double CostModel::memorySeconds(double bytes) const {
-    const double bw = profile_.gpu.hbm_gbps * 1e9 * profile_.memory.read_write_efficiency;
-    return std::max(profile_.memory.min_kernel_us * 1e-6, bytes / bw);
+double CostModel::memorySeconds(double bytes, MemKind kind) const {
+    const MemoryRates& m = profile_.memory;
+    double eff = m.read_write_efficiency, fixed_s = 0.0;
+    if (auto it = m.kernels.find(memKindName(kind)); it != m.kernels.end()) {
+        eff = it->second.efficiency;
+        fixed_s = it->second.fixed_us * 1e-6;
+    }
+    return std::max(m.min_kernel_us * 1e-6, fixed_s + bytes / (profile_.gpu.hbm_gbps * 1e9 * eff));
 }
 
 bool CostModel::price(Op& op, DType dtype) const {
@@ -118,7 +123,7 @@ bool CostModel::price(Op& op, DType dtype) const {
     switch (op.cls) {
         case KernelClass::gemm: op.work_s = gemmSeconds(op.gemm, dtype, &in_domain); break;
         case KernelClass::attention: op.work_s = attentionSeconds(op.flops, op.phase == Phase::backward, dtype); break;
-        default: op.work_s = memorySeconds(op.bytes); break;
+        default: op.work_s = memorySeconds(op.bytes, op.mem); break;
     }
     return in_domain;
 }

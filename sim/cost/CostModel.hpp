@@ -4,7 +4,8 @@
 // Kernels (per GPU):
 //   GEMM       GemmModel.hpp, against the dense peak of the compute dtype;
 //   attention  FLOPs / (peak · attention efficiency) (flash attention; causal FLOPs counted once);
-//   memory     max(min_kernel, bytes / (HBM · read_write_efficiency))  (streaming, roofline-bound).
+//   memory     max(min_kernel, fixed(kind) + bytes / (HBM · efficiency(kind)))  (streaming, roofline-bound;
+//              per kind of kernel as calibrated: elementwise, casts, norms, the fused optimizer).
 // Collectives follow NCCL's own model (src/graph/tuning.cc), time = latency + S·F / busbw, where F is
 // nccl-tests' bus factor (all_reduce 2(n−1)/n; all_gather, reduce_scatter, alltoall (n−1)/n; others 1),
 // so busbw is what nccl-tests reports. The (algorithm, protocol) pair is the argmin over the candidates
@@ -44,7 +45,7 @@ public:
 
     double gemmSeconds(const GemmShape& s, DType dtype, bool* in_domain = nullptr) const;
     double attentionSeconds(double flops, bool backward, DType dtype) const;
-    double memorySeconds(double bytes) const;
+    double memorySeconds(double bytes, MemKind kind = MemKind::elementwise) const;
     // Prices a kernel op (work_s) by its class; returns false if a query fell outside measured domains.
     bool price(Op& op, DType dtype) const;
 

@@ -44,9 +44,18 @@ struct GemmEfficiency {
     double rel_error = 0.0;        // median relative error of the model on `points`
 };
 
+// One kind of memory-bound kernel: t = fixed_us + bytes / (hbm_gbps · efficiency).
+struct MemoryKernelRate {
+    double efficiency = 0.9;
+    double fixed_us = 0.0;
+};
+
 struct MemoryRates {
     double read_write_efficiency = 0.90;  // achieved fraction of hbm_gbps for streaming kernels
     double min_kernel_us = 2.0;           // shortest kernel: launch on device and tail
+    // Per kind of kernel (names of MemKind: elementwise, cast_up, cast_down, norm_forward, norm_backward,
+    // optimizer); a kind not listed streams at read_write_efficiency with no fixed cost.
+    std::map<std::string, MemoryKernelRate> kernels;
 };
 
 struct AttentionRates {
@@ -61,7 +70,13 @@ struct Distribution {
 };
 
 struct LaunchRates {
-    Distribution eager_host;        // host cost of one eager PyTorch op (dispatch + cudaLaunchKernel)
+    Distribution eager_host;        // host cost of one tiny eager PyTorch op (dispatch + cudaLaunchKernel)
+    // Host cost per GPU kernel of an eager training step, framework included (Python modules, autocast,
+    // autograd engine): measured on a host-bound tiny model (calibration/pytorch/host_overhead.py).
+    Distribution forward_host;      // per kernel launched by the forward pass
+    Distribution backward_host;     // per kernel launched by the autograd engine in backward
+    double optimizer_host_per_tensor_us = 0.0;  // fused AdamW step + zero_grad, per parameter tensor
+    double ddp_hook_host_us = 0.0;  // DDP's autograd hook per parameter tensor (mark ready, bucket copy launch)
     Distribution compiled_host;     // host cost per kernel of an Inductor-compiled graph
     Distribution graph_host;        // host cost per kernel inside a CUDA graph replay
     Distribution device_gap;        // gap between back-to-back kernels on one stream

@@ -35,6 +35,8 @@ struct ProfileDocument {
 };
 
 constexpr std::array<std::string_view, 4> kGemmDtypes = {"bf16", "fp16", "fp8", "fp32"};
+constexpr std::array<std::string_view, 6> kMemoryKernelKinds = {"elementwise", "cast_up",       "cast_down",
+                                                                "norm_forward", "norm_backward", "optimizer"};
 constexpr std::array<std::string_view, 6> kCollectiveOps = {"all_reduce", "all_gather", "reduce_scatter",
                                                             "alltoall",   "broadcast",  "sendrecv"};
 constexpr std::array<std::string_view, 9> kNcclAlgos = {"auto",    "ring",           "tree",
@@ -57,9 +59,16 @@ void describe(V& v, GpuRates& g) {
 }
 
 template <class V>
+void describe(V& v, MemoryKernelRate& k) {
+    v.field("efficiency", k.efficiency);
+    v.field("fixed_us", k.fixed_us);
+}
+
+template <class V>
 void describe(V& v, MemoryRates& m) {
     v.field("read_write_efficiency", m.read_write_efficiency);
     v.field("min_kernel_us", m.min_kernel_us);
+    v.sectionMap("kernels", m.kernels, std::span<const std::string_view>(kMemoryKernelKinds));
 }
 
 template <class V>
@@ -88,6 +97,10 @@ void describe(V& v, Distribution& d) {
 template <class V>
 void describe(V& v, LaunchRates& l) {
     v.section("eager_host", l.eager_host);
+    v.section("forward_host", l.forward_host);
+    v.section("backward_host", l.backward_host);
+    v.field("optimizer_host_per_tensor_us", l.optimizer_host_per_tensor_us);
+    v.field("ddp_hook_host_us", l.ddp_hook_host_us);
     v.section("compiled_host", l.compiled_host);
     v.section("graph_host", l.graph_host);
     v.section("device_gap", l.device_gap);
@@ -217,6 +230,10 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
 
     fraction("memory.read_write_efficiency", p.memory.read_write_efficiency);
     nonNegative("memory.min_kernel_us", p.memory.min_kernel_us);
+    for (const auto& [kind, k] : p.memory.kernels) {
+        fraction("memory.kernels." + kind + ".efficiency", k.efficiency);
+        nonNegative("memory.kernels." + kind + ".fixed_us", k.fixed_us);
+    }
 
     for (const auto& [dtype, e] : p.gemm) {
         const std::string path = "gemm." + dtype;
@@ -248,6 +265,10 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
     fraction("attention.bwd_efficiency", p.attention.bwd_efficiency);
 
     distribution("launch.eager_host", p.launch.eager_host);
+    distribution("launch.forward_host", p.launch.forward_host);
+    distribution("launch.backward_host", p.launch.backward_host);
+    nonNegative("launch.optimizer_host_per_tensor_us", p.launch.optimizer_host_per_tensor_us);
+    nonNegative("launch.ddp_hook_host_us", p.launch.ddp_hook_host_us);
     distribution("launch.compiled_host", p.launch.compiled_host);
     distribution("launch.graph_host", p.launch.graph_host);
     distribution("launch.device_gap", p.launch.device_gap);

@@ -1,11 +1,13 @@
 #include "sim/sweep/Simulate.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "sim/core/Engine.hpp"
 #include "sim/cost/CostModel.hpp"
 #include "sim/metrics/Metrics.hpp"
 #include "sim/net/Fabric.hpp"
+#include "topology/ClusterFabric.hpp"
 
 namespace stepsim {
 
@@ -14,8 +16,7 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile) {
     CostModel cost(profile, sc.nccl, nvswitch);
     Simulation sim;
     sim.expansion = expand(sc, cost);
-    const Fabric fabric = switchNode(sc.cluster.worldSize(), profile.links.nvlink_gbps,
-                                     profile.links.nvlink_latency_us, nvswitch);
+    const Fabric fabric = clusterFabric(sc.cluster, std::filesystem::path(sc.source).parent_path().string());
     const double peak = cost.peakFlops(sc.training.compute_dtype);
     std::vector<Results> samples;
     for (int i = 0; i < sc.sim.samples; ++i) {

@@ -53,7 +53,8 @@ struct Ctx {
     double pe;           // parameter element bytes
     double ce;           // compute element bytes
     bool autocast;       // params kept in a wider dtype than the compute dtype
-    double eager_s;      // host cost of one eager op
+    double forward_s;    // host cost per kernel launched by the forward pass
+    double backward_s;   // host cost per kernel launched by the autograd engine
     int world;
     int out_of_domain = 0;
 };
@@ -80,8 +81,10 @@ public:
         op.bytes = bytes;
         push(op);
     }
-    void mem(const std::string& name, double bytes, KernelClass cls = KernelClass::memory) {
+    void mem(const std::string& name, double bytes, MemKind kind = MemKind::elementwise,
+             KernelClass cls = KernelClass::memory) {
         Op op = base(name, cls);
+        op.mem = kind;
         op.bytes = bytes;
         push(op);
     }
@@ -133,7 +136,7 @@ private:
         op.stream = kCompute;
         op.name = p_.intern(name);
         op.step = step;
-        op.host_s = c_.eager_s;
+        op.host_s = phase == Phase::backward ? c_.backward_s : c_.forward_s;
         return op;
     }
     void push(Op& op) {
@@ -158,10 +161,10 @@ public:
         if (t_.pos_embedding) b_.mem("pos_embedding add", 4 * double(t_.s) * h + 8 * T * h);
         for (int l = 0; l < t_.L; ++l) layerForward(l);
         norm("norm_f");
-        if (c_.autocast) b_.mem("norm_f cast", (4 + c_.ce) * T * h);
+        if (c_.autocast) b_.mem("norm_f cast", (4 + c_.ce) * T * h, MemKind::cast_down);
         linearForward("lm_head", t_.V, t_.h);
         const double TV = T * double(t_.V);
-        b_.mem("logits to fp32", (c_.ce + 4) * TV);
+        b_.mem("logits to fp32", (c_.ce + 4) * TV, MemKind::cast_up);
         b_.mem("log_softmax", 8 * TV);
         b_.mem("nll_loss", 8 * T);  // gathers one logit per token
     }
@@ -176,17 +179,18 @@ public:
         if (c_.sc.training.grad_accum > 1) b_.mem("loss / grad_accum backward", 8);
         b_.mem("nll_loss backward", 4 * TV);
         b_.mem("log_softmax backward", 12 * TV);
-        b_.mem("logits grad cast", (4 + c_.ce) * TV);
+        b_.mem("logits grad cast", (4 + c_.ce) * TV, MemKind::cast_down);
         linearBackward("lm_head", t_.V, t_.h, t_.tied ? npos : paramIndex("lm_head.weight"));
-        if (c_.autocast) b_.mem("norm_f cast backward", (c_.ce + 4) * T * h);
+        if (c_.autocast) b_.mem("norm_f cast backward", (c_.ce + 4) * T * h, MemKind::cast_up);
         normBackward("norm_f", "norm_f");
         for (int l = t_.L - 1; l >= 0; --l) layerBackward(l);
+        // DDP's grad-ready order on a real run ends with the token embedding, then the position embedding.
+        b_.mem("embedding backward", 4 * double(t_.V) * h + 12 * T * h);
+        gradReady(paramIndex("wte.weight"));
         if (t_.pos_embedding) {
             b_.mem("pos_embedding backward", 4 * T * h + 4 * double(t_.s) * h);
             gradReady(paramIndex("wpe.weight"));
         }
-        b_.mem("embedding backward", 4 * double(t_.V) * h + 12 * T * h);
-        gradReady(paramIndex("wte.weight"));
         ready_ = nullptr;
     }
 
@@ -212,19 +216,20 @@ private:
     void norm(const std::string& name) {
         const double T = double(t_.T), h = double(t_.h);
         // Autocast runs norms in fp32 on the fp32 residual stream.
-        b_.mem(name, 8 * T * h);
+        b_.mem(name, 8 * T * h, MemKind::norm_forward);
     }
     void normBackward(const std::string& name, const std::string& param) {
         const double T = double(t_.T), h = double(t_.h);
-        // Two passes, as PyTorch's CUDA norm backward: the input gradient (reads x, dy, writes dx) and the
+        // Two launches, as PyTorch's CUDA norm backward: the input gradient (reads x, dy, writes dx) and the
         // weight (and bias) gradient, a column reduction over x and dy.
-        b_.mem(name + " backward", 12 * T * h);
-        b_.mem(name + " weight grad", 8 * T * h);
+        b_.mem(name + " backward", 12 * T * h, MemKind::norm_backward);
+        // Calibrated norm backward times cover both passes; the second one only adds its launch here.
+        b_.mem(name + " weight grad", 0.0);
         gradReady(paramIndex(param + ".weight"));
         if (t_.norm == NormKind::layernorm) gradReady(paramIndex(param + ".bias"));
     }
     void weightCast(const std::string& name, double numel) {
-        if (c_.autocast) b_.mem(name + " weight cast", (c_.pe + c_.ce) * numel);
+        if (c_.autocast) b_.mem(name + " weight cast", (c_.pe + c_.ce) * numel, MemKind::cast_down);
     }
     void linearForward(const std::string& name, long out, long in) {
         weightCast(name, double(out) * in);
@@ -233,7 +238,7 @@ private:
     void linearBackward(const std::string& name, long out, long in, std::size_t param) {
         b_.gemm(name + " dgrad", t_.T, in, out);
         b_.gemm(name + " wgrad", out, in, t_.T);
-        if (c_.autocast) b_.mem(name + " grad cast", (c_.ce + c_.pe) * double(out) * in);
+        if (c_.autocast) b_.mem(name + " grad cast", (c_.ce + c_.pe) * double(out) * in, MemKind::cast_up);
         if (param != npos) gradReady(param);
     }
     void gradReady(std::size_t i) {
@@ -250,7 +255,7 @@ private:
     void layerForward(int l) {
         const double T = double(t_.T), h = double(t_.h), f = double(t_.f);
         norm(L(l, "norm1"));
-        if (c_.autocast) b_.mem(L(l, "norm1 cast"), (4 + c_.ce) * T * h);
+        if (c_.autocast) b_.mem(L(l, "norm1 cast"), (4 + c_.ce) * T * h, MemKind::cast_down);
         linearForward(L(l, "attn.qkv"), t_.qkvOut(), t_.h);
         attentionForward(l);
         // y.transpose(1, 2).reshape(B, T, h): the heads-major attention output is copied token-major.
@@ -258,7 +263,7 @@ private:
         linearForward(L(l, "attn.proj"), t_.h, t_.h);
         b_.mem(L(l, "residual add"), (8 + c_.ce) * T * h);
         norm(L(l, "norm2"));
-        if (c_.autocast) b_.mem(L(l, "norm2 cast"), (4 + c_.ce) * T * h);
+        if (c_.autocast) b_.mem(L(l, "norm2 cast"), (4 + c_.ce) * T * h, MemKind::cast_down);
         if (t_.mlp == MlpKind::gelu) {
             linearForward(L(l, "mlp.fc"), t_.f, t_.h);
             b_.mem(L(l, "gelu"), 2 * c_.ce * T * f);
@@ -290,18 +295,23 @@ private:
             linearBackward(L(l, "mlp.gate"), t_.f, t_.h, paramIndex(L(l, "mlp.gate.weight")));
             b_.mem(L(l, "mlp input grad add"), 3 * c_.ce * T * h);
         }
-        if (c_.autocast) b_.mem(L(l, "norm2 cast backward"), (c_.ce + 4) * T * h);
+        if (c_.autocast) b_.mem(L(l, "norm2 cast backward"), (c_.ce + 4) * T * h, MemKind::cast_up);
         normBackward(L(l, "norm2"), L(l, "norm2"));
         b_.mem(L(l, "residual grad add"), 12 * T * h);
         linearBackward(L(l, "attn.proj"), t_.h, t_.h, paramIndex(L(l, "attn.proj.weight")));
         const double qkv = double(t_.qkvOut());
         // Flash attention's backward takes its output gradient contiguous in the heads-major layout.
         b_.mem(L(l, "attn grad transpose"), 2 * c_.ce * T * h);
+        // FlashAttention-2's backward is four launches: zero the fp32 dQ accumulator, dot(dO, O) per row, the
+        // main kernel, and dQ converted back to the compute dtype.
+        b_.mem(L(l, "attn dq accumulator zero"), 4 * T * h);
+        b_.mem(L(l, "attn backward preprocess"), 2 * c_.ce * T * h);
         b_.attention(L(l, "attn.flash backward"), 2.5 * attentionForwardFlops(t_), (2 * T * qkv + 2 * T * h) * c_.ce);
+        b_.mem(L(l, "attn dq convert"), (4 + c_.ce) * T * h, MemKind::cast_down);
         // split() backward: dq, dk, dv concatenated into the fused QKV output gradient.
         b_.mem(L(l, "qkv grad cat"), 2 * c_.ce * T * qkv);
         linearBackward(L(l, "attn.qkv"), t_.qkvOut(), t_.h, paramIndex(L(l, "attn.qkv.weight")));
-        if (c_.autocast) b_.mem(L(l, "norm1 cast backward"), (c_.ce + 4) * T * h);
+        if (c_.autocast) b_.mem(L(l, "norm1 cast backward"), (c_.ce + 4) * T * h, MemKind::cast_up);
         normBackward(L(l, "norm1"), L(l, "norm1"));
     }
 
@@ -353,7 +363,8 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
     Ctx c{sc, cost, transformerShape(sc.model, sc.training.micro_batch), {}, sc.training.compute_dtype,
           elementBytes(sc.training.param_dtype), elementBytes(sc.training.compute_dtype),
           sc.training.param_dtype != sc.training.compute_dtype,
-          cost.profile().launch.eager_host.median_us * 1e-6, sc.cluster.worldSize()};
+          cost.profile().launch.forward_host.median_us * 1e-6, cost.profile().launch.backward_host.median_us * 1e-6,
+          sc.cluster.worldSize()};
     c.params = transformerParams(c.t);
     const bool ddp = c.world > 1;
     for (const ParamInfo& p : c.params) out.params += p.numel;
@@ -378,8 +389,11 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
 
     const std::string grad_dtype = sc.training.param_dtype == DType::fp32 ? "fp32" : "bf16";
     const bool compress = sc.ddp.comm_hook == CommHook::fp16_compress || sc.ddp.comm_hook == CommHook::bf16_compress;
-    const double eager = c.eager_s;
-    const double nccl_host = cost.profile().launch.eager_host.median_us * 1e-6;
+    const LaunchRates& launch = cost.profile().launch;
+    const double eager = launch.eager_host.median_us * 1e-6;
+    const double nccl_host = launch.eager_host.median_us * 1e-6;
+    const double hook_host = launch.ddp_hook_host_us * 1e-6;
+    const double optimizer_host = launch.optimizer_host_per_tensor_us * 1e-6 * double(c.params.size());
 
     Program prog;
     prog.streams = {{StreamKind::compute, "compute"}, {StreamKind::comm, "nccl:dp"}};
@@ -406,7 +420,10 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
             ms.backward([&](std::size_t i) {
                 if (!sync) return;
                 // DDP's autograd hook: copy (and divide) the gradient into its bucket.
-                b.mem(c.params[i].name + " copy to bucket", 2 * c.pe * c.params[i].numel, KernelClass::copy);
+                // The hook's host cost (calibrated per parameter tensor) includes launching this copy.
+                if (hook_host > 0) b.host("ddp hook", hook_host);
+                b.mem(c.params[i].name + " copy to bucket", 2 * c.pe * c.params[i].numel, MemKind::elementwise, KernelClass::copy);
+                prog.ops.back().host_s = 0.0;
                 const std::size_t k = bucket_of[i];
                 if (--pending[k] > 0) return;
                 for (; next_bucket < buckets.size() && pending[next_bucket] == 0; ++next_bucket) {
@@ -416,7 +433,7 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
                     const std::uint32_t ev = b.record(kCompute);
                     b.wait(kComm, ev);
                     if (compress) {
-                        b.mem(name + " compress", 1.5 * bytes, KernelClass::copy);
+                        b.mem(name + " compress", 1.5 * bytes, MemKind::elementwise, KernelClass::copy);
                         bytes /= 2;
                     }
                     b.collective(name + " all_reduce", CollectiveKind::all_reduce, bytes,
@@ -430,17 +447,17 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
                 b.phase = Phase::backward;
                 for (std::size_t k = 0; k < buckets.size(); ++k) {
                     b.wait(kCompute, done_events[k]);
-                    if (compress) b.mem(fmt::format("bucket {} decompress", k), 3 * buckets[k].bytes, KernelClass::copy);
+                    if (compress) b.mem(fmt::format("bucket {} decompress", k), 3 * buckets[k].bytes, MemKind::elementwise, KernelClass::copy);
                     if (!sc.ddp.gradient_as_bucket_view)
-                        b.mem(fmt::format("bucket {} copy to grads", k), 2 * buckets[k].bytes, KernelClass::copy);
+                        b.mem(fmt::format("bucket {} copy to grads", k), 2 * buckets[k].bytes, MemKind::elementwise, KernelClass::copy);
                 }
             }
         }
         flops_per_step = b.model_flops - flops_before;
         b.phase = Phase::optimizer;
-        b.host("optimizer.step", eager);
-        b.mem("adamw step count", 8 * double(c.params.size()), KernelClass::optimizer);
-        b.mem("fused adamw", 7 * c.pe * out.params, KernelClass::optimizer);
+        b.host("optimizer.step", optimizer_host > 0 ? optimizer_host : eager);
+        b.mem("adamw step count", 8 * double(c.params.size()), MemKind::elementwise, KernelClass::optimizer);
+        b.mem("fused adamw", 7 * c.pe * out.params, MemKind::optimizer, KernelClass::optimizer);
         b.stepEnd();
     }
 

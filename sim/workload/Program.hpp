@@ -28,6 +28,13 @@ enum class OpKind : std::uint8_t {
 // What a kernel is, for pricing and for reports.
 enum class KernelClass : std::uint8_t { gemm, attention, memory, optimizer, copy, comm, other };
 
+// How a memory-bound kernel streams through HBM, for pricing (HardwareProfile's memory.kernels).
+enum class MemKind : std::uint8_t { elementwise, cast_up, cast_down, norm_forward, norm_backward, optimizer };
+inline const char* memKindName(MemKind k) {
+    constexpr const char* names[] = {"elementwise", "cast_up", "cast_down", "norm_forward", "norm_backward", "optimizer"};
+    return names[static_cast<int>(k)];
+}
+
 // Where in the training step an op sits (for pricing attention backward, and for reports).
 enum class Phase : std::uint8_t { forward, backward, optimizer, other };
 
@@ -48,6 +55,7 @@ struct Op {
     OpKind kind = OpKind::kernel;
     KernelClass cls = KernelClass::other;
     Phase phase = Phase::other;
+    MemKind mem = MemKind::elementwise;  // for memory-bound kernels
     std::uint8_t stream = 0;  // index into Program::streams
     std::uint32_t name = 0;   // index into Program::names
     std::uint32_t event = 0;  // record_event / wait_event / host_sync

@@ -42,6 +42,16 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
               std::tie(b.attention.fwd_efficiency, b.attention.bwd_efficiency));
     auto dist = [](const Distribution& d) { return std::tie(d.median_us, d.p99_us); };
     EXPECT_EQ(dist(a.launch.eager_host), dist(b.launch.eager_host));
+    EXPECT_EQ(dist(a.launch.forward_host), dist(b.launch.forward_host));
+    EXPECT_EQ(dist(a.launch.backward_host), dist(b.launch.backward_host));
+    EXPECT_EQ(a.launch.optimizer_host_per_tensor_us, b.launch.optimizer_host_per_tensor_us);
+    EXPECT_EQ(a.launch.ddp_hook_host_us, b.launch.ddp_hook_host_us);
+    ASSERT_EQ(a.memory.kernels.size(), b.memory.kernels.size());
+    for (const auto& [kind, k] : a.memory.kernels) {
+        ASSERT_EQ(b.memory.kernels.count(kind), 1u) << kind;
+        EXPECT_EQ(std::tie(k.efficiency, k.fixed_us),
+                  std::tie(b.memory.kernels.at(kind).efficiency, b.memory.kernels.at(kind).fixed_us));
+    }
     EXPECT_EQ(dist(a.launch.compiled_host), dist(b.launch.compiled_host));
     EXPECT_EQ(dist(a.launch.graph_host), dist(b.launch.graph_host));
     EXPECT_EQ(dist(a.launch.device_gap), dist(b.launch.device_gap));
@@ -90,7 +100,17 @@ HardwareProfile oddProfile() {
                       0.0312};
     p.gemm["fp32"] = {0.5, 64, 32, 32, 7, {}, 0};
     p.attention = {0.6123, 0.4321};
-    p.launch = {{9.329955000012546, 10.041749999984972}, {2.5, 3.5}, {0.25, 0.75}, {1.5, 2.5}, {24, 31}};
+    p.memory.kernels["cast_up"] = {0.45, 6.01};
+    p.memory.kernels["optimizer"] = {0.906, 45.375};
+    p.launch.eager_host = {9.329955000012546, 10.041749999984972};
+    p.launch.forward_host = {29.5, 31.7};
+    p.launch.backward_host = {51.59, 55.51};
+    p.launch.optimizer_host_per_tensor_us = 15.046;
+    p.launch.ddp_hook_host_us = 26.33;
+    p.launch.compiled_host = {2.5, 3.5};
+    p.launch.graph_host = {0.25, 0.75};
+    p.launch.device_gap = {1.5, 2.5};
+    p.launch.nccl_host = {24, 31};
     p.nccl = {{1, 2, 3}, {4, 5, 6}, {0.1, 0.2, 0.3}, {7, 8, 9}, {0.4, 0.9, 0.95}, 123.456, 456.789};
     p.collectives.push_back({"all_reduce", 8, 1, "ring", "simple", "bf16",
                              {{0, 1048576, 14.5, 56.84, 0.01}, {1048576, 4294967296.0, 20.25, 348.123, 0.02}}, 0.015});
