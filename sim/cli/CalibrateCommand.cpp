@@ -261,6 +261,8 @@ void addCalibrateCommands(CLI::App& app) {
                 fmt::join(h.tried, ", ")));
         fs::create_directories(co->out_dir);
         const fs::path bench = fs::path(co->out_dir) / "bench.jsonl", torch = fs::path(co->out_dir) / "torch.jsonl";
+        fs::remove(bench);  // never fit an earlier run's files by mistake
+        fs::remove(torch);
         std::string cmd = shellQuote(h.found->string()) + " --out " + shellQuote(bench.string()) +
                           fmt::format(" --time-limit {}", co->time_limit) + (co->quick ? " --quick" : "");
         const int rc = runCommand(cmd);
