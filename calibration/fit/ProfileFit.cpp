@@ -249,8 +249,38 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
         rep["launch"] = lj;
     }
 
-    // Attention (PyTorch flash attention, causal).
+    // Attention as training runs it: SDPA's default backend on q, k, v viewed from a fused QKV projection
+    // (calibration/pytorch/attention_default.py), one point per shape; the efficiencies are the medians.
+    // Without those records, PyTorch's flash backend (stepsim_torch_bench.py) gives the efficiencies alone.
+    bool sdpa = false;
     {
+        std::map<std::tuple<long, long, long>, AttentionPoint> pts;
+        std::vector<double> fwd, bwd;
+        for (const auto& k : raw.kernels) {
+            if (!k.flops || !k.causal || (k.op != "sdpa_default_fwd" && k.op != "sdpa_default_bwd")) continue;
+            AttentionPoint& a = pts[{k.head_dim, k.seq, k.batch * k.heads}];
+            a.head_dim = k.head_dim;
+            a.seq = k.seq;
+            a.batch_heads = k.batch * k.heads;
+            const double tflops = *k.flops / (k.time.median * 1e6);
+            (k.op == "sdpa_default_fwd" ? a.fwd_tflops : a.bwd_tflops) = tflops;
+            (k.op == "sdpa_default_fwd" ? fwd : bwd).push_back(tflops / p.gpu.peak_tflops_bf16);
+        }
+        p.attention.points.clear();
+        for (const auto& [key, a] : pts)
+            if (a.fwd_tflops > 0 && a.bwd_tflops > 0) p.attention.points.push_back(a);
+        if (!p.attention.points.empty()) {
+            sdpa = true;
+            p.attention.fwd_efficiency = std::min(1.0, median(fwd));
+            p.attention.bwd_efficiency = std::min(1.0, median(bwd));
+            rep["attention"] = {{"fwd_efficiency", p.attention.fwd_efficiency},
+                                {"bwd_efficiency", p.attention.bwd_efficiency},
+                                {"points", p.attention.points.size()},
+                                {"from", "SDPA default backend, q/k/v viewed from a fused QKV projection, causal"}};
+        }
+    }
+    // Attention (PyTorch flash attention, causal), when the default backend was not measured.
+    if (!sdpa) {
         std::vector<double> fwd, bwd;
         json aj = json::array();
         for (const auto& k : raw.kernels) {

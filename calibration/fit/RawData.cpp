@@ -75,7 +75,9 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
         if (!j.is_object()) throw inputError(file, lineNo, "", "expected one JSON object per line");
         const Line L{file, lineNo, j};
         const std::string kind = L.str("kind");
-        if (kind == "metadata") {
+        if (kind == "metadata" && !j.contains("gpus")) {
+            // A PyTorch-side tool's metadata (torch version, one GPU name): nothing the fit needs.
+        } else if (kind == "metadata") {
             const json& gpus = L.at("gpus");
             if (!gpus.is_array() || gpus.empty()) throw inputError(file, lineNo, "gpus", "expected a non-empty list");
             const Line g{file, lineNo, gpus.front()};
@@ -132,6 +134,9 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
             k.time = L.times();
             if (j.contains("shape") && j["shape"].is_object()) {
                 k.seq = j["shape"].value("seq", 0L);
+                k.head_dim = j["shape"].value("head_dim", 0L);
+                k.batch = j["shape"].value("batch", 0L);
+                k.heads = j["shape"].value("heads", 0L);
                 k.causal = j["shape"].value("causal", false);
             }
             d.kernels.push_back(k);

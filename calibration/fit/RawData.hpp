@@ -65,6 +65,7 @@ struct RawKernel {  // PyTorch-side kernels (flash attention, norms, activations
     std::optional<double> flops, bytes;
     RawTimes time;
     long seq = 0;       // attention: sequence length (0 otherwise)
+    long head_dim = 0, batch = 0, heads = 0;
     bool causal = false;
 };
 

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "sim/cli/CalibrateCommand.hpp"
 #include "sim/cli/CollectiveCommand.hpp"
 #include "sim/cli/TopoCommand.hpp"
 #include "sim/core/InputError.hpp"
@@ -78,6 +79,7 @@ int main(int argc, char** argv) {
     addExplainCommand(app);
     stepsim::addCollectiveCommand(app);
     stepsim::addTopoCommand(app);
+    stepsim::addCalibrateCommands(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -13,6 +13,23 @@ namespace {
 constexpr const char* kProtoNames[3] = {"LL", "LL128", "Simple"};
 // NCCL tuning.cc: NVLS base latency (Simple); NVLS supports no other protocol.
 constexpr double kNvlsLatencyUs = 23.0;
+// NCCL tuning.cc hwLat (NCCL 2.19-2.21), Tree, per protocol LL / LL128 / Simple: per NVLink hop and per network
+// hop. The profile's nvlink_hop / net_hop are the Ring rows.
+constexpr double kTreeNvlinkHopUs[3] = {0.6, 1.25, 4.0};
+constexpr double kTreeNetHopUs[3] = {5.0, 8.5, 14.0};
+// NCCL tuning.cc treeCorrectionFactor: the tree's bandwidth multiplier per power of two of S/64 (64 B..256 MiB).
+constexpr double kTreeCorrection[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+// NCCL_P2P_LL_THRESHOLD default: send/recv use LL up to this many bytes per peer.
+constexpr double kP2pLlThresholdBytes = 16384.0;
+
+int log2Floor(double x) {
+    int l = -1;
+    while (x >= 1.0) x /= 2.0, ++l;
+    return l;
+}
 
 const char* dtypeKey(DType d) {
     switch (d) {
@@ -74,8 +91,13 @@ const char* collectiveName(CollectiveKind kind) {
     return "?";
 }
 
-CostModel::CostModel(const HardwareProfile& profile, NcclSpec nccl, bool nvls_capable_node)
-    : profile_(profile), nccl_(nccl), nvls_capable_(nvls_capable_node) {}
+CostModel::CostModel(const HardwareProfile& profile, NcclSpec nccl, bool nvls_capable_node, const NetworkSpec& network)
+    : profile_(profile),
+      nccl_(nccl),
+      nvls_capable_(nvls_capable_node),
+      network_(network),
+      nics_per_node_(network.nics_per_node),
+      nic_gbps_(std::min(profile.links.nic_gbps, network.nic_gbps / 8.0)) {}
 
 double CostModel::peakFlops(DType dtype) const {
     const GpuRates& g = profile_.gpu;
@@ -101,11 +123,32 @@ double CostModel::gemmSeconds(const GemmShape& s, DType dtype, bool* in_domain) 
     return e.seconds;
 }
 
-double CostModel::attentionSeconds(double flops, bool backward, DType dtype) const {
+double CostModel::attentionSeconds(double flops, bool backward, DType dtype, const GemmShape& shape,
+                                   bool* in_domain) const {
+    const double floor_s = profile_.memory.min_kernel_us * 1e-6;
+    const AttentionRates& a = profile_.attention;
+    const AttentionPoint* best = nullptr;
+    if (shape.k > 0) {
+        bool same_dim = false;
+        for (const AttentionPoint& p : a.points) same_dim = same_dim || p.head_dim == shape.k;
+        double best_d = 0.0;
+        for (const AttentionPoint& p : a.points) {
+            if (same_dim && p.head_dim != shape.k) continue;
+            const double d = std::abs(std::log2(double(shape.n) / p.seq)) +
+                             std::abs(std::log2(double(shape.m) / p.batch_heads)) +
+                             std::abs(std::log2(double(shape.k) / p.head_dim));
+            if (!best || d < best_d) best = &p, best_d = d;
+        }
+        // A point more than a factor 2 away in sequence or batch·heads (or of another head_dim) is outside.
+        if (in_domain)
+            *in_domain = best && best->head_dim == shape.k && std::abs(std::log2(double(shape.n) / best->seq)) <= 1 &&
+                         std::abs(std::log2(double(shape.m) / best->batch_heads)) <= 1;
+    }
+    if (best) return std::max(floor_s, flops / ((backward ? best->bwd_tflops : best->fwd_tflops) * 1e12));
     // Flash attention runs in bf16/fp16 even when the linears use fp8.
     const DType d = dtype == DType::fp8 ? DType::bf16 : dtype;
-    const double eff = backward ? profile_.attention.bwd_efficiency : profile_.attention.fwd_efficiency;
-    return std::max(profile_.memory.min_kernel_us * 1e-6, flops / (peakFlops(d) * eff));
+    const double eff = backward ? a.bwd_efficiency : a.fwd_efficiency;
+    return std::max(floor_s, flops / (peakFlops(d) * eff));
 }
 
 double CostModel::memorySeconds(double bytes, MemKind kind) const {
@@ -122,7 +165,9 @@ bool CostModel::price(Op& op, DType dtype) const {
     bool in_domain = true;
     switch (op.cls) {
         case KernelClass::gemm: op.work_s = gemmSeconds(op.gemm, dtype, &in_domain); break;
-        case KernelClass::attention: op.work_s = attentionSeconds(op.flops, op.phase == Phase::backward, dtype); break;
+        case KernelClass::attention:
+            op.work_s = attentionSeconds(op.flops, op.phase == Phase::backward, dtype, op.gemm, &in_domain);
+            break;
         default: op.work_s = memorySeconds(op.bytes, op.mem); break;
     }
     return in_domain;
@@ -159,12 +204,18 @@ CollectiveEstimate CostModel::collective(CollectiveKind kind, int ranks, int nod
 
     // 2. NCCL's model.
     const NcclModel& m = profile_.nccl;
-    const int steps = kind == CollectiveKind::all_reduce ? 2 * (ranks - 1) : ranks - 1;
-    const int inter_steps = nodes > 1 ? (kind == CollectiveKind::all_reduce ? 2 * (nodes - 1) : nodes - 1) : 0;
+    const int n = ranks;
+    nodes = std::clamp(nodes, 1, n);
+    const int local = (n + nodes - 1) / nodes;
+    const bool multi = nodes > 1;
+    const double intra = m.ring_busbw_gbps;
+    const double inter = std::min(nics_per_node_, local) * nic_gbps_;
+    const double ring_bw = multi ? std::min(intra, inter) : intra;
     double best_t = std::numeric_limits<double>::infinity();
     auto consider = [&](const std::string& algo, int p, double lat_us, double busbw_gbps) {
         if (want_algo != "auto" && !sameName(want_algo, algo)) return;
         if (want_proto != "auto" && !sameName(want_proto, kProtoNames[p])) return;
+        if (!(busbw_gbps > 0.0)) return;
         CollectiveEstimate c;
         c.alpha_s = lat_us * 1e-6;
         c.busbw_Bps = busbw_gbps * 1e9;
@@ -174,22 +225,57 @@ CollectiveEstimate CostModel::collective(CollectiveKind kind, int ranks, int nod
         const double t = c.seconds(bytes);
         if (t < best_t) best_t = t, best = c;
     };
-    const double intra_bw = m.ring_busbw_gbps;
-    const double ring_bw = nodes > 1 ? std::min(intra_bw, profile_.links.nic_gbps) : intra_bw;
-    for (int p = 0; p < 3; ++p) {
-        const double lat = m.ring_base_latency_us[p] + (steps - inter_steps) * m.nvlink_hop_latency_us[p] +
-                           inter_steps * m.net_hop_latency_us[p];
-        consider("Ring", p, lat, ring_bw * m.proto_bw_fraction[p]);
+    switch (kind) {
+        case CollectiveKind::all_reduce:
+        case CollectiveKind::all_gather:
+        case CollectiveKind::reduce_scatter:
+        case CollectiveKind::broadcast: {
+            const bool ar = kind == CollectiveKind::all_reduce;
+            const int steps = ar ? 2 * (n - 1) : n - 1;
+            const int isteps = ar ? 2 * (nodes - 1) : nodes - 1;
+            for (int p = 0; p < 3; ++p) {
+                const double lat = m.ring_base_latency_us[p] + (steps - isteps) * m.nvlink_hop_latency_us[p] +
+                                   isteps * m.net_hop_latency_us[p];
+                consider("Ring", p, lat, ring_bw * m.proto_bw_fraction[p]);
+            }
+            if (!ar) break;
+            const int lg = log2Floor(bytes / 64.0);
+            for (int p = 0; p < 3; ++p) {
+                const double lat = m.tree_base_latency_us[p] +
+                                   2.0 * ((local - 1) * kTreeNvlinkHopUs[p] + log2Floor(nodes) * kTreeNetHopUs[p]);
+                double b = 0.92 * ring_bw;
+                if (p == 0) b /= 3.8;
+                if (p == 1) b *= multi ? 120.0 / 128.0 : 7.0 / 9.0;
+                const double corr = lg >= 0 && lg < 23 ? kTreeCorrection[p][lg] : 1.0;
+                consider("Tree", p, lat, best.factor * b / 2.0 * corr);
+            }
+            const bool nvls_allowed = nccl_.nvls == Switch::on || (nccl_.nvls == Switch::auto_ && nvls_capable_);
+            if (!multi && nvls_allowed) consider("NVLS", 2, kNvlsLatencyUs, m.nvls_busbw_gbps);
+            break;
+        }
+        case CollectiveKind::alltoall:
+        case CollectiveKind::sendrecv: {
+            const bool a2a = kind == CollectiveKind::alltoall;
+            double bw = intra;
+            if (multi)
+                bw = a2a ? std::min(intra, inter * (n - 1) / (double(local) * (n - local)))
+                         : std::min(intra, nic_gbps_);
+            const double per_peer = a2a ? bytes / n : bytes;
+            const int hops = a2a ? n - 1 : 1;
+            for (int p : {0, 2}) {
+                if (p == 0 && per_peer > kP2pLlThresholdBytes) continue;
+                const double hop = multi ? m.net_hop_latency_us[p] : m.nvlink_hop_latency_us[p];
+                consider("P2P", p, m.ring_base_latency_us[p] + hops * hop, bw * m.proto_bw_fraction[p]);
+            }
+            break;
+        }
     }
-    const bool nvls_allowed = nccl_.nvls == Switch::on || (nccl_.nvls == Switch::auto_ && nvls_capable_);
-    if (kind == CollectiveKind::all_reduce && nodes == 1 && nvls_allowed)
-        consider("NVLS", 2, kNvlsLatencyUs, m.nvls_busbw_gbps);
     if (!std::isfinite(best_t)) {
         // The forced algorithm/protocol does not exist for this collective: fall back to NCCL's choice.
         NcclSpec relaxed = nccl_;
         relaxed.algo = NcclAlgo::auto_;
         relaxed.proto = NcclProto::auto_;
-        CollectiveEstimate c = CostModel(profile_, relaxed, nvls_capable_).collective(kind, ranks, nodes, bytes);
+        CollectiveEstimate c = CostModel(profile_, relaxed, nvls_capable_, network_).collective(kind, ranks, nodes, bytes);
         c.in_domain = false;
         return c;
     }

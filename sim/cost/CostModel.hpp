@@ -6,13 +6,36 @@
 //   attention  FLOPs / (peak · attention efficiency) (flash attention; causal FLOPs counted once);
 //   memory     max(min_kernel, fixed(kind) + bytes / (HBM · efficiency(kind)))  (streaming, roofline-bound;
 //              per kind of kernel as calibrated: elementwise, casts, norms, the fused optimizer).
-// Collectives follow NCCL's own model (src/graph/tuning.cc), time = latency + S·F / busbw, where F is
-// nccl-tests' bus factor (all_reduce 2(n−1)/n; all_gather, reduce_scatter, alltoall (n−1)/n; others 1),
-// so busbw is what nccl-tests reports. The (algorithm, protocol) pair is the argmin over the candidates
-// NCCL would consider, unless the scenario forces one:
-//   Ring:  latency = base[p] + steps·hop[p],  steps = 2(n−1) for all_reduce, n−1 otherwise;
-//          busbw = ring_busbw · proto_bw_fraction[p] (intra-node), limited by the NIC across nodes;
-//   NVLS:  all_reduce on one NVSwitch node, Simple only: latency 23 µs, busbw = nvls_busbw (FACTS.md).
+// Collectives follow NCCL's own model (src/graph/tuning.cc, NCCL 2.19–2.21), time = latency + S·F / busbw,
+// where F is nccl-tests' bus factor (all_reduce 2(n−1)/n; all_gather, reduce_scatter, alltoall (n−1)/n;
+// others 1), so busbw is what nccl-tests reports. The (algorithm, protocol) pair is the argmin over the
+// candidates NCCL considers for this op, rank count n and node count N (L = ⌈n/N⌉ ranks per node), unless the
+// scenario forces one (nccl.algo, nccl.proto, nccl.nvls; a forced pair that does not exist for the op falls
+// back to the argmin, flagged out of domain). p ∈ {LL, LL128, Simple}; frac[p] = profile proto_bw_fraction.
+//   Bandwidths: intra = nccl.ring_busbw (one node's NVLink ring); inter = min(nics_per_node, L) · nic, the NIC
+//   rate nic = min(profile links.nic_gbps (achieved), network.nic_gbps / 8 (line rate)). NCCL runs one ring
+//   channel per NIC with rail-aligned inter-node hops (PXN), so a node injects nics·nic and a ring's busbw is
+//   min(intra, inter) (8 × 48 GB/s = 384 on 8×400G HGX nodes).
+//   Ring   (all_reduce, all_gather, reduce_scatter, broadcast):
+//          latency = ring_base[p] + (steps − isteps)·nvlink_hop[p] + isteps·net_hop[p],
+//          steps = 2(n−1) / isteps = 2(N−1) for all_reduce, n−1 / N−1 otherwise (broadcast: the chain's
+//          first chunk crossing n−1 hops); busbw = min(intra, inter if N > 1) · frac[p].
+//   Tree   (all_reduce; NCCL's double binary tree, nodes ≥ 1):
+//          latency = tree_base[p] + 2·((L−1)·tree_nvlink_hop[p] + ⌊log2 N⌋·tree_net_hop[p]), tree hops from
+//          tuning.cc hwLat (NVLink .6/1.25/4, NET 5/8.5/14 µs); NCCL's tree bus bandwidth
+//          B = 0.92·min(intra, inter if N > 1), LL: B/3.8, LL128: B·(7/9 on one node, 120/128 across nodes);
+//          algorithm bandwidth B/2, times treeCorrectionFactor[p][log2(S/64)] below 128 MiB (tuning.cc);
+//          in nccl-tests terms busbw = F·B/2·correction.
+//   NVLS   (all_reduce on one NVSwitch node, Simple only; nccl.nvls auto → where the node has it):
+//          latency 23 µs (tuning.cc hwLat[NVLINK][NVLS]), busbw = nccl.nvls_busbw (FACTS.md: ~480 on 8×H100).
+//          NVLS_Tree (multi-node NVLS) is not modelled: across nodes NVLS is not a candidate.
+//   P2P    (alltoall, sendrecv; NCCL's grouped send/recv, Simple, and LL while each peer's message is
+//          ≤ 16 KiB, NCCL_P2P_LL_THRESHOLD): latency = ring_base[p] + hops·hop[p], hops = n−1 (alltoall) or 1,
+//          hop = net_hop when the collective spans nodes, else nvlink_hop;
+//          alltoall busbw = min(intra, inter·(n−1)/(L·(n−L))) (a node's off-node bytes L·S·(n−L)/n cross its
+//          NICs), sendrecv busbw = intra on one node, min(intra, nic) across nodes; both · frac[p].
+//   Not modelled: NCCL's ring Simple multi-node plateau correction, net overhead floor, PAT, CollNet,
+//   channel counts (implicit: the bandwidths above are all channels together).
 // A measured fit for the same (op, ranks, nodes, algo, proto) replaces the model: its segment covering S
 // gives α and busbw; a size outside the measured range is answered by the nearest segment and flagged.
 #include <string>
@@ -38,13 +61,17 @@ struct CollectiveEstimate {
 
 class CostModel {
 public:
-    CostModel(const HardwareProfile& profile, NcclSpec nccl, bool nvls_capable_node);
+    // `network` gives NICs per node and their line rate (the default: 8 × 400 Gb/s, SCENARIO.md's default).
+    CostModel(const HardwareProfile& profile, NcclSpec nccl, bool nvls_capable_node,
+              const NetworkSpec& network = NetworkSpec{});
 
     const HardwareProfile& profile() const { return profile_; }
     double peakFlops(DType dtype) const;
 
     double gemmSeconds(const GemmShape& s, DType dtype, bool* in_domain = nullptr) const;
-    double attentionSeconds(double flops, bool backward, DType dtype) const;
+    // Causal attention of `flops` FLOPs; `shape` is {m = batch·heads, n = seq, k = head_dim}.
+    double attentionSeconds(double flops, bool backward, DType dtype, const GemmShape& shape = {},
+                            bool* in_domain = nullptr) const;
     double memorySeconds(double bytes, MemKind kind = MemKind::elementwise) const;
     // Prices a kernel op (work_s) by its class; returns false if a query fell outside measured domains.
     bool price(Op& op, DType dtype) const;
@@ -55,6 +82,9 @@ private:
     const HardwareProfile& profile_;
     NcclSpec nccl_;
     bool nvls_capable_;
+    NetworkSpec network_;
+    int nics_per_node_;
+    double nic_gbps_;  // achieved per NIC, GB/s
 };
 
 }  // namespace stepsim

@@ -58,9 +58,18 @@ struct MemoryRates {
     std::map<std::string, MemoryKernelRate> kernels;
 };
 
+// Measured causal attention as SDPA runs it in training, for one (head_dim, seq, batch·heads).
+struct AttentionPoint {
+    long head_dim = 0, seq = 0, batch_heads = 0;
+    double fwd_tflops = 0.0, bwd_tflops = 0.0;  // causal FLOPs (half of 4·b·s²·h; backward 2.5x) per second
+};
+
+// Attention time = FLOPs / rate. The rate is the measured one at the nearest point (same head_dim if measured,
+// then nearest in log seq and log batch·heads); without points, peak × efficiency.
 struct AttentionRates {
     double fwd_efficiency = 0.55;  // flash attention forward, fraction of dense peak (compute dtype)
     double bwd_efficiency = 0.45;  // backward (2.5x the forward FLOPs)
+    std::vector<AttentionPoint> points;
 };
 
 // A distribution summarised by its median and spread; drawn as a lognormal matching median and p99.

@@ -26,6 +26,22 @@ std::string formatValue(const GemmPoint& p) {
     return fmt::format("[{}, {}, {}, {}]", p.m, p.n, p.k, formatValue(p.tflops));
 }
 
+// An AttentionPoint is the flow list [head_dim, seq, batch_heads, fwd_tflops, bwd_tflops].
+void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, AttentionPoint& out) {
+    if (!n.IsSequence() || n.size() != 5)
+        r.failAt(n, path, "expected [head_dim, seq, batch_heads, fwd_tflops, bwd_tflops], got " + describeNode(n));
+    readValue(r, n[0], path + "[0]", out.head_dim);
+    readValue(r, n[1], path + "[1]", out.seq);
+    readValue(r, n[2], path + "[2]", out.batch_heads);
+    readValue(r, n[3], path + "[3]", out.fwd_tflops);
+    readValue(r, n[4], path + "[4]", out.bwd_tflops);
+}
+
+std::string formatValue(const AttentionPoint& p) {
+    return fmt::format("[{}, {}, {}, {}, {}]", p.head_dim, p.seq, p.batch_heads, formatValue(p.fwd_tflops),
+                       formatValue(p.bwd_tflops));
+}
+
 namespace {
 
 // The whole file: the schema version, then the profile's members.
@@ -86,6 +102,7 @@ template <class V>
 void describe(V& v, AttentionRates& a) {
     v.field("fwd_efficiency", a.fwd_efficiency);
     v.field("bwd_efficiency", a.bwd_efficiency);
+    v.field("points", a.points);
 }
 
 template <class V>
@@ -263,6 +280,15 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
 
     fraction("attention.fwd_efficiency", p.attention.fwd_efficiency);
     fraction("attention.bwd_efficiency", p.attention.bwd_efficiency);
+    for (std::size_t i = 0; i < p.attention.points.size(); ++i) {
+        const AttentionPoint& a = p.attention.points[i];
+        const std::string pp = fmt::format("attention.points[{}]", i);
+        positive(pp + "[0]", double(a.head_dim));
+        positive(pp + "[1]", double(a.seq));
+        positive(pp + "[2]", double(a.batch_heads));
+        positive(pp + "[3]", a.fwd_tflops);
+        positive(pp + "[4]", a.bwd_tflops);
+    }
 
     distribution("launch.eager_host", p.launch.eager_host);
     distribution("launch.forward_host", p.launch.forward_host);
@@ -333,6 +359,7 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
 
 struct BuiltinText {
     std::string_view name;
+    std::string_view path;  // in the source tree
     std::string_view yaml;
 };
 
@@ -393,7 +420,7 @@ std::vector<std::string> builtinProfileNames() {
 
 HardwareProfile builtinProfile(const std::string& name) {
     for (const auto& b : builtinTexts())
-        if (b.name == name) return parseProfile(b.yaml, "calibration/profiles/" + name + ".yaml (built in)");
+        if (b.name == name) return parseProfile(b.yaml, std::string(b.path) + " (built in)");
     std::string known;
     for (const auto& n : builtinProfileNames()) known += (known.empty() ? "" : ", ") + n;
     throw InputError(fmt::format("no built-in profile '{}'; the built-ins are {}", name, known));
@@ -401,7 +428,8 @@ HardwareProfile builtinProfile(const std::string& name) {
 
 HardwareProfile resolveProfile(const ClusterSpec& cluster, const std::string& scenario_file) {
     const std::string& want = cluster.profile;
-    if (want == "builtin") return builtinProfile(cluster.node == "hgx-h100" ? "h100-sxm" : "h200-sxm");
+    // The default for H200 nodes (and for other node types) is the profile measured on real H200s.
+    if (want == "builtin") return builtinProfile(cluster.node == "hgx-h100" ? "h100-sxm" : "h200x2");
     const auto names = builtinProfileNames();
     if (std::find(names.begin(), names.end(), want) != names.end()) return builtinProfile(want);
     std::filesystem::path file(want);

@@ -75,8 +75,10 @@ public:
         op.bytes = (double(m) * k + double(k) * n + double(m) * n) * c_.ce;
         push(op);
     }
-    void attention(const std::string& name, double flops, double bytes) {
+    // `shape`: {batch·heads, seq, head_dim}, for the calibrated attention rates.
+    void attention(const std::string& name, double flops, double bytes, GemmShape shape) {
         Op op = base(name, KernelClass::attention);
+        op.gemm = shape;
         op.flops = flops;
         op.bytes = bytes;
         push(op);
@@ -247,10 +249,14 @@ private:
         (*ready_)(i);
     }
 
+    GemmShape attnShape() const { return {t_.b * t_.heads, t_.s, t_.d}; }
+
     void attentionForward(int l) {
         const double T = double(t_.T), h = double(t_.h);
         const double qkv = double(t_.qkvOut());
-        b_.attention(L(l, "attn.flash"), attentionForwardFlops(t_), (T * qkv + T * h) * c_.ce);
+        // SDPA on Hopper (cuDNN's flash kernels): a small memset of its statistics, then the forward kernel.
+        b_.mem(L(l, "attn stats memset"), 4 * double(t_.b * t_.heads * t_.s));
+        b_.attention(L(l, "attn.flash"), attentionForwardFlops(t_), (T * qkv + T * h) * c_.ce, attnShape());
     }
     void layerForward(int l) {
         const double T = double(t_.T), h = double(t_.h), f = double(t_.f);
@@ -302,12 +308,10 @@ private:
         const double qkv = double(t_.qkvOut());
         // Flash attention's backward takes its output gradient contiguous in the heads-major layout.
         b_.mem(L(l, "attn grad transpose"), 2 * c_.ce * T * h);
-        // FlashAttention-2's backward is four launches: zero the fp32 dQ accumulator, dot(dO, O) per row, the
-        // main kernel, and dQ converted back to the compute dtype.
-        b_.mem(L(l, "attn dq accumulator zero"), 4 * T * h);
-        b_.mem(L(l, "attn backward preprocess"), 2 * c_.ce * T * h);
-        b_.attention(L(l, "attn.flash backward"), 2.5 * attentionForwardFlops(t_), (2 * T * qkv + 2 * T * h) * c_.ce);
-        b_.mem(L(l, "attn dq convert"), (4 + c_.ce) * T * h, MemKind::cast_down);
+        // SDPA backward on Hopper (cuDNN): a memset, then one kernel for dQ, dK, dV.
+        b_.mem(L(l, "attn backward memset"), 4 * double(t_.b * t_.heads * t_.s));
+        b_.attention(L(l, "attn.flash backward"), 2.5 * attentionForwardFlops(t_), (2 * T * qkv + 2 * T * h) * c_.ce,
+                     attnShape());
         // split() backward: dq, dk, dv concatenated into the fused QKV output gradient.
         b_.mem(L(l, "qkv grad cat"), 2 * c_.ce * T * qkv);
         linearBackward(L(l, "attn.qkv"), t_.qkvOut(), t_.h, paramIndex(L(l, "attn.qkv.weight")));

@@ -55,6 +55,11 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     }
     near(a.attention.fwd_efficiency, b.attention.fwd_efficiency, "attention.fwd_efficiency");
     near(a.attention.bwd_efficiency, b.attention.bwd_efficiency, "attention.bwd_efficiency");
+    ASSERT_EQ(a.attention.points.size(), b.attention.points.size());
+    for (std::size_t i = 0; i < a.attention.points.size(); ++i) {
+        near(a.attention.points[i].fwd_tflops, b.attention.points[i].fwd_tflops, "attention.points.fwd_tflops");
+        near(a.attention.points[i].bwd_tflops, b.attention.points[i].bwd_tflops, "attention.points.bwd_tflops");
+    }
     same(a.launch.eager_host, b.launch.eager_host, "launch.eager_host");
     same(a.launch.graph_host, b.launch.graph_host, "launch.graph_host");
     same(a.launch.device_gap, b.launch.device_gap, "launch.device_gap");
@@ -92,18 +97,18 @@ ProfileFitResult refit(const std::string& dir, const std::vector<std::string>& r
 }
 
 TEST(CommittedProfiles, H200x2RawRefitsToCommittedProfile) {
-    const auto fit = refit("h200x2", {"raw/bench.jsonl", "raw/torch.jsonl"}, "h200x2");
+    const auto fit = refit("h200x2", {"raw/bench.jsonl", "raw/torch.jsonl", "raw/attention_default.jsonl"}, "h200x2");
     expectSameProfile(fit.profile, loadProfile(kProfiles + "h200x2/profile.yaml"));
 }
 
 TEST(CommittedProfiles, H200x1RawRefitsToCommittedProfile) {
-    const auto fit = refit("h200x1", {"raw/bench.jsonl", "../h200x2/raw/torch.jsonl"}, "h200x1");
+    const auto fit = refit("h200x1", {"raw/bench.jsonl", "../h200x2/raw/torch.jsonl", "../h200x2/raw/attention_default.jsonl"}, "h200x1");
     expectSameProfile(fit.profile, loadProfile(kProfiles + "h200x1/profile.yaml"));
 }
 
 TEST(CommittedProfiles, H200x2HeldOutCollectivesWithinFivePercent) {
     // Expectation (issue 6): fitted on 3 of 4 sizes, every 4th size is predicted to a median error <= 5%.
-    const auto fit = refit("h200x2", {"raw/bench.jsonl", "raw/torch.jsonl"}, "h200x2");
+    const auto fit = refit("h200x2", {"raw/bench.jsonl", "raw/torch.jsonl", "raw/attention_default.jsonl"}, "h200x2");
     EXPECT_LE(fit.heldout_collectives, 0.05);
     EXPECT_GE(fit.profile.collectives.size(), 6u);  // every op of the harness, NCCL's choice
 }

@@ -47,7 +47,7 @@ TEST(ExampleScenarios, DemoIsGpt1p3bOnEightH200) {
     EXPECT_EQ(s.model.seq_len, 2048);
     EXPECT_EQ(s.training.micro_batch, 4);
     EXPECT_EQ(s.parallel.data, DataParallel::ddp);
-    EXPECT_EQ(resolveProfile(s.cluster, s.source).name, "h200-sxm");
+    EXPECT_EQ(resolveProfile(s.cluster, s.source).name, "h200x2");
 }
 
 TEST(ExampleScenarios, H100DemoUsesTheH100Profile) {

@@ -152,7 +152,7 @@ TEST(ProfileYaml, RoundTripKeepsEveryFieldExactly) {
 }
 
 TEST(ProfileYaml, BuiltinProfilesAreListed) {
-    EXPECT_EQ(builtinProfileNames(), (std::vector<std::string>{"h200-sxm", "h100-sxm"}));
+    EXPECT_EQ(builtinProfileNames(), (std::vector<std::string>{"h200x2", "h200-sxm", "h100-sxm"}));
 }
 
 TEST(ProfileYaml, EachBuiltinProfileParsesAndRoundTrips) {
@@ -188,7 +188,7 @@ TEST(ProfileYaml, UnknownBuiltinNameListsTheBuiltins) {
         builtinProfile("b200");
         FAIL() << "expected an InputError";
     } catch (const InputError& e) {
-        EXPECT_STREQ(e.what(), "no built-in profile 'b200'; the built-ins are h200-sxm, h100-sxm");
+        EXPECT_STREQ(e.what(), "no built-in profile 'b200'; the built-ins are h200x2, h200-sxm, h100-sxm");
     }
 }
 
@@ -279,9 +279,9 @@ TEST(ProfileYaml, BuiltinResolvesToTheNodesProfile) {
     c.node = "hgx-h100";
     EXPECT_EQ(resolveProfile(c, "").name, "h100-sxm");
     c.node = "hgx-h200";
-    EXPECT_EQ(resolveProfile(c, "").name, "h200-sxm");
+    EXPECT_EQ(resolveProfile(c, "").name, "h200x2");
     c.node = "my-topology.yaml";
-    EXPECT_EQ(resolveProfile(c, "").name, "h200-sxm");
+    EXPECT_EQ(resolveProfile(c, "").name, "h200x2");
 }
 
 TEST(ProfileYaml, BuiltinNameResolvesToThatProfile) {
@@ -308,7 +308,7 @@ TEST(ProfileYaml, MissingProfilePathNamesTheScenarioKey) {
         resolveProfile(c, "scenarios/run.yaml");
         FAIL() << "expected an InputError";
     } catch (const InputError& e) {
-        EXPECT_STREQ(e.what(), "scenarios/run.yaml: cluster.profile: expected builtin, h200-sxm, h100-sxm, or a "
+        EXPECT_STREQ(e.what(), "scenarios/run.yaml: cluster.profile: expected builtin, h200x2, h200-sxm, h100-sxm, or a "
                                "profile YAML file; no file scenarios/nope.yaml");
     }
 }
