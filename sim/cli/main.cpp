@@ -16,6 +16,7 @@
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/ScenarioLoader.hpp"
 #include "sim/sweep/Simulate.hpp"
+#include "sim/sweep/Validation.hpp"
 
 namespace {
 
@@ -69,6 +70,29 @@ void addExplainCommand(CLI::App& app) {
     cmd->callback([=] { std::cout << stepsim::explainScenario(stepsim::loadScenario(*file, *sets)); });
 }
 
+void addValidateCommand(CLI::App& app) {
+    auto* cmd = app.add_subcommand("validate", "Compare predictions with measured training runs and print the table "
+                                               "(step time, exposed communication, overlap; median and worst error)");
+    auto measured = std::make_shared<std::string>();
+    auto dir = std::make_shared<std::string>();
+    auto profile = std::make_shared<std::string>();
+    auto markdown = std::make_shared<std::string>();
+    auto json = std::make_shared<std::string>();
+    cmd->add_option("MEASURED", *measured, "JSON Lines of measured runs (results/validation/measured/measured.jsonl)")
+        ->required();
+    cmd->add_option("--scenarios", *dir, "Folder with one <id>.yaml scenario per measured configuration")->required();
+    cmd->add_option("--profile", *profile, "Profile for every prediction (default: each scenario's cluster.profile)");
+    cmd->add_option("--markdown", *markdown, "Also write the table as Markdown to this file");
+    cmd->add_option("--json", *json, "Also write the table as JSON to this file");
+    cmd->callback([=] {
+        const stepsim::ValidationTable t = stepsim::validate(*measured, *dir, *profile);
+        const std::string md = stepsim::toMarkdown(t);
+        std::cout << md;
+        if (!markdown->empty()) openOutput(*markdown) << md;
+        if (!json->empty()) openOutput(*json) << stepsim::toJson(t).dump(2) << '\n';
+    });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,6 +101,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     addRunCommand(app);
     addExplainCommand(app);
+    addValidateCommand(app);
     stepsim::addCollectiveCommand(app);
     stepsim::addTopoCommand(app);
     stepsim::addCalibrateCommands(app);

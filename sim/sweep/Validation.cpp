@@ -1,0 +1,128 @@
+#include "sim/sweep/Validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "sim/core/InputError.hpp"
+#include "sim/metrics/Metrics.hpp"
+#include "sim/scenario/ProfileYaml.hpp"
+#include "sim/scenario/ScenarioLoader.hpp"
+#include "sim/sweep/Simulate.hpp"
+
+namespace stepsim {
+
+namespace {
+
+double medianOf(std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+const nlohmann::json& need(const nlohmann::json& j, const char* key, const std::string& file, int line) {
+    if (!j.contains(key)) throw inputError(file, line, key, "missing in this measured record");
+    return j.at(key);
+}
+
+}  // namespace
+
+ValidationTable validate(const std::filesystem::path& measured_jsonl, const std::filesystem::path& scenario_dir,
+                         const std::string& profile) {
+    const std::string file = measured_jsonl.string();
+    std::ifstream in(measured_jsonl);
+    if (!in) throw inputError(file, 0, "", "cannot read the measured runs");
+    ValidationTable t;
+    t.profile = profile.empty() ? "each scenario's cluster.profile" : profile;
+    std::string text;
+    int line = 0;
+    std::vector<double> errors;
+    while (std::getline(in, text)) {
+        ++line;
+        if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+        nlohmann::json j;
+        try {
+            j = nlohmann::json::parse(text);
+        } catch (const nlohmann::json::parse_error& e) {
+            throw inputError(file, line, "", std::string("not a JSON object: ") + e.what());
+        }
+        if (j.value("status", std::string("ok")) != "ok") continue;
+        ValidationRow r;
+        r.id = need(j, "id", file, line).get<std::string>();
+        r.measured_ms = need(need(j, "step_time_ms", file, line), "median", file, line).get<double>();
+        const std::filesystem::path scenario = scenario_dir / (r.id + ".yaml");
+        std::vector<std::string> overrides;
+        if (!profile.empty()) overrides.push_back("cluster.profile=" + profile);
+        const Scenario sc = loadScenario(scenario, overrides);
+        r.gpus = sc.cluster.worldSize();
+        const Simulation sim = simulate(sc, resolveProfile(sc.cluster, scenario.string()));
+        r.predicted_ms = sim.results.step_time_ms;
+        r.error_pct = 100.0 * (r.predicted_ms - r.measured_ms) / r.measured_ms;
+        if (r.gpus > 1 && j.contains("profile") && j["profile"].contains("primary")) {
+            const nlohmann::json& p = j["profile"]["primary"];
+            const double span = p.value("span_ms", 0.0);
+            r.comm_trusted = span > 0 && std::abs(span - r.measured_ms) <= 0.10 * r.measured_ms;
+            r.measured_exposed_ms = p.value("exposed_comm_ms", 0.0);
+            r.measured_overlap = p.value("overlap_ratio", 0.0);
+            r.predicted_exposed_ms = sim.results.exposed_comm_ms;
+            r.predicted_overlap = sim.results.overlap_ratio;
+        }
+        errors.push_back(std::abs(r.error_pct));
+        if (std::abs(r.error_pct) > t.worst_abs_error_pct) t.worst_abs_error_pct = std::abs(r.error_pct), t.worst_id = r.id;
+        t.rows.push_back(std::move(r));
+    }
+    if (t.rows.empty()) throw inputError(file, 0, "", "no measured runs with status ok");
+    t.median_abs_error_pct = medianOf(errors);
+    return t;
+}
+
+std::string toMarkdown(const ValidationTable& t) {
+    std::string s = fmt::format("Predictions with profile `{}` against {} measured configurations.\n\n", t.profile,
+                                t.rows.size());
+    s += "| configuration | GPUs | measured step (ms) | predicted (ms) | error | exposed comm measured / predicted (ms) "
+         "| overlap ratio measured / predicted |\n|---|---|---|---|---|---|---|\n";
+    for (const ValidationRow& r : t.rows) {
+        std::string exposed = "–", overlap = "–";
+        if (r.measured_exposed_ms) {
+            const char* mark = r.comm_trusted ? "" : " †";
+            exposed = fmt::format("{:.2f} / {:.2f}{}", *r.measured_exposed_ms, *r.predicted_exposed_ms, mark);
+            overlap = fmt::format("{:.3f} / {:.3f}{}", *r.measured_overlap, *r.predicted_overlap, mark);
+        }
+        s += fmt::format("| {} | {} | {:.2f} | {:.2f} | {:+.1f}% | {} | {} |\n", r.id, r.gpus, r.measured_ms,
+                         r.predicted_ms, r.error_pct, exposed, overlap);
+    }
+    s += fmt::format("\nStep time: median |error| {:.1f}%, worst {:.1f}% ({}).\n", t.median_abs_error_pct,
+                     t.worst_abs_error_pct, t.worst_id);
+    s += "† the profiled step ran more than 10% longer than the timed step (profiler overhead on a host-bound step): "
+         "its measured communication figures are inflated and not used as a reference.\n";
+    return s;
+}
+
+nlohmann::ordered_json toJson(const ValidationTable& t) {
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const ValidationRow& r : t.rows) {
+        nlohmann::ordered_json j{{"id", r.id},
+                                 {"gpus", r.gpus},
+                                 {"measured_step_time_ms", r.measured_ms},
+                                 {"predicted_step_time_ms", r.predicted_ms},
+                                 {"error_pct", r.error_pct},
+                                 {"comm_trusted", r.comm_trusted}};
+        if (r.measured_exposed_ms) {
+            j["measured_exposed_comm_ms"] = *r.measured_exposed_ms;
+            j["predicted_exposed_comm_ms"] = *r.predicted_exposed_ms;
+            j["measured_overlap_ratio"] = *r.measured_overlap;
+            j["predicted_overlap_ratio"] = *r.predicted_overlap;
+        }
+        rows.push_back(j);
+    }
+    return {{"profile", t.profile},
+            {"median_abs_error_pct", t.median_abs_error_pct},
+            {"worst_abs_error_pct", t.worst_abs_error_pct},
+            {"worst_id", t.worst_id},
+            {"rows", rows}};
+}
+
+}  // namespace stepsim

@@ -1,0 +1,47 @@
+// The validation table re-runs from the committed measurements (results/validation/measured/measured.jsonl)
+// and scenarios (scenarios/validation/), and must not drift from the committed table or grow its error.
+#include "sim/sweep/Validation.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace stepsim {
+namespace {
+
+const std::filesystem::path kSrc = STEPSIM_SOURCE_DIR;
+
+ValidationTable rerun() {
+    return validate(kSrc / "results/validation/measured/measured.jsonl", kSrc / "scenarios/validation");
+}
+
+// Issue 5's target is a median step-time error ≤ 5% and a worst ≤ 10%; this build reaches a median of 6.7%
+// and a worst of 24.5% (README, "Validation"). The bounds below hold that line: a change that makes the
+// predictions worse fails here.
+TEST(Validation, MedianStepTimeErrorDoesNotGrow) {
+    const ValidationTable t = rerun();
+    EXPECT_EQ(t.rows.size(), 26u);
+    EXPECT_LE(t.median_abs_error_pct, 7.0);
+    EXPECT_LE(t.worst_abs_error_pct, 25.0);
+}
+
+// The committed table (results/validation/table.json) is what this build predicts: regenerate it with
+//   build/stepsim validate results/validation/measured/measured.jsonl --scenarios scenarios/validation \
+//     --markdown results/validation/TABLE.md --json results/validation/table.json
+TEST(Validation, CommittedTableMatchesThisBuild) {
+    std::ifstream in(kSrc / "results/validation/table.json");
+    ASSERT_TRUE(in) << "results/validation/table.json is missing";
+    const nlohmann::json committed = nlohmann::json::parse(in);
+    const ValidationTable t = rerun();
+    ASSERT_EQ(committed["rows"].size(), t.rows.size());
+    for (std::size_t i = 0; i < t.rows.size(); ++i) {
+        const auto& c = committed["rows"][i];
+        EXPECT_EQ(c["id"].get<std::string>(), t.rows[i].id);
+        EXPECT_NEAR(c["predicted_step_time_ms"].get<double>(), t.rows[i].predicted_ms, 1e-6 * t.rows[i].predicted_ms)
+            << t.rows[i].id;
+    }
+}
+
+}  // namespace
+}  // namespace stepsim
