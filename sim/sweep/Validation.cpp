@@ -53,6 +53,8 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
         ValidationRow r;
         r.id = need(j, "id", file, line).get<std::string>();
         r.measured_ms = need(need(j, "step_time_ms", file, line), "median", file, line).get<double>();
+        if (j.contains("step_time_ms_repeats") && j["step_time_ms_repeats"].is_array())
+            for (const auto& rep : j["step_time_ms_repeats"]) r.repeat_ms.push_back(rep.value("median", 0.0));
         const std::filesystem::path scenario = scenario_dir / (r.id + ".yaml");
         std::vector<std::string> overrides;
         if (!profile.empty()) overrides.push_back("cluster.profile=" + profile);
@@ -91,11 +93,14 @@ std::string toMarkdown(const ValidationTable& t) {
             exposed = fmt::format("{:.2f} / {:.2f}{}", *r.measured_exposed_ms, *r.predicted_exposed_ms, mark);
             overlap = fmt::format("{:.3f} / {:.3f}{}", *r.measured_overlap, *r.predicted_overlap, mark);
         }
-        s += fmt::format("| {} | {} | {:.2f} | {:.2f} | {:+.1f}% | {} | {} |\n", r.id, r.gpus, r.measured_ms,
-                         r.predicted_ms, r.error_pct, exposed, overlap);
+        std::string measured = fmt::format("{:.2f}", r.measured_ms);
+        for (double rep : r.repeat_ms) measured += fmt::format(" (again: {:.2f})", rep);
+        s += fmt::format("| {} | {} | {} | {:.2f} | {:+.1f}% | {} | {} |\n", r.id, r.gpus, measured, r.predicted_ms,
+                         r.error_pct, exposed, overlap);
     }
     s += fmt::format("\nStep time: median |error| {:.1f}%, worst {:.1f}% ({}).\n", t.median_abs_error_pct,
                      t.worst_abs_error_pct, t.worst_id);
+    s += "\"again\": the same configuration timed on a freshly started machine; errors use the first measurement.\n";
     s += "† the profiled step ran more than 10% longer than the timed step (profiler overhead on a host-bound step): "
          "its measured communication figures are inflated and not used as a reference.\n";
     return s;
@@ -109,6 +114,7 @@ nlohmann::ordered_json toJson(const ValidationTable& t) {
                                  {"measured_step_time_ms", r.measured_ms},
                                  {"predicted_step_time_ms", r.predicted_ms},
                                  {"error_pct", r.error_pct},
+                                 {"repeat_step_time_ms", r.repeat_ms},
                                  {"comm_trusted", r.comm_trusted}};
         if (r.measured_exposed_ms) {
             j["measured_exposed_comm_ms"] = *r.measured_exposed_ms;

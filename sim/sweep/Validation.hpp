@@ -23,6 +23,7 @@ struct ValidationRow {
     std::string id;
     int gpus = 1;
     double measured_ms = 0.0, predicted_ms = 0.0, error_pct = 0.0;
+    std::vector<double> repeat_ms;               // the same configuration measured again (another machine start)
     bool comm_trusted = false;                   // profiled step within 10% of the timed step
     std::optional<double> measured_exposed_ms, predicted_exposed_ms;
     std::optional<double> measured_overlap, predicted_overlap;
