@@ -3,14 +3,18 @@
 #include <cctype>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "sim/core/Engine.hpp"
 #include "sim/core/InputError.hpp"
 #include "sim/cost/CostModel.hpp"
 #include "sim/net/Fabric.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
+#include "topology/ClusterFabric.hpp"
 
 namespace stepsim {
 
@@ -45,14 +49,47 @@ CollectiveKind parseOp(const std::string& op) {
                                  "got '{}'", op));
 }
 
+// One collective of `bytes` over every GPU of the fabric, run through the engine: α from the cost model, then
+// the algorithm's flows on the cluster's links (NVLink, PCIe, NICs, leaves, spines), so the fabric's limits
+// and the rail layout apply. Returns the collective's time from its start (all ranks present) to its end.
+double engineSeconds(CollectiveKind kind, double bytes, const CostModel& cost, const Fabric& fabric, int ranks,
+                     CollectiveEstimate& est) {
+    Workload w;
+    w.groups.push_back({"world", {}});
+    for (int r = 0; r < ranks; ++r) {
+        Program p;
+        p.streams = {{StreamKind::comm, "nccl"}};
+        Op op;
+        op.kind = OpKind::collective;
+        op.cls = KernelClass::comm;
+        op.stream = 0;
+        op.collective = 0;
+        p.collectives.push_back({kind, 0, bytes, "bf16"});
+        p.ops.push_back(op);
+        Op end;
+        end.kind = OpKind::step_end;
+        end.stream = 0;
+        p.ops.push_back(end);
+        w.programs.push_back(std::move(p));
+        w.groups[0].ranks.push_back(r);
+    }
+    EngineConfig cfg;
+    cfg.jitter = false;
+    const Timeline tl = Engine(w, cost, fabric, cfg).run();
+    if (tl.collectives.size() != 1) throw std::logic_error("engine did not run exactly one collective");
+    est.algo = tl.collectives[0].algo;
+    est.proto = tl.collectives[0].proto;
+    return (tl.collectives[0].end - tl.collectives[0].start).seconds();
+}
+
 }  // namespace
 
 void addCollectiveCommand(CLI::App& app) {
     struct Opts {
         std::string op = "all_reduce", node = "hgx-h200", profile = "builtin", begin = "8", end = "8G", json;
         std::string algo = "auto", proto = "auto", nvls = "auto", dtype = "bf16";
-        int gpus = 8, nodes = 1;
-        double factor = 2;
+        int gpus = 8, nodes = 1, nics = 8;
+        double factor = 2, nic_gbps = 400, oversubscription = 1;
     };
     auto o = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("collective", "Predict one NCCL collective over a range of sizes, printed as "
@@ -61,6 +98,12 @@ void addCollectiveCommand(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--gpus", o->gpus, "GPUs per node taking part")->capture_default_str()->check(CLI::PositiveNumber);
     cmd->add_option("--nodes", o->nodes, "Nodes")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--nics", o->nics, "NICs per node (multi-node)")->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--nic-gbps", o->nic_gbps, "NIC line rate, Gb/s")->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--oversubscription", o->oversubscription, "Leaf-to-spine oversubscription")
+        ->capture_default_str()->check(CLI::Range(1.0, 1e3));
     cmd->add_option("--node", o->node, "Node type (hgx-h200, hgx-h100, ...)")->capture_default_str();
     cmd->add_option("--profile", o->profile, "builtin, a built-in profile name, or a profile YAML")->capture_default_str();
     cmd->add_option("-b,--minbytes", o->begin, "Smallest size (K/M/G suffixes, as nccl-tests)")->capture_default_str();
@@ -81,6 +124,9 @@ void addCollectiveCommand(CLI::App& app) {
         cluster.nodes = o->nodes;
         cluster.gpus_per_node = o->gpus;
         cluster.profile = o->profile;
+        cluster.network.nics_per_node = o->nics;
+        cluster.network.nic_gbps = o->nic_gbps;
+        cluster.network.oversubscription = o->oversubscription;
         const HardwareProfile profile = resolveProfile(cluster, "");
         NcclSpec nccl;
         const std::map<std::string, NcclAlgo> algos{{"auto", NcclAlgo::auto_}, {"ring", NcclAlgo::ring},
@@ -98,20 +144,29 @@ void addCollectiveCommand(CLI::App& app) {
         nccl.proto = pick(protos, "--proto", o->proto);
         nccl.nvls = pick(switches, "--nvls", o->nvls);
         const double esize = pick(elt, "-d", o->dtype);
-        const CostModel cost(profile, nccl, nvSwitchNode(o->node));
+        const CostModel cost(profile, nccl, nvSwitchNode(o->node), cluster.network);
         const int ranks = o->gpus * o->nodes;
+        // One node: the closed form t = α + S·F/busbw is what the engine reproduces for a collective alone (its
+        // flows are bounded to end together at S·F/busbw and no NVLink/NVSwitch link is slower than that).
+        // Several nodes: the engine on the cluster topology, so NIC, leaf and spine limits apply.
+        const bool use_engine = o->nodes > 1;
+        std::optional<Fabric> fabric;
+        if (use_engine) fabric = clusterFabric(cluster, "");
 
         nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-        std::cout << fmt::format("# stepsim prediction: {} on {} x {} GPUs ({}), profile {}\n", o->op, o->nodes,
-                                 o->gpus, o->node, profile.name);
+        std::cout << fmt::format("# stepsim prediction: {} on {} x {} GPUs ({}), profile {}{}\n", o->op, o->nodes,
+                                 o->gpus, o->node, profile.name,
+                                 use_engine ? fmt::format(", {} x {} Gb/s NICs per node, flows on the topology",
+                                                          o->nics, o->nic_gbps)
+                                            : std::string());
         std::cout << fmt::format("#{:>14} {:>13} {:>9} {:>6} {:>7} {:>10} {:>8} {:>8}  {}\n", "size", "count", "type",
                                  "redop", "root", "time", "algbw", "busbw", "algo/proto");
         std::cout << fmt::format("#{:>14} {:>13} {:>9} {:>6} {:>7} {:>10} {:>8} {:>8}\n", "(B)", "(elements)", "", "",
                                  "", "(us)", "(GB/s)", "(GB/s)");
         for (double s = lo; s <= hi * (1 + 1e-12); s *= o->factor) {
             const double bytes = std::floor(s / esize) * esize;
-            const CollectiveEstimate e = cost.collective(kind, ranks, o->nodes, bytes);
-            const double t = e.seconds(bytes);
+            CollectiveEstimate e = cost.collective(kind, ranks, o->nodes, bytes);
+            const double t = use_engine ? engineSeconds(kind, bytes, cost, *fabric, ranks, e) : e.seconds(bytes);
             const double algbw = t > 0 ? bytes / t / 1e9 : 0.0;
             const double busbw = algbw * busFactor(kind, ranks);
             std::cout << fmt::format("{:>15.0f} {:>13.0f} {:>9} {:>6} {:>7} {:>10.2f} {:>8.2f} {:>8.2f}  {}/{}{}\n",
@@ -126,7 +181,8 @@ void addCollectiveCommand(CLI::App& app) {
             std::ofstream os(o->json);
             if (!os) throw inputError(o->json, 0, "", "cannot open this file for writing");
             os << nlohmann::ordered_json{{"op", o->op}, {"ranks", ranks}, {"nodes", o->nodes}, {"node", o->node},
-                                         {"profile", profile.name}, {"rows", rows}}.dump(2)
+                                         {"profile", profile.name}, {"simulated_on_topology", use_engine},
+                                         {"rows", rows}}.dump(2)
                << '\n';
         }
     });
