@@ -475,8 +475,9 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
     w.programs.assign(c.world, prog);
     out.memory = estimateMemory(c, ddp);
     if (c.out_of_domain > 0)
-        out.warnings.push_back(fmt::format("{} GEMM kernels per run have shapes outside the profile's measured grid "
-                                           "(priced by the tile/wave model alone)", c.out_of_domain));
+        out.warnings.push_back(fmt::format("{} GEMM or attention kernels per step have shapes outside the profile's "
+                                           "measured grid (priced by the model alone)",
+                                           c.out_of_domain / std::max(1, sc.sim.steps)));
     if (!ddp)
         out.warnings.push_back("one GPU: no data-parallel communication is simulated");
     return out;
