@@ -21,8 +21,8 @@ ClusterSpec clusterOf(const std::string& node, int n_nodes, int nics = 8, double
     return c;
 }
 
-// Every rank of every listed group issues one all_reduce of `bytes` on its own stream (one stream per group).
-Workload allReduces(int ranks, const std::vector<std::vector<int>>& groups, double bytes) {
+// Every rank of every listed group issues one collective of `bytes` on its own stream (one stream per group).
+Workload collectives(int ranks, const std::vector<std::vector<int>>& groups, double bytes, CollectiveKind kind) {
     Workload w;
     w.programs.resize(ranks);
     for (auto& p : w.programs) p.streams.push_back({StreamKind::compute, "compute"});
@@ -37,7 +37,7 @@ Workload allReduces(int ranks, const std::vector<std::vector<int>>& groups, doub
             op.cls = KernelClass::comm;
             op.stream = stream;
             op.collective = static_cast<std::uint32_t>(p.collectives.size());
-            p.collectives.push_back({CollectiveKind::all_reduce, int(g), bytes, "bf16"});
+            p.collectives.push_back({kind, int(g), bytes, "bf16"});
             p.ops.push_back(op);
         }
     }
@@ -48,6 +48,9 @@ Workload allReduces(int ranks, const std::vector<std::vector<int>>& groups, doub
         p.ops.push_back(end);
     }
     return w;
+}
+Workload allReduces(int ranks, const std::vector<std::vector<int>>& groups, double bytes) {
+    return collectives(ranks, groups, bytes, CollectiveKind::all_reduce);
 }
 std::vector<int> range(int first, int n, int stride = 1) {
     std::vector<int> r;
@@ -72,9 +75,9 @@ struct Rig {
         for (const CollectiveRecord& c : tl.collectives) d[c.group] = (c.end - c.start).seconds();
         return d;
     }
-    CollectiveEstimate estimate(int ranks, int nodes, double bytes) const {
-        return CostModel(profile, nccl, fabric.nvls_capable, cluster.network)
-            .collective(CollectiveKind::all_reduce, ranks, nodes, bytes);
+    CollectiveEstimate estimate(int ranks, int nodes, double bytes,
+                                CollectiveKind kind = CollectiveKind::all_reduce) const {
+        return CostModel(profile, nccl, fabric.nvls_capable, cluster.network).collective(kind, ranks, nodes, bytes);
     }
 };
 NcclSpec forced(NcclAlgo a, NcclProto p = NcclProto::auto_) {
@@ -105,6 +108,23 @@ TEST(CollectiveContention, TwoNodeAllReduceIsBoundedByTheNics) {
     const double t = run.durations(allReduces(16, {range(0, 16)}, s))[0];
     EXPECT_NEAR(t, e.seconds(s), 1e-9);
     EXPECT_NEAR(busbw(s, 16, t - e.alpha_s) / 1e9, 200.0, 0.5);
+}
+
+// Every op and algorithm alone on 2 × 8 H200 (8 × 400 Gb/s, rail fat tree) reproduces the cost model: its flows
+// (rail-split rings and trees, PXN for point-to-point) fit the NVLink, PCIe, NIC and leaf links.
+TEST(CollectiveContention, EveryCollectiveAloneOnTwoNodesReproducesTheCostModel) {
+    const double s = 256e6;
+    for (NcclAlgo a : {NcclAlgo::ring, NcclAlgo::tree}) {
+        const Rig rig(clusterOf("hgx-h200", 2), forced(a, NcclProto::simple));
+        const double t = rig.durations(allReduces(16, {range(0, 16)}, s))[0];
+        EXPECT_NEAR(t / rig.estimate(16, 2, s).seconds(s), 1.0, 1e-6) << int(a);
+    }
+    const Rig rig(clusterOf("hgx-h200", 2), NcclSpec{});
+    for (CollectiveKind k : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter, CollectiveKind::alltoall,
+                             CollectiveKind::broadcast, CollectiveKind::sendrecv}) {
+        const double t = rig.durations(collectives(16, {range(0, 16)}, s, k))[0];
+        EXPECT_NEAR(t / rig.estimate(16, 2, s, k).seconds(s), 1.0, 1e-6) << collectiveName(k);
+    }
 }
 
 // The topology binds even where the cost model would not: the cost model is told 8 × 400 Gb/s NICs but the
