@@ -43,7 +43,7 @@ double parseSize(const std::string& flag, const std::string& text) {
 CollectiveKind parseOp(const std::string& op) {
     for (CollectiveKind k : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
                              CollectiveKind::alltoall, CollectiveKind::broadcast, CollectiveKind::sendrecv})
-        if (op == collectiveName(k)) return k;
+        if (op == collectiveKindName(k)) return k;
     throw inputError("command line", 0, "--op",
                      fmt::format("expected all_reduce, all_gather, reduce_scatter, alltoall, broadcast or sendrecv, "
                                  "got '{}'", op));
@@ -168,7 +168,7 @@ void addCollectiveCommand(CLI::App& app) {
             CollectiveEstimate e = cost.collective(kind, ranks, o->nodes, bytes);
             const double t = use_engine ? engineSeconds(kind, bytes, cost, *fabric, ranks, e) : e.seconds(bytes);
             const double algbw = t > 0 ? bytes / t / 1e9 : 0.0;
-            const double busbw = algbw * busFactor(kind, ranks);
+            const double busbw = algbw * busBandwidthFactor(kind, ranks);
             std::cout << fmt::format("{:>15.0f} {:>13.0f} {:>9} {:>6} {:>7} {:>10.2f} {:>8.2f} {:>8.2f}  {}/{}{}\n",
                                      bytes, bytes / esize, o->dtype, kind == CollectiveKind::all_reduce ? "sum" : "none",
                                      -1, t * 1e6, algbw, busbw, e.algo, e.proto, e.in_domain ? "" : " (extrapolated)");

@@ -293,10 +293,10 @@ void Engine::arrive(std::uint32_t slot, const Op& op) {
 
     in.start = now_;
     const auto& ranks = w_.groups[g].ranks;
-    int nodes = 1;
-    for (std::size_t i = 1; i < ranks.size(); ++i)
-        if (fabric_.nodeOf(ranks[i]) != fabric_.nodeOf(ranks[i - 1])) ++nodes;
-    nodes = std::min<int>(nodes, static_cast<int>(ranks.size()));
+    std::vector<int> node_ids;
+    for (int r : ranks) node_ids.push_back(fabric_.nodeOf(r));
+    std::sort(node_ids.begin(), node_ids.end());
+    const int nodes = static_cast<int>(std::unique(node_ids.begin(), node_ids.end()) - node_ids.begin());
     in.est = cost_.collective(in.call->kind, static_cast<int>(ranks.size()), nodes, in.call->bytes);
     queue_.push(now_ + fromSeconds(in.est.alpha_s), kAlphaDone, id);
 }
@@ -355,7 +355,7 @@ void Engine::finishCollective(std::uint32_t id) {
                                                in.first_arrival, in.start, now_, in.est.algo, in.est.proto});
     if (in.est.measured && !in.est.in_domain && tl_.warnings.size() < 64)
         tl_.warnings.push_back(fmt::format("{} of {} bytes on {} ranks is outside the profile's measured sizes",
-                                           collectiveName(in.call->kind), in.call->bytes, in.member_slot.size()));
+                                           collectiveKindName(in.call->kind), in.call->bytes, in.member_slot.size()));
     for (std::uint32_t slot : in.member_slot) {
         StreamState& st = streams_[slot];
         tl_.spans.push_back(Span{st.rank, st.index, KernelClass::comm, st.op, st.start, now_});

@@ -10,8 +10,9 @@
 //   NCCL kernel is resident on the GPU each compute kernel slows by `compute_slowdown`.
 // - Collective: an NCCL kernel becomes resident on a rank when it reaches its stream head (and stays,
 //   spinning, until the collective ends — the barrier that breaks overlap windows). When every member has
-//   arrived it pays the latency α, then moves S·F bytes per rank as one flow to its ring neighbour, bounded by
-//   the calibrated bus bandwidth (÷ comm_slowdown while its GPU computes) and sharing links max-min fairly
+//   arrived it pays the latency α, then moves its data as the flows of the chosen algorithm
+//   (CollectiveAlgorithms.hpp: rail-aligned ring, tree, NVLS, ...), each bounded by its share of the calibrated
+//   bus bandwidth (÷ comm_slowdown while its source GPU computes) and sharing links max-min fairly
 //   (FlowNetwork.hpp). So a collective alone reproduces its calibration exactly.
 // - Jitter: host launches, kernel durations (cv) and a per-rank, per-step straggler factor, each drawn from
 //   per-rank generators seeded from (seed, rank): the same inputs and seed give the same run, bit for bit.

@@ -66,31 +66,6 @@ bool sameName(const std::string& a, const std::string& b) {
 }
 }  // namespace
 
-double busFactor(CollectiveKind kind, int n) {
-    if (n <= 1) return 0.0;
-    switch (kind) {
-        case CollectiveKind::all_reduce: return 2.0 * (n - 1) / n;
-        case CollectiveKind::all_gather:
-        case CollectiveKind::reduce_scatter:
-        case CollectiveKind::alltoall: return double(n - 1) / n;
-        case CollectiveKind::broadcast:
-        case CollectiveKind::sendrecv: return 1.0;
-    }
-    return 1.0;
-}
-
-const char* collectiveName(CollectiveKind kind) {
-    switch (kind) {
-        case CollectiveKind::all_reduce: return "all_reduce";
-        case CollectiveKind::all_gather: return "all_gather";
-        case CollectiveKind::reduce_scatter: return "reduce_scatter";
-        case CollectiveKind::alltoall: return "alltoall";
-        case CollectiveKind::broadcast: return "broadcast";
-        case CollectiveKind::sendrecv: return "sendrecv";
-    }
-    return "?";
-}
-
 CostModel::CostModel(const HardwareProfile& profile, NcclSpec nccl, bool nvls_capable_node, const NetworkSpec& network)
     : profile_(profile),
       nccl_(nccl),
@@ -175,7 +150,7 @@ bool CostModel::price(Op& op, DType dtype) const {
 
 CollectiveEstimate CostModel::collective(CollectiveKind kind, int ranks, int nodes, double bytes) const {
     CollectiveEstimate best;
-    best.factor = busFactor(kind, ranks);
+    best.factor = busBandwidthFactor(kind, ranks);
     if (ranks <= 1) {
         // A one-rank communicator copies nothing; NCCL still launches a kernel.
         best.alpha_s = profile_.memory.min_kernel_us * 1e-6;
@@ -187,7 +162,7 @@ CollectiveEstimate CostModel::collective(CollectiveKind kind, int ranks, int nod
 
     // 1. A calibrated fit for exactly this case.
     for (const CollectiveFit& fit : profile_.collectives) {
-        if (fit.op != collectiveName(kind) || fit.ranks != ranks || fit.nodes != nodes) continue;
+        if (fit.op != collectiveKindName(kind) || fit.ranks != ranks || fit.nodes != nodes) continue;
         if (!sameName(fit.algo, want_algo) || !sameName(fit.proto, want_proto)) continue;
         if (fit.segments.empty()) continue;
         const CollectiveSegment* seg = &fit.segments.front();

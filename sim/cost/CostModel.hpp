@@ -41,13 +41,12 @@
 #include <string>
 
 #include "sim/cost/HardwareProfile.hpp"
+#include "sim/net/BusBandwidth.hpp"
 #include "sim/scenario/Scenario.hpp"
 #include "sim/workload/Program.hpp"
 
 namespace stepsim {
 
-double busFactor(CollectiveKind kind, int ranks);
-const char* collectiveName(CollectiveKind kind);
 
 struct CollectiveEstimate {
     double alpha_s = 0.0;

@@ -17,7 +17,7 @@
 #include <boost/icl/right_open_interval.hpp>
 #include <fmt/format.h>
 
-#include "sim/metrics/BusBandwidth.hpp"
+#include "sim/net/BusBandwidth.hpp"
 
 namespace stepsim {
 namespace {

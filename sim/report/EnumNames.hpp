@@ -20,16 +20,4 @@ constexpr std::string_view kernelClassName(KernelClass c) {
     return "other";
 }
 
-constexpr std::string_view collectiveKindName(CollectiveKind k) {
-    switch (k) {
-        case CollectiveKind::all_reduce: return "all_reduce";
-        case CollectiveKind::all_gather: return "all_gather";
-        case CollectiveKind::reduce_scatter: return "reduce_scatter";
-        case CollectiveKind::alltoall: return "alltoall";
-        case CollectiveKind::broadcast: return "broadcast";
-        case CollectiveKind::sendrecv: return "sendrecv";
-    }
-    return "all_reduce";
-}
-
 }  // namespace stepsim

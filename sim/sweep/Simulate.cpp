@@ -13,7 +13,7 @@ namespace stepsim {
 
 Simulation simulate(const Scenario& sc, const HardwareProfile& profile) {
     const bool nvswitch = nvSwitchNode(sc.cluster.node);
-    CostModel cost(profile, sc.nccl, nvswitch);
+    CostModel cost(profile, sc.nccl, nvswitch, sc.cluster.network);
     Simulation sim;
     sim.expansion = expand(sc, cost);
     const Fabric fabric = clusterFabric(sc.cluster, std::filesystem::path(sc.source).parent_path().string());

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace stepsim {
@@ -39,6 +40,19 @@ inline const char* memKindName(MemKind k) {
 enum class Phase : std::uint8_t { forward, backward, optimizer, other };
 
 enum class CollectiveKind : std::uint8_t { all_reduce, all_gather, reduce_scatter, alltoall, broadcast, sendrecv };
+
+// nccl-tests' and PyTorch's spelling of each collective (also the profile's `op`).
+constexpr std::string_view collectiveKindName(CollectiveKind k) {
+    switch (k) {
+        case CollectiveKind::all_reduce: return "all_reduce";
+        case CollectiveKind::all_gather: return "all_gather";
+        case CollectiveKind::reduce_scatter: return "reduce_scatter";
+        case CollectiveKind::alltoall: return "alltoall";
+        case CollectiveKind::broadcast: return "broadcast";
+        case CollectiveKind::sendrecv: return "sendrecv";
+    }
+    return "all_reduce";
+}
 
 struct GemmShape {
     long m = 0, n = 0, k = 0;

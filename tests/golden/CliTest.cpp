@@ -110,4 +110,17 @@ TEST(Cli, CollectivePrintsNcclTestsColumns) {
     EXPECT_NE(r.out.find("1073741824"), std::string::npos);
 }
 
+// Across nodes the collective runs on the topology: at 1 GiB the 2×8 all-reduce is bounded by the NICs, so its
+// bus bandwidth stays below one node's NVLink ring (370.8 GB/s) yet well above a single NIC (50 GB/s).
+TEST(Cli, MultiNodeCollectiveRunsOnTheTopology) {
+    const auto out = tmp("coll16.json");
+    const Result r = sh(kBin + " collective --op all_reduce --gpus 8 --nodes 2 -b 1G -e 1G --json " + out.string());
+    ASSERT_EQ(r.status, 0) << r.out;
+    const auto j = nlohmann::json::parse(slurp(out));
+    ASSERT_EQ(j["rows"].size(), 1u);
+    const double busbw = j["rows"][0]["busbw_GBps"].get<double>();
+    EXPECT_GT(busbw, 100.0);
+    EXPECT_LE(busbw, 370.8);
+}
+
 }  // namespace

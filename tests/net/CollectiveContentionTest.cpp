@@ -123,7 +123,7 @@ TEST(CollectiveContention, EveryCollectiveAloneOnTwoNodesReproducesTheCostModel)
     for (CollectiveKind k : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter, CollectiveKind::alltoall,
                              CollectiveKind::broadcast, CollectiveKind::sendrecv}) {
         const double t = rig.durations(collectives(16, {range(0, 16)}, s, k))[0];
-        EXPECT_NEAR(t / rig.estimate(16, 2, s, k).seconds(s), 1.0, 1e-6) << collectiveName(k);
+        EXPECT_NEAR(t / rig.estimate(16, 2, s, k).seconds(s), 1.0, 1e-6) << collectiveKindName(k);
     }
 }
 

@@ -1,5 +1,5 @@
 // busbw = algbw · factor(kind, n), nccl-tests' convention (FACTS.md "NCCL").
-#include "sim/metrics/BusBandwidth.hpp"
+#include "sim/net/BusBandwidth.hpp"
 
 #include <gtest/gtest.h>
 
