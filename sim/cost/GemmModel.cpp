@@ -8,16 +8,10 @@ namespace stepsim {
 double gemmModelSeconds(const GemmShape& s, const GemmEfficiency& e, double peak_flops, int sms) {
     const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
     const double tiles = std::ceil(double(s.m) / e.tile_m) * std::ceil(double(s.n) / e.tile_n);
-    double best = 0.0;
-    for (const double split : {1.0, 2.0, 4.0}) {
-        const double k = double(s.k) / split;
-        if (split > 1.0 && k < 1024.0) break;
-        const double work = tiles * split;
-        const double e_wave = work / (std::ceil(work / sms) * sms);
-        const double e_k = k / (k + e.k_half);
-        best = std::max(best, e_wave * e_k);
-    }
-    return e.overhead_us * 1e-6 + flops / (peak_flops * e.max_efficiency * best);
+    const double waves = std::ceil(tiles / sms);
+    const double e_wave = tiles / (waves * sms);
+    const double e_k = double(s.k) / (double(s.k) + e.k_half);
+    return e.overhead_us * 1e-6 + flops / (peak_flops * e.max_efficiency * e_wave * e_k);
 }
 
 GemmEstimate gemmSeconds(const GemmShape& s, const GemmEfficiency& e, double peak_flops, int sms) {

@@ -1,13 +1,11 @@
 #pragma once
 // GEMM time from peak rate and a shape-dependent efficiency (tile/wave quantization).
 //
-//   t(m, n, k) = overhead + 2mnk / (peak · e_max · max_s[e_wave(s) · e_k(s)]) · c(m, n, k)
-//   e_wave(s) = s·tiles / (⌈s·tiles / SMs⌉ · SMs),  tiles = ⌈m / tile_m⌉ · ⌈n / tile_n⌉
-//   e_k(s)    = (k/s) / (k/s + k_half)
+//   t(m, n, k) = overhead + 2mnk / (peak · e_max · e_wave · e_k) · c(m, n, k)
+//   e_wave = tiles / (⌈tiles / SMs⌉ · SMs),  tiles = ⌈m / tile_m⌉ · ⌈n / tile_n⌉
+//   e_k    = k / (k + k_half)
 // e_wave is the share of SM-slots busy in the last wave (NVIDIA, "Matrix Multiplication Background User's
 // Guide": tile and wave quantization); e_k models the main loop's prologue/epilogue amortised over K.
-// s ∈ {1, 2, 4} is a split of K (cuBLAS's split-K / stream-K kernels for few, long tiles, such as weight
-// gradients M = out, N = in, K = tokens), allowed while each split keeps K/s ≥ 1024; the best s is taken.
 // c corrects the model towards measurements: the ratio measured/model at the measured point nearest in
 // log-shape (within a factor 2 on every dimension, else c = 1 and the query is outside the measured domain).
 #include "sim/cost/HardwareProfile.hpp"
