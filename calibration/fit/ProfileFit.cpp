@@ -243,7 +243,7 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
         }
         for (const std::string f : {"device_gap", "graph_host", "eager_host"})
             if (!got.count(f)) kept.push_back("launch." + f);
-        for (const std::string f : {"compiled_host", "nccl_host", "forward_host", "backward_host",
+        for (const std::string f : {"compiled_host", "nccl_host", "forward_host", "forward_host_ddp", "backward_host",
                                     "optimizer_host_per_tensor_us", "ddp_hook_host_us"})
             kept.push_back("launch." + f);
         rep["launch"] = lj;

@@ -83,6 +83,7 @@ struct LaunchRates {
     // Host cost per GPU kernel of an eager training step, framework included (Python modules, autocast,
     // autograd engine): measured on a host-bound tiny model (calibration/pytorch/host_overhead.py).
     Distribution forward_host;      // per kernel launched by the forward pass
+    Distribution forward_host_ddp;  // the same under DistributedDataParallel (one process per GPU)
     Distribution backward_host;     // per kernel launched by the autograd engine in backward
     double optimizer_host_per_tensor_us = 0.0;  // fused AdamW step + zero_grad, per parameter tensor
     double ddp_hook_host_us = 0.0;  // DDP's autograd hook per parameter tensor (mark ready, bucket copy launch)

@@ -115,6 +115,7 @@ template <class V>
 void describe(V& v, LaunchRates& l) {
     v.section("eager_host", l.eager_host);
     v.section("forward_host", l.forward_host);
+    v.section("forward_host_ddp", l.forward_host_ddp);
     v.section("backward_host", l.backward_host);
     v.field("optimizer_host_per_tensor_us", l.optimizer_host_per_tensor_us);
     v.field("ddp_hook_host_us", l.ddp_hook_host_us);
@@ -292,6 +293,7 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
 
     distribution("launch.eager_host", p.launch.eager_host);
     distribution("launch.forward_host", p.launch.forward_host);
+    distribution("launch.forward_host_ddp", p.launch.forward_host_ddp);
     distribution("launch.backward_host", p.launch.backward_host);
     nonNegative("launch.optimizer_host_per_tensor_us", p.launch.optimizer_host_per_tensor_us);
     nonNegative("launch.ddp_hook_host_us", p.launch.ddp_hook_host_us);

@@ -367,7 +367,9 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
     Ctx c{sc, cost, transformerShape(sc.model, sc.training.micro_batch), {}, sc.training.compute_dtype,
           elementBytes(sc.training.param_dtype), elementBytes(sc.training.compute_dtype),
           sc.training.param_dtype != sc.training.compute_dtype,
-          cost.profile().launch.forward_host.median_us * 1e-6, cost.profile().launch.backward_host.median_us * 1e-6,
+          (sc.cluster.worldSize() > 1 ? cost.profile().launch.forward_host_ddp : cost.profile().launch.forward_host)
+                  .median_us * 1e-6,
+          cost.profile().launch.backward_host.median_us * 1e-6,
           sc.cluster.worldSize()};
     c.params = transformerParams(c.t);
     const bool ddp = c.world > 1;

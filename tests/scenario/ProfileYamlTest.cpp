@@ -43,6 +43,7 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     auto dist = [](const Distribution& d) { return std::tie(d.median_us, d.p99_us); };
     EXPECT_EQ(dist(a.launch.eager_host), dist(b.launch.eager_host));
     EXPECT_EQ(dist(a.launch.forward_host), dist(b.launch.forward_host));
+    EXPECT_EQ(dist(a.launch.forward_host_ddp), dist(b.launch.forward_host_ddp));
     EXPECT_EQ(dist(a.launch.backward_host), dist(b.launch.backward_host));
     EXPECT_EQ(a.launch.optimizer_host_per_tensor_us, b.launch.optimizer_host_per_tensor_us);
     EXPECT_EQ(a.launch.ddp_hook_host_us, b.launch.ddp_hook_host_us);
@@ -104,6 +105,7 @@ HardwareProfile oddProfile() {
     p.memory.kernels["optimizer"] = {0.906, 45.375};
     p.launch.eager_host = {9.329955000012546, 10.041749999984972};
     p.launch.forward_host = {29.5, 31.7};
+    p.launch.forward_host_ddp = {34.4, 37.25};
     p.launch.backward_host = {51.59, 55.51};
     p.launch.optimizer_host_per_tensor_us = 15.046;
     p.launch.ddp_hook_host_us = 26.33;
