@@ -63,6 +63,10 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
         group_pos_[g].assign(ranks, -1);
         for (std::size_t i = 0; i < w.groups[g].ranks.size(); ++i) group_pos_[g][w.groups[g].ranks[i]] = int(i);
         group_next_seq_[g].assign(w.groups[g].ranks.size(), 0);
+        std::vector<int> node_ids;
+        for (int r : w.groups[g].ranks) node_ids.push_back(fabric.nodeOf(r));
+        std::sort(node_ids.begin(), node_ids.end());
+        group_nodes_.push_back(static_cast<int>(std::unique(node_ids.begin(), node_ids.end()) - node_ids.begin()));
     }
     kernel_sigma_ = lognormalSigmaFromCv(cfg.kernel_cv);
     straggler_sigma_ = lognormalSigmaFromCv(cfg.straggler_cv);
@@ -276,7 +280,6 @@ void Engine::arrive(std::uint32_t slot, const Op& op) {
         in.group = g;
         in.seq = seq;
         in.member_slot.assign(w_.groups[g].ranks.size(), UINT32_MAX);
-        in.arrival.assign(w_.groups[g].ranks.size(), Time{});
         in.first_arrival = now_;
         in.call = &call;
         in.step = op.step;
@@ -285,19 +288,14 @@ void Engine::arrive(std::uint32_t slot, const Op& op) {
     const std::uint32_t id = list[seq];
     Instance& in = instances_[id];
     in.member_slot[pos] = slot;
-    in.arrival[pos] = now_;
     ++in.arrived;
     // The NCCL kernel is now resident on this GPU, slowing its compute kernels.
     if (gpus_[st.rank].comm_resident++ == 0) refreshCompute(st.rank);
     if (in.arrived < static_cast<int>(in.member_slot.size())) return;
 
     in.start = now_;
-    const auto& ranks = w_.groups[g].ranks;
-    std::vector<int> node_ids;
-    for (int r : ranks) node_ids.push_back(fabric_.nodeOf(r));
-    std::sort(node_ids.begin(), node_ids.end());
-    const int nodes = static_cast<int>(std::unique(node_ids.begin(), node_ids.end()) - node_ids.begin());
-    in.est = cost_.collective(in.call->kind, static_cast<int>(ranks.size()), nodes, in.call->bytes);
+    in.est = cost_.collective(in.call->kind, static_cast<int>(w_.groups[g].ranks.size()), group_nodes_[g],
+                              in.call->bytes);
     queue_.push(now_ + fromSeconds(in.est.alpha_s), kAlphaDone, id);
 }
 
@@ -314,7 +312,7 @@ void Engine::startFlows(std::uint32_t id) {
         return;
     }
     in.flows_left = static_cast<int>(specs.size());
-        for (const FlowSpec& s : specs) {
+    for (const FlowSpec& s : specs) {
         const FlowId f = net_.add(now_, fabric_.route(s.src, s.dst), s.bytes, flowCap(s.cap_Bps, s.src),
                                   std::uint32_t(s.src));
         if (flow_inst_.size() <= f) flow_inst_.resize(f + 1), flow_base_cap_.resize(f + 1);

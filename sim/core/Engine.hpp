@@ -82,7 +82,6 @@ private:
         std::uint32_t seq = 0;
         int arrived = 0;
         std::vector<std::uint32_t> member_slot;  // by position in the group
-        std::vector<Time> arrival;
         Time first_arrival, start;
         CollectiveEstimate est;
         const CollectiveCall* call = nullptr;
@@ -127,6 +126,7 @@ private:
     std::vector<std::vector<int>> group_pos_;                       // [group][rank] → position or -1
     std::vector<std::vector<std::uint32_t>> group_next_seq_;        // [group][position]
     std::vector<std::vector<std::uint32_t>> group_instances_;       // [group][seq] → instance
+    std::vector<int> group_nodes_;                                  // [group] → nodes its ranks span
     std::vector<Instance> instances_;
     std::vector<std::uint32_t> flow_inst_;                          // flow → collective instance
     std::vector<double> flow_base_cap_;                             // flow → its bound alone (B/s)
