@@ -5,8 +5,9 @@ machine) into one record per validation configuration, and writes the measured t
   python3 calibration/validation/collect.py      # writes measured.jsonl and SUMMARY.md beside raw/
 
 Rule: a configuration's record is its first `ok` record in file-name order (run2 sweep before run3
-rerun); every other `ok` record of the same configuration only adds its median to
-`step_time_ms_repeats` (run-to-run spread). Smoke runs are left out. A configuration with no `ok`
+rerun and run4, the DDP sweep again with CUDA-only profiling); every other `ok` record of the same
+configuration adds its median step and its profile's comm figures to `step_time_ms_repeats`
+(run-to-run spread, and profiles without the CPU-side overhead). Smoke runs are left out. A configuration with no `ok`
 record keeps its last failure record. Nothing is computed here that the runs did not measure, except
 ratios of measured numbers (idle share, kernels per ms).
 """
@@ -41,10 +42,14 @@ def main() -> int:
             elif r["id"] not in recs:
                 recs[r["id"]] = r
             else:
+                primary = r["profile"]["primary"]
                 repeats.setdefault(r["id"], []).append(
                     {"run": run, "median": r["step_time_ms"]["median"],
-                     "exposed_comm_ms": r["profile"]["primary"]["exposed_comm_ms"],
-                     "comm_ms": r["profile"]["primary"]["comm_ms"]})
+                     "exposed_comm_ms": primary["exposed_comm_ms"],
+                     "comm_ms": primary["comm_ms"],
+                     "overlap_ratio": primary.get("overlap_ratio"),
+                     "span_ms": primary.get("span_ms"),
+                     "profile_mode": r["profile"].get("mode", "cpu and cuda")})
     out = []
     for c in cfgmod.CONFIGS:
         r = recs.get(c["id"]) or failures.get(c["id"])

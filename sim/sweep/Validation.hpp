@@ -1,14 +1,16 @@
 #pragma once
 // Predictions against real training runs: the validation table (issue "Prove the predictions").
 //
-// Input: JSON Lines of measured runs (calibration/validation/sweep.py → results/validation/measured/
+// Input: JSON Lines of measured runs (calibration/validation/collect.py → results/validation/measured/
 // measured.jsonl), one record per configuration with `id`, `step_time_ms.median` and, from the PyTorch
-// profiler on rank 0, `profile.primary` {exposed_comm_ms, overlap_ratio, comm_ms, span_ms}; and a folder
-// with one scenario `<id>.yaml` per configuration. Each scenario is simulated (with an optional profile
-// override) and compared:
+// profiler on rank 0, `profile.primary` {exposed_comm_ms, overlap_ratio, comm_ms, span_ms}, plus
+// `step_time_ms_repeats` (the same configuration run again, with its own profile); and a folder with one
+// scenario `<id>.yaml` per configuration. Each scenario is simulated (with an optional profile override):
+//   measured step = median over the runs of each run's median step (machines differ: up to 25% between runs);
 //   step error    = (predicted − measured) / measured;
-//   exposed comm  = |T_comm \ T_comp|, compared only where the profiled step is within 10% of the timed one
-//                   (the profiler's CPU overhead stretches host-bound steps and inflates their comm times).
+//   exposed comm  = |T_comm \ T_comp| from a profile whose step is within 10% of its run's timed step (the
+//                   profiler's per-op overhead stretches host-bound steps and inflates their comm times);
+//                   CUDA-only profiles are preferred. Rows without such a profile are shown but not scored.
 // The table reports each error, their median and the worst, over all configurations.
 #include <filesystem>
 #include <optional>
@@ -23,8 +25,8 @@ struct ValidationRow {
     std::string id;
     int gpus = 1;
     double measured_ms = 0.0, predicted_ms = 0.0, error_pct = 0.0;
-    std::vector<double> repeat_ms;               // the same configuration measured again (another machine start)
-    bool comm_trusted = false;                   // profiled step within 10% of the timed step
+    std::vector<double> run_ms;                  // each run's median step, first run first
+    bool comm_trusted = false;                   // the comm figures come from a profile within 10% of its step
     std::optional<double> measured_exposed_ms, predicted_exposed_ms;
     std::optional<double> measured_overlap, predicted_overlap;
 };
@@ -35,6 +37,9 @@ struct ValidationTable {
     double median_abs_error_pct = 0.0;
     double worst_abs_error_pct = 0.0;
     std::string worst_id;
+    int exposed_scored = 0;                      // rows with trusted comm figures
+    int exposed_within_20pct = 0;                // of those, predicted exposed comm within 20% (or 0.2 ms)
+    double exposed_median_abs_error_ms = 0.0;
 };
 
 // `profile`: "" for each scenario's own cluster.profile, else a built-in name or a profile YAML path.
