@@ -11,48 +11,11 @@ Usage: python3 attention_default.py --out FILE
 """
 import argparse
 import json
-import statistics
 
 import torch
 import torch.nn.functional as F
 
-
-def summarize(v):
-    v = sorted(v)
-    q = lambda p: v[min(len(v) - 1, int(p * (len(v) - 1) + 0.5))]
-    return {"median": statistics.median(v), "p10": q(0.1), "p90": q(0.9), "n": len(v)}
-
-
-def timed(fn, iters=30, warmup=5):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(iters):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        out.append(a.elapsed_time(b) * 1e3)
-    return out
-
-
-def looped(fn, reps=7, inner=20):
-    """Per-call device time of `inner` back-to-back calls between two events, `reps` times."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(inner):
-            fn()
-        b.record()
-        torch.cuda.synchronize()
-        out.append(a.elapsed_time(b) * 1e3 / inner)
-    return out
+from timing import looped, summarize
 
 
 def kernel_names(fn):

@@ -14,26 +14,11 @@ Usage: python3 gemm_training_shapes.py --out FILE
 """
 import argparse
 import json
-import statistics
 
 import torch
 import torch.nn.functional as F
 
-
-def looped(fn, reps=7, inner=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(inner):
-            fn()
-        b.record()
-        torch.cuda.synchronize()
-        out.append(a.elapsed_time(b) * 1e3 / inner)
-    return out
+from timing import looped, summarize
 
 
 def main():
@@ -69,12 +54,12 @@ def main():
                         if (m, n, kk) in seen:
                             continue
                         seen.add((m, n, kk))
-                        t = looped(fn)
-                        med = statistics.median(t)
+                        t = summarize(looped(fn))
+                        med = t["median"]
                         out.write(json.dumps({"kind": "gemm", "source": "pytorch-loop", "dtype": "bf16",
                                               "l2": "hot" if args.hot else "cold",
                                               "m": m, "n": n, "k": kk,
-                                              "time_us": {"median": med, "p10": min(t), "p90": max(t), "n": len(t)},
+                                              "time_us": t,
                                               "tflops": 2.0 * m * n * kk / med / 1e6}) + "\n")
                     del sets
                     torch.cuda.empty_cache()
