@@ -7,16 +7,10 @@
 #include <Eigen/Dense>
 
 #include "sim/core/InputError.hpp"
+#include "sim/core/Statistics.hpp"
 
 namespace stepsim {
 namespace {
-
-double median(std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    const std::size_t h = v.size() / 2;
-    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
 
 double rssOf(const std::vector<SizeTime>& pts, std::size_t b, std::size_t e, double a, double c) {
     double s = 0;

@@ -5,17 +5,11 @@
 #include <limits>
 
 #include "sim/core/InputError.hpp"
+#include "sim/core/Statistics.hpp"
 #include "sim/cost/GemmModel.hpp"
 
 namespace stepsim {
 namespace {
-
-double median(std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    const std::size_t h = v.size() / 2;
-    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
 
 double measuredSeconds(const GemmPoint& p) { return 2.0 * double(p.m) * double(p.n) * double(p.k) / (p.tflops * 1e12); }
 

@@ -9,18 +9,12 @@
 #include "calibration/fit/AlphaBetaFit.hpp"
 #include "calibration/fit/GemmFit.hpp"
 #include "sim/core/InputError.hpp"
+#include "sim/core/Statistics.hpp"
 
 namespace stepsim {
 namespace {
 
 using nlohmann::json;
-
-double median(std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    const std::size_t h = v.size() / 2;
-    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
 
 // Every 4th point (index 3, 7, ...) is held out.
 bool heldOut(std::size_t i) { return i % 4 == 3; }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/InputError.hpp"
+#include "sim/core/Statistics.hpp"
 #include "sim/metrics/Metrics.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/ScenarioLoader.hpp"
@@ -15,13 +16,6 @@
 namespace stepsim {
 
 namespace {
-
-double medianOf(std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 const nlohmann::json& need(const nlohmann::json& j, const char* key, const std::string& file, int line) {
     if (!j.contains(key)) throw inputError(file, line, key, "missing in this measured record");
@@ -73,7 +67,7 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
                                         rep.value("overlap_ratio", 0.0),
                                         rep.value("profile_mode", std::string()).rfind("cuda only", 0) == 0});
             }
-        r.measured_ms = medianOf(r.run_ms);
+        r.measured_ms = median(r.run_ms);
         const std::filesystem::path scenario = scenario_dir / (r.id + ".yaml");
         std::vector<std::string> overrides;
         if (!profile.empty()) overrides.push_back("cluster.profile=" + profile);
@@ -106,8 +100,8 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
         t.rows.push_back(std::move(r));
     }
     if (t.rows.empty()) throw inputError(file, 0, "", "no measured runs with status ok");
-    t.median_abs_error_pct = medianOf(errors);
-    t.exposed_median_abs_error_ms = medianOf(exposed_errors);
+    t.median_abs_error_pct = median(errors);
+    t.exposed_median_abs_error_ms = median(exposed_errors);
     return t;
 }
 

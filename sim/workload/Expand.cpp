@@ -384,20 +384,17 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
         ms.backward([&](std::size_t i) { order.push_back(i); });
     }
     std::vector<GradParam> ready;
-    for (std::size_t i : order) {
-        ready.push_back({c.params[i].name, c.params[i].numel * c.pe, "p"});
-        out.bucket_param_names.push_back(c.params[i].name);
-    }
+    const std::string grad_dtype = sc.training.param_dtype == DType::fp32 ? "fp32" : "bf16";
+    for (std::size_t i : order) ready.push_back({c.params[i].name, c.params[i].numel * c.pe, grad_dtype});
     out.buckets = assignBuckets(ready, sc.ddp.first_bucket_mb * kMiB, sc.ddp.bucket_cap_mb * kMiB);
     // Before the rebuild (first step) DDP reduces everything in one bucket.
     const std::vector<Bucket> initial = assignBuckets(ready, std::numeric_limits<double>::infinity(),
                                                       std::numeric_limits<double>::infinity());
 
-    const std::string grad_dtype = sc.training.param_dtype == DType::fp32 ? "fp32" : "bf16";
     const bool compress = sc.ddp.comm_hook == CommHook::fp16_compress || sc.ddp.comm_hook == CommHook::bf16_compress;
     const LaunchRates& launch = cost.profile().launch;
+    // One eager op: zero_grad, and the reducer's all-reduce launch (issued from C++, not through Python).
     const double eager = launch.eager_host.median_us * 1e-6;
-    const double nccl_host = launch.eager_host.median_us * 1e-6;
     const double hook_host = launch.ddp_hook_host_us * 1e-6;
     const double optimizer_host = launch.optimizer_host_per_tensor_us * 1e-6 * double(c.params.size());
 
@@ -444,7 +441,7 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
                     }
                     b.collective(name + " all_reduce", CollectiveKind::all_reduce, bytes,
                                  compress ? "bf16" : grad_dtype);
-                    prog.ops.back().host_s = nccl_host;
+                    prog.ops.back().host_s = eager;
                     done_events[next_bucket] = b.record(kComm);
                 }
             });

@@ -33,7 +33,6 @@ struct MemoryEstimate {
 struct Expansion {
     Workload workload;
     std::vector<Bucket> buckets;         // the rebuilt DDP buckets (steps after the first)
-    std::vector<std::string> bucket_param_names;  // ready order, for reports
     MemoryEstimate memory;               // bytes per GPU
     double params = 0.0;                 // parameter count
     std::vector<std::string> warnings;
