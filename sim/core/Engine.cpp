@@ -27,6 +27,7 @@ EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t s
     c.straggler_cv = p.jitter.straggler_cv;
     c.compute_slowdown = p.interference.compute_slowdown;
     c.comm_slowdown = p.interference.comm_slowdown;
+    c.device_gap_s = p.launch.device_gap.median_us * 1e-6;
     return c;
 }
 
@@ -246,7 +247,8 @@ void Engine::refreshCompute(int gpu) {
 void Engine::finishKernel(std::uint32_t slot) {
     StreamState& st = streams_[slot];
     const Op& op = w_.programs[st.rank].ops[st.op];
-    tl_.spans.push_back(Span{st.rank, st.index, op.cls, st.op, st.start, now_});
+    const Time busy_from = std::min(st.start + fromSeconds(cfg_.device_gap_s), now_);
+    tl_.spans.push_back(Span{st.rank, st.index, op.cls, st.op, busy_from, now_});
     st.running = false;
     st.rate = 0.0;
     ++st.version;

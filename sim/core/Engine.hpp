@@ -7,7 +7,11 @@
 // - Stream: FIFO; the head op starts once the previous one finished and any awaited event completed.
 //   record_event completes when reached; step_end records the step's end on this rank.
 // - GPU compute: kernels of one GPU running at once share its SMs equally (processor sharing); while an
-//   NCCL kernel is resident on the GPU each compute kernel slows by `compute_slowdown`.
+//   NCCL kernel is resident on the GPU each compute kernel slows by `compute_slowdown`. A kernel's cost is
+//   its calibrated period on a busy stream (loops of back-to-back launches): the first `device_gap` of it
+//   is the launch gap, when the stream holds it but the GPU runs nothing of it, so its span starts there
+//   (measured H200 traces: 1.6–1.7 µs between back-to-back kernels). Those holes are what an NCCL kernel
+//   beside a dense stream of compute is exposed through.
 // - Collective: an NCCL kernel becomes resident on a rank when it reaches its stream head (and stays,
 //   spinning, until the collective ends — the barrier that breaks overlap windows). When every member has
 //   arrived it pays the latency α, then moves its data as the flows of the chosen algorithm
@@ -40,6 +44,7 @@ struct EngineConfig {
     double straggler_cv = 0.0;    // per rank and step
     double compute_slowdown = 1.0;
     double comm_slowdown = 1.0;
+    double device_gap_s = 0.0;    // launch gap at the start of every kernel's period on its stream
 };
 
 // Reads the jitter and interference parameters of a profile.

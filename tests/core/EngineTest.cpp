@@ -83,6 +83,37 @@ TEST(Engine, HandComputedStepTimeIsExact) {
     EXPECT_EQ(tl.step_end[0][0], Time::us(160));
 }
 
+// With a 2 µs device gap the same program keeps its stream timing (the gap is part of each kernel's
+// calibrated period) but each span starts 2 µs into it: A is busy 12→110, B 112→160, and the GPU idles
+// 2 µs between them, where a concurrent NCCL kernel is exposed.
+TEST(Engine, DeviceGapOpensAHoleBetweenBackToBackKernels) {
+    Rig rig;
+    rig.cfg.device_gap_s = 2e-6;
+    Program p = twoStreams();
+    p.ops = {kernel(100, 10), kernel(50, 10), stepEnd()};
+    Workload w = oneGroup({p});
+    Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    ASSERT_EQ(tl.spans.size(), 2u);
+    EXPECT_EQ(tl.spans[0].start, Time::us(12));
+    EXPECT_EQ(tl.spans[0].end, Time::us(110));
+    EXPECT_EQ(tl.spans[1].start, Time::us(112));
+    EXPECT_EQ(tl.spans[1].end, Time::us(160));
+    EXPECT_EQ(tl.step_end[0][0], Time::us(160));
+}
+
+// A kernel shorter than the gap is an empty span at its end, never one that ends before it starts.
+TEST(Engine, DeviceGapNeverOutlastsTheKernel) {
+    Rig rig;
+    rig.cfg.device_gap_s = 5e-6;
+    Program p = twoStreams();
+    p.ops = {kernel(3, 10), stepEnd()};
+    Workload w = oneGroup({p});
+    Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    ASSERT_EQ(tl.spans.size(), 1u);
+    EXPECT_EQ(tl.spans[0].start, Time::us(13));
+    EXPECT_EQ(tl.spans[0].end, Time::us(13));
+}
+
 // Launch-bound: kernels shorter than their launch leave the GPU idle; B starts when launched at 20 µs.
 TEST(Engine, HostBoundKernelsWaitForTheirLaunch) {
     Rig rig;
