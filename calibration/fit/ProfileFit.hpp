@@ -12,10 +12,14 @@
 //                  (bytes read + written) / datasheet HBM; min_kernel_us = median back-to-back period of
 //                  an empty kernel (launch device_period); kernels[kind] = α-β line (fixed_us, β / HBM)
 //                  through the PyTorch ops of each kind (elementwise: residual_add, gelu_tanh, silu;
-//                  cast_up; cast_down; norm_forward/backward: layer_norm; optimizer: fused AdamW)
+//                  cast_up; cast_down; norm_forward/backward: layer_norm; optimizer: fused AdamW;
+//                  residual_add: fp32 + bf16 into fp32)
 //   launch         device_gap ← device_gap; graph_host ← cudaGraphLaunch host time / kernels in the graph;
-//                  eager_host ← PyTorch eager dispatch (when the PyTorch file is given); the per-step host
-//                  costs (forward/backward/optimizer/DDP hook) and compiled/NCCL host costs stay the base's
+//                  eager_host ← PyTorch eager dispatch (when the PyTorch file is given); forward_host,
+//                  backward_host, optimizer_host_per_tensor_us ← host_overhead.py's one-GPU runs,
+//                  forward_host_ddp ← its DDP runs, ddp_hook_host_us ← the DDP backward's extra per parameter
+//                  tensor (medians over runs), nccl_host ← its async all-reduce issue time; the compiled
+//                  host cost stays the base's
 //   attention      median achieved/peak of flash-attention fwd and bwd (causal) from the PyTorch file
 //   links          α-β lines: nvlink_gbps ← peer copy engine, pcie_h2d_gbps ← pinned H2D,
 //                  pcie_pageable_gbps ← pageable H2D

@@ -142,6 +142,23 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
             d.kernels.push_back(k);
         } else if (kind == "dispatch") {
             d.dispatch.push_back({L.str("op"), L.times()});
+        } else if (kind == "host_overhead") {
+            RawHostOverhead h;
+            h.file = file;
+            h.ddp = j.value("ddp", false);
+            h.forward_us_per_kernel = L.num("forward_us_per_kernel");
+            h.backward_us_per_kernel = L.num("backward_us_per_kernel");
+            h.optimizer_us_per_param_tensor = L.num("optimizer_us_per_param_tensor");
+            const json& per = L.at("per_layer");
+            auto perLayer = [&](const std::string& key) {
+                if (!per.is_object() || !per.contains(key) || !per.at(key).is_number())
+                    throw inputError(file, lineNo, "per_layer." + key, "expected a number");
+                return per.at(key).get<double>();
+            };
+            h.backward_us_per_layer = perLayer("backward_us");
+            h.param_tensors_per_layer = perLayer("param_tensors");
+            if (j.contains("allreduce_issue_us")) h.allreduce_issue_us = L.num("allreduce_issue_us");
+            d.host.push_back(h);
         } else if (kind == "error") {
             d.errors.push_back(j.value("group", std::string("?")) + ": " + j.value("message", std::string()));
         } else if (kind == "skipped") {

@@ -3,7 +3,7 @@
 // the PyTorch script (calibration/pytorch), read into typed records for the fit.
 //
 // Each line is one object with a "kind": metadata, collective, gemm, memory, transfer, launch,
-// interference, kernel, dispatch; bookkeeping kinds (group_done, run_done, skipped, error) are kept only as
+// interference, kernel, dispatch, host_overhead; bookkeeping kinds (group_done, run_done, skipped, error) are kept only as
 // counts/messages. Times are the per-record percentiles in microseconds ("time_us": {median, p10, p90, p99,
 // mean, ...}). A line that is not JSON, has no "kind", or lacks a field its kind needs is an InputError
 // naming file, line and key.
@@ -74,6 +74,16 @@ struct RawDispatch {  // PyTorch eager dispatch: op ∈ eager_host, eager_per_op
     RawTimes time;
 };
 
+// Host time eager PyTorch spends per kernel (calibration/pytorch/host_overhead.py): one record per run, one GPU
+// or DDP; per layer, from the difference of a 10- and a 2-layer host-bound model.
+struct RawHostOverhead {
+    std::string file;  // runs of one file come from one machine start: a DDP run pairs with the one-GPU run before it
+    bool ddp = false;
+    double forward_us_per_kernel = 0, backward_us_per_kernel = 0, optimizer_us_per_param_tensor = 0;
+    double backward_us_per_layer = 0, param_tensors_per_layer = 0;
+    std::optional<double> allreduce_issue_us;  // DDP runs: host time of one async dist.all_reduce
+};
+
 struct RawData {
     std::vector<std::string> files;
     std::string gpu_model;
@@ -88,6 +98,7 @@ struct RawData {
     std::vector<RawInterference> interference;
     std::vector<RawKernel> kernels;
     std::vector<RawDispatch> dispatch;
+    std::vector<RawHostOverhead> host;
     std::vector<std::string> errors;  // "error" records: groups that failed during the run
     int skipped = 0;                  // "skipped" records: measurements left out by the time limit
 };

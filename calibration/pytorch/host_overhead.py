@@ -5,7 +5,9 @@ A tiny GPT-style model (hidden 64, sequence 32, batch 1) makes every kernel far 
 the step is host-bound and wall time is host time. Timing the model at two depths and taking the difference
 isolates the per-layer cost; the PyTorch profiler counts the kernels each phase launches, so the result is a
 host cost per kernel for the forward (Python modules, autocast, dispatch, launch), the backward (the C++
-autograd engine) and, per parameter tensor, the fused AdamW step and DDP's gradient hooks.
+autograd engine) and, per parameter tensor, the fused AdamW step and DDP's gradient hooks. Under --ddp it also
+times the host side of issuing one NCCL all-reduce through torch.distributed (async, 1 MiB, the GPU kept busy so
+the call never waits), what DDP's reducer pays per bucket.
 
 Writes JSON Lines records {"kind": "host_overhead", ...} that `stepsim calibrate fit` reads.
 Usage: python3 host_overhead.py [--out FILE] [--ddp]   (run with torchrun --nproc-per-node 2 for --ddp)
@@ -115,6 +117,25 @@ def measure(layers, ddp, iters=60):
     return out
 
 
+def allreduce_issue_us(calls=400):
+    """Median host time (µs) of dist.all_reduce(async_op=True) on a 1 MiB tensor, in batches of 20 calls queued
+    behind a spin kernel (the GPU busy, so no call blocks on a full queue or an idle device)."""
+    import torch.distributed as dist
+    t = torch.zeros(2**18, device="cuda")
+    for _ in range(20):
+        dist.all_reduce(t, async_op=True)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(calls // 20):
+        torch.cuda._sleep(int(2e9 * 5e-3))
+        for _ in range(20):
+            a = time.perf_counter()
+            dist.all_reduce(t, async_op=True)
+            times.append((time.perf_counter() - a) * 1e6)
+        torch.cuda.synchronize()
+    return statistics.median(times)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="host_overhead.jsonl")
@@ -134,6 +155,8 @@ def main():
            "forward_us_per_kernel": d["forward_us"] / d["forward_kernels"],
            "backward_us_per_kernel": d["backward_us"] / d["backward_kernels"],
            "optimizer_us_per_param_tensor": d["optimizer_us"] / d["param_tensors"]}
+    if a.ddp:
+        rec["allreduce_issue_us"] = allreduce_issue_us()
     if rank == 0:
         with open(a.out, "a") as f:
             f.write(json.dumps(rec) + "\n")

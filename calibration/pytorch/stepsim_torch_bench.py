@@ -10,7 +10,11 @@ Writes JSON Lines in stepsim-bench's format (one metadata record, then one recor
                    stepsim-bench's shape grid, the same shapes seen through PyTorch (a cross-check of the harness);
   kind "dispatch": host cost of one eager op (PyTorch dispatch + cudaLaunchKernel) and the device time per
                    tiny op when ops are queued back to back.
-Timing: warm-up, then a CUDA event between consecutive iterations; percentiles per record (as stepsim-bench).
+Timing: warm-up, then a CUDA event between consecutive iterations, the stream held behind a spin kernel until the
+host has queued them all (timing.py), so small kernels are timed as they run back to back in a step and not at
+the host's launch rate; percentiles per record (as stepsim-bench). The pointwise kernels run at 16384 tokens
+(hidden 1024–8192, beyond the L2) and at 8192 tokens of hidden 768 and 1024, where a narrow model's activations
+stay in the L2 from one kernel to the next as they do in its step.
 FLOPs for attention (FlashAttention-2 paper, Dao 2023, sec. 4): forward 4·b·h·s²·d, halved when causal;
 backward 2.5× the forward.
 
@@ -58,7 +62,8 @@ class Bench:
         return False
 
     def time_iters(self, fn, iters=20, warmup=3, target_us=20000.0):
-        """Per-iteration device times (µs) of fn(), events between consecutive calls."""
+        """Per-iteration device times (µs) of fn(), events between consecutive calls, the stream held until the
+        host has queued them all (timing.py: back-to-back device periods, never the host's launch rate)."""
         torch = self.torch
         for _ in range(warmup):
             fn()
@@ -71,6 +76,8 @@ class Bench:
         est = a.elapsed_time(b) * 1e3
         iters = int(min(200, max(iters, target_us / max(est, 1.0))))
         ev = [torch.cuda.Event(enable_timing=True) for _ in range(iters + 1)]
+        from timing import hold_gpu, host_seconds  # beside this script; imports torch
+        hold_gpu(2.0 * host_seconds(fn, iters) + 1e-3)
         for i in range(iters):
             ev[i].record()
             fn()
@@ -211,11 +218,11 @@ def gemms(b, torch):
 
 
 def pointwise(b, torch, F):
-    tokens = 16384
-    hiddens = [4096] if b.args.quick else [1024, 2048, 4096, 8192]
+    sizes = [(16384, 4096)] if b.args.quick else \
+        [(16384, 1024), (16384, 2048), (16384, 4096), (16384, 8192), (8192, 768), (8192, 1024)]
     bf = torch.bfloat16
-    for hidden in hiddens:
-        if b.late(f"pointwise h={hidden}"):
+    for tokens, hidden in sizes:
+        if b.late(f"pointwise tokens={tokens} h={hidden}"):
             return
         n = tokens * hidden
         shape = {"tokens": tokens, "hidden": hidden}
@@ -234,13 +241,15 @@ def pointwise(b, torch, F):
             b.kernel(name, shape, "bf16",
                      b.time_iters(lambda: torch.autograd.grad(out, xr, g, retain_graph=True)), nbytes=3 * n * 2)
         b.kernel("residual_add", shape, "bf16", b.time_iters(lambda: torch.add(x, y)), nbytes=3 * n * 2)
+        # Under autocast the residual stream stays fp32 and the sublayer's output is bf16: the add that joins them.
+        xf = x.float()
+        b.kernel("residual_add_fp32_bf16", shape, "fp32", b.time_iters(lambda: torch.add(xf, y)), nbytes=n * (4 + 2 + 4))
         big = torch.randn(tokens, 4 * hidden, device=b.dev, dtype=bf)
         shape4 = {"tokens": tokens, "hidden": 4 * hidden}
         b.kernel("gelu_tanh", shape4, "bf16", b.time_iters(lambda: F.gelu(big, approximate="tanh")),
                  nbytes=2 * 4 * n * 2)
         b.kernel("silu", shape4, "bf16", b.time_iters(lambda: F.silu(big)), nbytes=2 * 4 * n * 2)
         b.kernel("cast_bf16_to_fp32", shape, "bf16", b.time_iters(lambda: x.float()), nbytes=n * (2 + 4))
-        xf = x.float()
         b.kernel("cast_fp32_to_bf16", shape, "fp32", b.time_iters(lambda: xf.to(bf)), nbytes=n * (4 + 2))
         if hasattr(torch, "float8_e4m3fn"):
             b.kernel("cast_bf16_to_fp8_e4m3", shape, "bf16", b.time_iters(lambda: x.to(torch.float8_e4m3fn)),

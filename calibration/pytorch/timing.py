@@ -1,5 +1,14 @@
-"""Device timing shared by the PyTorch calibration scripts (attention_default.py, gemm_training_shapes.py)."""
+"""Device timing shared by the PyTorch calibration scripts (stepsim_torch_bench.py, attention_default.py,
+gemm_training_shapes.py).
+
+A loop of launches between two CUDA events measures the device only while the host stays ahead of it. Small
+kernels behind a costly launch (cuDNN SDPA spends ~50 µs of host time per call, an autograd.grad call more) run
+faster than the host can queue them, and the events then time the host. `hold_gpu` first parks the stream
+behind a spin kernel long enough for the host to queue the whole loop, so the events see back-to-back device
+periods only — the kernels as they run inside a training step, where the host is far ahead.
+"""
 import statistics
+import time
 
 import torch
 
@@ -11,15 +20,33 @@ def summarize(v):
     return {"median": statistics.median(v), "p10": q(0.1), "p90": q(0.9), "n": len(v)}
 
 
+def host_seconds(fn, calls):
+    """Host time to enqueue `calls` calls of fn (the device drained before and after)."""
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    host = time.perf_counter() - t
+    torch.cuda.synchronize()
+    return host
+
+
+def hold_gpu(seconds):
+    """Queue a spin kernel of at least `seconds` on the current stream (2e9 cycles per second: H200's SMs clock at
+    most 1.98 GHz, so it never spins shorter)."""
+    torch.cuda._sleep(int(2e9 * seconds))
+
+
 def looped(fn, reps=7, inner=20):
-    """Per-call device time (µs) of `inner` back-to-back calls between two CUDA events, `reps` times: as kernels
-    run inside a training step, the host's launch overhead hidden behind the previous call."""
+    """Per-call device time (µs) of `inner` back-to-back calls between two CUDA events, `reps` times, the stream
+    held (hold_gpu) until the host has queued them all."""
     for _ in range(3):
         fn()
-    torch.cuda.synchronize()
+    hold = 2.0 * host_seconds(fn, inner) + 1e-3
     out = []
     for _ in range(reps):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        hold_gpu(hold)
         a.record()
         for _ in range(inner):
             fn()

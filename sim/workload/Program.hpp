@@ -30,9 +30,12 @@ enum class OpKind : std::uint8_t {
 enum class KernelClass : std::uint8_t { gemm, attention, memory, optimizer, copy, comm, other };
 
 // How a memory-bound kernel streams through HBM, for pricing (HardwareProfile's memory.kernels).
-enum class MemKind : std::uint8_t { elementwise, cast_up, cast_down, norm_forward, norm_backward, optimizer };
+// residual_add: an fp32 tensor plus a bf16 one into fp32 (autocast's residual stream), which PyTorch runs on its
+// slower unrolled path with a cast per element, not the vectorized one of same-dtype elementwise kernels.
+enum class MemKind : std::uint8_t { elementwise, cast_up, cast_down, norm_forward, norm_backward, optimizer, residual_add };
 inline const char* memKindName(MemKind k) {
-    constexpr const char* names[] = {"elementwise", "cast_up", "cast_down", "norm_forward", "norm_backward", "optimizer"};
+    constexpr const char* names[] = {"elementwise",   "cast_up",   "cast_down",   "norm_forward",
+                                     "norm_backward", "optimizer", "residual_add"};
     return names[static_cast<int>(k)];
 }
 

@@ -41,6 +41,30 @@ TEST(RawData, ReadsEachKind) {
     ASSERT_EQ(d.errors.size(), 1u);
 }
 
+TEST(RawData, ReadsHostOverheadRecords) {
+    const auto p = writeTemp("stepsim_raw_host.jsonl",
+        R"({"kind":"host_overhead","ddp":true,"per_layer":{"backward_us":1655.3,"param_tensors":8},)"
+        R"("forward_us_per_kernel":34.4,"backward_us_per_kernel":37.5,"optimizer_us_per_param_tensor":11.7})" "\n");
+    const RawData d = readRaw({p});
+    ASSERT_EQ(d.host.size(), 1u);
+    EXPECT_TRUE(d.host[0].ddp);
+    EXPECT_DOUBLE_EQ(d.host[0].forward_us_per_kernel, 34.4);
+    EXPECT_DOUBLE_EQ(d.host[0].backward_us_per_layer, 1655.3);
+    EXPECT_DOUBLE_EQ(d.host[0].param_tensors_per_layer, 8.0);
+}
+
+TEST(RawData, HostOverheadWithoutPerLayerNamesTheKey) {
+    const auto p = writeTemp("stepsim_raw_host_bad.jsonl",
+        R"({"kind":"host_overhead","per_layer":{"backward_us":"x"},"forward_us_per_kernel":1,)"
+        R"("backward_us_per_kernel":1,"optimizer_us_per_param_tensor":1})" "\n");
+    try {
+        readRaw({p});
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(":1: per_layer.backward_us"), std::string::npos) << e.what();
+    }
+}
+
 TEST(RawData, NotJsonNamesFileAndLine) {
     const auto p = writeTemp("stepsim_raw_bad.jsonl", "{\"kind\":\"run_done\"}\nnot json\n");
     try {
