@@ -264,10 +264,9 @@ private:
         if (c_.autocast) b_.mem(L(l, "norm1 cast"), (4 + c_.ce) * T * h, MemKind::cast_down);
         linearForward(L(l, "attn.qkv"), t_.qkvOut(), t_.h);
         attentionForward(l);
-        // y.transpose(1, 2).reshape(B, T, h): the heads-major attention output is copied token-major.
-        b_.mem(L(l, "attn output transpose"), 2 * c_.ce * T * h);
+        // y.transpose(1, 2).reshape(B, T, h) is a view: cuDNN's SDPA allocates its output token-major.
         linearForward(L(l, "attn.proj"), t_.h, t_.h);
-        b_.mem(L(l, "residual add"), (8 + c_.ce) * T * h);
+        b_.mem(L(l, "residual add"), (8 + c_.ce) * T * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
         norm(L(l, "norm2"));
         if (c_.autocast) b_.mem(L(l, "norm2 cast"), (4 + c_.ce) * T * h, MemKind::cast_down);
         if (t_.mlp == MlpKind::gelu) {
@@ -281,7 +280,7 @@ private:
             b_.mem(L(l, "silu mul"), 3 * c_.ce * T * f);
             linearForward(L(l, "mlp.down"), t_.h, t_.f);
         }
-        b_.mem(L(l, "residual add 2"), (8 + c_.ce) * T * h);
+        b_.mem(L(l, "residual add 2"), (8 + c_.ce) * T * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
     }
     void layerBackward(int l) {
         const double T = double(t_.T), h = double(t_.h), f = double(t_.f);
@@ -393,8 +392,10 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
 
     const bool compress = sc.ddp.comm_hook == CommHook::fp16_compress || sc.ddp.comm_hook == CommHook::bf16_compress;
     const LaunchRates& launch = cost.profile().launch;
-    // One eager op: zero_grad, and the reducer's all-reduce launch (issued from C++, not through Python).
+    // One eager op: zero_grad and the reducer's per-parameter copy back; a bucket's all-reduce costs what
+    // issuing one through torch.distributed's NCCL process group does (events, work object, NCCL group).
     const double eager = launch.eager_host.median_us * 1e-6;
+    const double nccl_host = launch.nccl_host.median_us * 1e-6;
     const double hook_host = launch.ddp_hook_host_us * 1e-6;
     const double optimizer_host = launch.optimizer_host_per_tensor_us * 1e-6 * double(c.params.size());
 
@@ -441,18 +442,23 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
                     }
                     b.collective(name + " all_reduce", CollectiveKind::all_reduce, bytes,
                                  compress ? "bf16" : grad_dtype);
-                    prog.ops.back().host_s = eager;
+                    prog.ops.back().host_s = nccl_host;
                     done_events[next_bucket] = b.record(kComm);
                 }
             });
             if (sync) {
-                // finalize_backward: wait for each bucket, then copy it back into the gradients.
+                // finalize_backward: wait for each bucket, then copy it back into the gradients, one
+                // copy_ per parameter (reducer.cpp's copy_bucket_to_grad, issued from C++: one eager op each).
                 b.phase = Phase::backward;
                 for (std::size_t k = 0; k < buckets.size(); ++k) {
                     b.wait(kCompute, done_events[k]);
                     if (compress) b.mem(fmt::format("bucket {} decompress", k), 3 * buckets[k].bytes, MemKind::elementwise, KernelClass::copy);
-                    if (!sc.ddp.gradient_as_bucket_view)
-                        b.mem(fmt::format("bucket {} copy to grads", k), 2 * buckets[k].bytes, MemKind::elementwise, KernelClass::copy);
+                    if (sc.ddp.gradient_as_bucket_view) continue;
+                    for (std::size_t j : buckets[k].params) {
+                        const ParamInfo& pi = c.params[order[j]];
+                        b.mem(pi.name + " copy to grad", 2 * c.pe * pi.numel, MemKind::elementwise, KernelClass::copy);
+                        prog.ops.back().host_s = eager;
+                    }
                 }
             }
         }
