@@ -17,15 +17,15 @@ ValidationTable rerun() {
 }
 
 // Issue 5's target is a median step-time error ≤ 5% and a worst ≤ 10%, exposed communication within 20%.
-// Against the median of each configuration's runs this build reaches a median of 3.1% and a worst of 17.9%
-// (README, "How good are the predictions?"); exposed communication is within 20% on 2 of 11 scored rows.
-// The bounds below hold that line: a change that makes the predictions worse fails here.
+// Against the median of each configuration's runs (up to five machine starts) this build reaches a median of
+// 4.0% and a worst of 13.9% (README, "How good are the predictions?"); exposed communication is within 20% on 5
+// of 15 scored rows. The bounds below hold that line: a change that makes the predictions worse fails here.
 TEST(Validation, MedianStepTimeErrorDoesNotGrow) {
     const ValidationTable t = rerun();
     EXPECT_EQ(t.rows.size(), 26u);
-    EXPECT_LE(t.median_abs_error_pct, 3.5);
-    EXPECT_LE(t.worst_abs_error_pct, 18.5);
-    EXPECT_GE(t.exposed_within_20pct, 2);
+    EXPECT_LE(t.median_abs_error_pct, 4.5);
+    EXPECT_LE(t.worst_abs_error_pct, 15.0);
+    EXPECT_GE(t.exposed_within_20pct, 5);
 }
 
 // The committed table (results/validation/table.json) is what this build predicts: regenerate it with
