@@ -86,15 +86,28 @@ double CostModel::peakFlops(DType dtype) const {
 }
 
 double CostModel::gemmSeconds(const GemmShape& s, DType dtype, bool* in_domain) const {
+    const auto key = std::make_tuple(s.m, s.n, s.k, dtype);
+    if (auto hit = gemm_memo_.find(key); hit != gemm_memo_.end()) {
+        if (in_domain) *in_domain = hit->second.second;
+        return hit->second.first;
+    }
+    bool inside = true;
+    const double seconds = gemmUncached(s, dtype, inside);
+    gemm_memo_.emplace(key, std::make_pair(seconds, inside));
+    if (in_domain) *in_domain = inside;
+    return seconds;
+}
+
+double CostModel::gemmUncached(const GemmShape& s, DType dtype, bool& in_domain) const {
     auto it = profile_.gemm.find(dtypeKey(dtype));
     if (it == profile_.gemm.end()) it = profile_.gemm.find("bf16");
     if (it == profile_.gemm.end()) {
         // No efficiency data at all: the datasheet peak is the only bound we have.
-        if (in_domain) *in_domain = false;
+        in_domain = false;
         return 2.0 * double(s.m) * s.n * s.k / peakFlops(dtype);
     }
     const GemmEstimate e = stepsim::gemmSeconds(s, it->second, peakFlops(dtype), profile_.gpu.sms);
-    if (in_domain) *in_domain = e.in_domain;
+    in_domain = e.in_domain;
     return e.seconds;
 }
 

@@ -38,7 +38,9 @@
 //   channel counts (implicit: the bandwidths above are all channels together).
 // A measured fit for the same (op, ranks, nodes, algo, proto) replaces the model: its segment covering S
 // gives α and busbw; a size outside the measured range is answered by the nearest segment and flagged.
+#include <map>
 #include <string>
+#include <tuple>
 
 #include "sim/cost/HardwareProfile.hpp"
 #include "sim/net/BusBandwidth.hpp"
@@ -78,12 +80,17 @@ public:
     CollectiveEstimate collective(CollectiveKind kind, int ranks, int nodes, double bytes) const;
 
 private:
+    double gemmUncached(const GemmShape& s, DType dtype, bool& in_domain) const;
+
     const HardwareProfile& profile_;
     NcclSpec nccl_;
     bool nvls_capable_;
     NetworkSpec network_;
     int nics_per_node_;
     double nic_gbps_;  // achieved per NIC, GB/s
+    // A step prices the same few GEMM shapes on every layer and rank; each is worked out once (the anchored
+    // model scans every measured point). Not shared between threads: one CostModel per simulation.
+    mutable std::map<std::tuple<long, long, long, DType>, std::pair<double, bool>> gemm_memo_;
 };
 
 }  // namespace stepsim
