@@ -246,8 +246,8 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
         // Eager PyTorch's host cost per kernel (host_overhead.py), the median over its runs: forward, backward and
         // optimizer from the one-GPU runs, the forward under DDP from the DDP runs, and DDP's hook per parameter
         // tensor from the backward's growth under DDP, taken within each pair of runs (a DDP run and the one-GPU
-        // run before it in the same file: one machine start, whose host speed cancels out; host speed varies by
-        // up to 25% between starts). A run times medians only: p99 keeps the base's spread.
+        // run before it in the same file: one machine start, whose host speed cancels out; host speed varied by
+        // up to 2× between starts on nvidia-h200-x2). A run times medians only: p99 keeps the base's spread.
         {
             std::vector<double> fwd, bwd, opt, fwdDdp, hook, nccl;
             const RawHostOverhead* single = nullptr;

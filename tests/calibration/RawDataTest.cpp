@@ -53,7 +53,7 @@ TEST(RawData, ReadsHostOverheadRecords) {
     EXPECT_DOUBLE_EQ(d.host[0].param_tensors_per_layer, 8.0);
 }
 
-TEST(RawData, HostOverheadWithoutPerLayerNamesTheKey) {
+TEST(RawData, HostOverheadWithABadPerLayerFieldNamesTheKey) {
     const auto p = writeTemp("stepsim_raw_host_bad.jsonl",
         R"({"kind":"host_overhead","per_layer":{"backward_us":"x"},"forward_us_per_kernel":1,)"
         R"("backward_us_per_kernel":1,"optimizer_us_per_param_tensor":1})" "\n");

@@ -89,6 +89,27 @@ TEST(Expand, GradientAsBucketViewDropsCopyBackAndBucketMemory) {
     EXPECT_DOUBLE_EQ(plain.memory.buckets, 4 * plain.params);
 }
 
+// finalize_backward copies every parameter's gradient back once per step (reducer.cpp's copy_bucket_to_grad,
+// one eager op each), and the reducer pays launch.nccl_host to issue each bucket's all-reduce.
+TEST(Expand, CopyBackIsOnePerParameterAndAllReducesCostTheNcclIssue) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    const Expansion e = expand(tiny(2), cost);
+    const Program& p = e.workload.programs[0];
+    const std::size_t params = transformerParams(transformerShape(tiny(2).model, 2)).size();
+    std::size_t copies = 0;
+    for (const Op& op : p.ops) {
+        if (op.step != 1) continue;
+        const std::string& name = p.names[op.name];
+        if (name.size() > 13 && name.compare(name.size() - 13, 13, " copy to grad") == 0) {
+            ++copies;
+            EXPECT_DOUBLE_EQ(op.host_s, prof.launch.eager_host.median_us * 1e-6) << name;
+        }
+        if (op.kind == OpKind::collective) EXPECT_DOUBLE_EQ(op.host_s, prof.launch.nccl_host.median_us * 1e-6);
+    }
+    EXPECT_EQ(copies, params);
+}
+
 // Features not modelled yet are refused with the key named, never silently ignored.
 TEST(Expand, UnsupportedFeatureIsAnErrorNamingTheKey) {
     const HardwareProfile prof = builtinProfile("h200-sxm");

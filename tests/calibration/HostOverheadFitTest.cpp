@@ -1,0 +1,58 @@
+// The fit's host costs from host_overhead.py records (calibration/fit/ProfileFit.hpp, "launch"): medians over
+// runs, DDP's hook from a DDP run paired with the one-GPU run before it in the same file, NCCL's issue cost.
+#include <gtest/gtest.h>
+
+#include "calibration/fit/ProfileFit.hpp"
+#include "calibration/fit/RawData.hpp"
+
+namespace stepsim {
+namespace {
+
+RawHostOverhead run(const std::string& file, bool ddp, double fwd, double bwd_layer, double issue = 0.0) {
+    RawHostOverhead h;
+    h.file = file;
+    h.ddp = ddp;
+    h.forward_us_per_kernel = fwd;
+    h.backward_us_per_kernel = bwd_layer / 28.0;
+    h.optimizer_us_per_param_tensor = 10.0;
+    h.backward_us_per_layer = bwd_layer;
+    h.param_tensors_per_layer = 8.0;
+    if (issue > 0) h.allreduce_issue_us = issue;
+    return h;
+}
+
+// Two machine starts, one 2× slower than the other. Within each, DDP's backward grows by 8 tensors × 20 µs
+// (fast) and × 40 µs (slow); across starts the DDP runs' backward minus the one-GPU runs' would mix speeds.
+TEST(HostOverheadFit, MediansOverRunsAndTheHookFromPairedRuns) {
+    RawData raw;
+    raw.host = {run("fast.jsonl", false, 20.0, 700.0), run("fast.jsonl", true, 25.0, 860.0, 30.0),
+                run("slow.jsonl", false, 40.0, 1400.0), run("slow.jsonl", true, 50.0, 1720.0, 70.0),
+                run("slow.jsonl", false, 42.0, 1470.0)};
+    HardwareProfile base;
+    base.launch.forward_host = {99.0, 198.0};
+    const ProfileFitResult r = fitProfile(raw, base, "t", "test");
+    const LaunchRates& l = r.profile.launch;
+    EXPECT_DOUBLE_EQ(l.forward_host.median_us, 40.0);           // median of 20, 40, 42
+    EXPECT_DOUBLE_EQ(l.forward_host.p99_us, 80.0);              // the base's p99/median spread (×2) kept
+    EXPECT_DOUBLE_EQ(l.backward_host.median_us, 1400.0 / 28.0);
+    EXPECT_DOUBLE_EQ(l.forward_host_ddp.median_us, 37.5);       // median of 25, 50
+    EXPECT_DOUBLE_EQ(l.ddp_hook_host_us, 30.0);                 // median of the pairs' 20 and 40
+    EXPECT_DOUBLE_EQ(l.nccl_host.median_us, 50.0);              // median of 30, 70
+    EXPECT_DOUBLE_EQ(l.optimizer_host_per_tensor_us, 10.0);
+}
+
+// A DDP run with no one-GPU run before it in its own file gives no hook: the base's value stays.
+TEST(HostOverheadFit, UnpairedDdpRunKeepsTheBaseHook) {
+    RawData raw;
+    raw.host = {run("a.jsonl", false, 20.0, 700.0), run("b.jsonl", true, 25.0, 860.0)};
+    HardwareProfile base;
+    base.launch.ddp_hook_host_us = 26.3;
+    const ProfileFitResult r = fitProfile(raw, base, "t", "test");
+    EXPECT_DOUBLE_EQ(r.profile.launch.ddp_hook_host_us, 26.3);
+    bool kept = false;
+    for (const auto& f : r.report["kept_from_base"]) kept = kept || f == "launch.ddp_hook_host_us";
+    EXPECT_TRUE(kept);
+}
+
+}  // namespace
+}  // namespace stepsim
