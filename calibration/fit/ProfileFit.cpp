@@ -244,12 +244,20 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             if (d.op == "eager_host") p.launch.eager_host = dist(d.time), got.insert("eager_host");
         }
         // Eager PyTorch's host cost per kernel (host_overhead.py), the median over its runs: forward, backward and
-        // optimizer from the one-GPU runs, the forward under DDP from the DDP runs, and DDP's hook per parameter
-        // tensor from the backward's growth under DDP, taken within each pair of runs (a DDP run and the one-GPU
-        // run before it in the same file: one machine start, whose host speed cancels out; host speed varied by
-        // up to 2× between starts on nvidia-h200-x2). A run times medians only: p99 keeps the base's spread.
+        // optimizer from the one-GPU runs, the forward under DDP from the DDP runs. DDP's hook per parameter
+        // tensor: from runs that timed the backward with and without gradient sync alternately, (sync − no_sync)
+        // per layer and tensor, put in the profile's units (× the profile's backward cost per kernel / the run's
+        // no_sync cost per kernel, its kernel count from the one-GPU run before it in the file: the host's speed
+        // moved ~2× between and within machine starts), less the copy back the model prices apart (one eager
+        // op). Without such runs, from the backward's growth between a DDP run and the one-GPU run before it in
+        // the same file, the noisier way. A run times medians only: p99 keeps the base's spread.
         {
+            struct Alternate {
+                double extra_per_tensor;
+                std::optional<double> nosync_per_kernel;
+            };
             std::vector<double> fwd, bwd, opt, fwdDdp, hook, nccl;
+            std::vector<Alternate> alternates;
             const RawHostOverhead* single = nullptr;
             for (const auto& h : raw.host) {
                 if (!h.ddp) {
@@ -261,7 +269,16 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                 }
                 fwdDdp.push_back(h.forward_us_per_kernel);
                 if (h.allreduce_issue_us) nccl.push_back(*h.allreduce_issue_us);
-                if (single && single->file == h.file && h.param_tensors_per_layer > 0)
+                const bool paired = single && single->file == h.file;
+                if (h.backward_sync_us_per_layer && h.param_tensors_per_layer > 0) {
+                    Alternate a{(*h.backward_sync_us_per_layer - *h.backward_nosync_us_per_layer) / h.param_tensors_per_layer,
+                                std::nullopt};
+                    if (paired && single->backward_us_per_kernel > 0 && single->backward_us_per_layer > 0)
+                        a.nosync_per_kernel = *h.backward_nosync_us_per_layer /
+                                              (single->backward_us_per_layer / single->backward_us_per_kernel);
+                    alternates.push_back(a);
+                }
+                if (paired && h.param_tensors_per_layer > 0)
                     hook.push_back((h.backward_us_per_layer - single->backward_us_per_layer) / h.param_tensors_per_layer);
                 single = nullptr;
             }
@@ -282,9 +299,21 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                 lj["optimizer_host_per_tensor_us"] = p.launch.optimizer_host_per_tensor_us;
                 got.insert("optimizer_host_per_tensor_us");
             }
-            if (!hook.empty()) {
+            if (!alternates.empty()) {
+                std::vector<double> hookAlternate;
+                for (const Alternate& a : alternates) {
+                    const double scale = a.nosync_per_kernel && *a.nosync_per_kernel > 0
+                                             ? p.launch.backward_host.median_us / *a.nosync_per_kernel
+                                             : 1.0;
+                    hookAlternate.push_back(a.extra_per_tensor * scale - p.launch.eager_host.median_us);
+                }
+                p.launch.ddp_hook_host_us = std::max(0.0, median(hookAlternate));
+                lj["ddp_hook_host_us"] = {{"value", p.launch.ddp_hook_host_us}, {"from", "sync vs no_sync"},
+                                          {"runs", hookAlternate}, {"pairs_not_used", hook}};
+                got.insert("ddp_hook_host_us");
+            } else if (!hook.empty()) {
                 p.launch.ddp_hook_host_us = std::max(0.0, median(hook));
-                lj["ddp_hook_host_us"] = {{"value", p.launch.ddp_hook_host_us}, {"pairs", hook}};
+                lj["ddp_hook_host_us"] = {{"value", p.launch.ddp_hook_host_us}, {"from", "paired runs"}, {"pairs", hook}};
                 got.insert("ddp_hook_host_us");
             }
         }

@@ -158,6 +158,10 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
             h.backward_us_per_layer = perLayer("backward_us");
             h.param_tensors_per_layer = perLayer("param_tensors");
             if (j.contains("allreduce_issue_us")) h.allreduce_issue_us = L.num("allreduce_issue_us");
+            if (per.is_object() && per.contains("backward_sync_us")) {
+                h.backward_sync_us_per_layer = perLayer("backward_sync_us");
+                h.backward_nosync_us_per_layer = perLayer("backward_nosync_us");
+            }
             d.host.push_back(h);
         } else if (kind == "error") {
             d.errors.push_back(j.value("group", std::string("?")) + ": " + j.value("message", std::string()));

@@ -82,6 +82,8 @@ struct RawHostOverhead {
     double forward_us_per_kernel = 0, backward_us_per_kernel = 0, optimizer_us_per_param_tensor = 0;
     double backward_us_per_layer = 0, param_tensors_per_layer = 0;
     std::optional<double> allreduce_issue_us;  // DDP runs: host time of one async dist.all_reduce
+    // DDP runs: backward per layer with gradient sync and under no_sync, timed alternately in one loop.
+    std::optional<double> backward_sync_us_per_layer, backward_nosync_us_per_layer;
 };
 
 struct RawData {

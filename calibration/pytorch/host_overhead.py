@@ -6,13 +6,16 @@ the step is host-bound and wall time is host time. Timing the model at two depth
 isolates the per-layer cost; the PyTorch profiler counts the kernels each phase launches, so the result is a
 host cost per kernel for the forward (Python modules, autocast, dispatch, launch), the backward (the C++
 autograd engine) and, per parameter tensor, the fused AdamW step and DDP's gradient hooks. Under --ddp it also
-times the host side of issuing one NCCL all-reduce through torch.distributed (async, 1 MiB, the GPU kept busy so
-the call never waits), what DDP's reducer pays per bucket.
+times the backward with and without DDP's gradient sync alternately (per_layer backward_sync_us and
+backward_nosync_us: DDP's own cost, the host's drift cancelled) and the host side of issuing one NCCL all-reduce
+through torch.distributed (async, 1 MiB, the GPU kept busy so the call never waits), what DDP's reducer pays per
+bucket.
 
 Writes JSON Lines records {"kind": "host_overhead", ...} that `stepsim calibrate fit` reads.
 Usage: python3 host_overhead.py [--out FILE] [--ddp]   (run with torchrun --nproc-per-node 2 for --ddp)
 """
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -107,6 +110,22 @@ def measure(layers, ddp, iters=60):
             torch.cuda.synchronize()
             times.append((time.perf_counter() - t) * 1e6)
         out[name + "_us"] = statistics.median(times)
+    if ddp:
+        # What DDP adds to the backward (hooks, bucket copies, all-reduce issue, copy back), free of the host's
+        # drift: backward with gradient sync and under no_sync (the reducer's hooks return at once), alternated
+        # in one loop. The host's speed moves ~2x between and within machine starts; back to back it cancels.
+        sync, nosync = [], []
+        for i in range(2 * iters):
+            quiet = i % 2 == 1
+            with model.no_sync() if quiet else contextlib.nullcontext():
+                fwd()
+                torch.cuda.synchronize()
+                t = time.perf_counter()
+                bwd()
+                torch.cuda.synchronize()
+            (nosync if quiet else sync).append((time.perf_counter() - t) * 1e6)
+        out["backward_sync_us"] = statistics.median(sync)
+        out["backward_nosync_us"] = statistics.median(nosync)
     # kernels per phase
     out["forward_kernels"] = count_kernels(fwd)
     fwd()

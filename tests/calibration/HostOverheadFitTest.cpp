@@ -41,6 +41,27 @@ TEST(HostOverheadFit, MediansOverRunsAndTheHookFromPairedRuns) {
     EXPECT_DOUBLE_EQ(l.optimizer_host_per_tensor_us, 10.0);
 }
 
+// Runs that timed the backward with and without gradient sync alternately give the hook, and win over the
+// paired runs. Two machine starts, the second host 2× slower: (sync − no_sync) per tensor is 25 and 50 µs, each
+// put in the profile's units (× the profile's 37.5 µs backward per kernel / the run's no_sync 25 and 50 µs per
+// kernel) = 37.5 both, less the copy back (one eager op, 5 µs): 32.5.
+TEST(HostOverheadFit, SyncAgainstNoSyncGivesTheHookInTheProfilesUnits) {
+    auto alternate = [](const std::string& file, double sync, double nosync) {
+        RawHostOverhead h = run(file, true, 25.0, sync);
+        h.backward_sync_us_per_layer = sync;
+        h.backward_nosync_us_per_layer = nosync;
+        return h;
+    };
+    RawData raw;
+    raw.host = {run("c.jsonl", false, 20.0, 700.0), alternate("c.jsonl", 900.0, 700.0),
+                run("d.jsonl", false, 40.0, 1400.0), alternate("d.jsonl", 1800.0, 1400.0)};
+    HardwareProfile base;
+    base.launch.eager_host = {5.0, 10.0};
+    const ProfileFitResult r = fitProfile(raw, base, "t", "test");
+    EXPECT_DOUBLE_EQ(r.profile.launch.backward_host.median_us, 37.5);
+    EXPECT_DOUBLE_EQ(r.profile.launch.ddp_hook_host_us, 32.5);
+}
+
 // A DDP run with no one-GPU run before it in its own file gives no hook: the base's value stays.
 TEST(HostOverheadFit, UnpairedDdpRunKeepsTheBaseHook) {
     RawData raw;
