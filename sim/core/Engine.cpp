@@ -70,6 +70,7 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
         group_nodes_.push_back(static_cast<int>(std::unique(node_ids.begin(), node_ids.end()) - node_ids.begin()));
     }
     kernel_sigma_ = lognormalSigmaFromCv(cfg.kernel_cv);
+    device_gap_ = fromSeconds(cfg.device_gap_s);
     straggler_sigma_ = lognormalSigmaFromCv(cfg.straggler_cv);
     tl_.ranks = ranks;
     tl_.step_end.assign(ranks, std::vector<Time>(std::max(1, w.steps)));
@@ -247,7 +248,7 @@ void Engine::refreshCompute(int gpu) {
 void Engine::finishKernel(std::uint32_t slot) {
     StreamState& st = streams_[slot];
     const Op& op = w_.programs[st.rank].ops[st.op];
-    const Time busy_from = std::min(st.start + fromSeconds(cfg_.device_gap_s), now_);
+    const Time busy_from = std::min(st.start + device_gap_, now_);
     tl_.spans.push_back(Span{st.rank, st.index, op.cls, st.op, busy_from, now_});
     st.running = false;
     st.rate = 0.0;

@@ -138,6 +138,7 @@ private:
     std::vector<std::mt19937_64> rng_;
     std::vector<std::normal_distribution<double>> normal_;         // N(0, 1) per rank (keeps its spare draw)
     double kernel_sigma_ = 0.0, straggler_sigma_ = 0.0;             // lognormal σ from the cvs
+    Time device_gap_;                                               // cfg_.device_gap_s, converted once
     std::vector<std::vector<double>> straggler_;                    // [rank][step]
 };
 
