@@ -239,6 +239,27 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                 got.insert("graph_host");
             }
         }
+        // Gaps inside a training step's mix (kernel_gaps.py, the gaps beside NCCL apart): before each class of
+        // operation, the median over runs of each run's mean gap (the simulator sums them; the mean is what adds up).
+        {
+            constexpr std::pair<const char*, double StepGaps::*> kClasses[] = {
+                {"gemm", &StepGaps::gemm_us},           {"attention", &StepGaps::attention_us},
+                {"memory", &StepGaps::memory_us},       {"optimizer", &StepGaps::optimizer_us},
+                {"copy", &StepGaps::copy_us}};
+            json gj = json::object();
+            for (const auto& [cls, field] : kClasses) {
+                std::vector<double> means;
+                for (const auto& l : raw.launches)
+                    if (l.op == std::string("step_gap_") + cls) means.push_back(l.time.mean);
+                if (means.empty()) {
+                    kept.push_back(std::string("launch.step_gap_us.") + cls);
+                    continue;
+                }
+                p.launch.step_gap_us.*field = median(means);
+                gj[cls] = {{"mean_us", p.launch.step_gap_us.*field}, {"runs", means}};
+            }
+            if (!gj.empty()) lj["step_gap_us"] = gj;
+        }
         for (const auto& d : raw.dispatch) {
             lj["pytorch_" + d.op] = {{"median_us", d.time.median}, {"p99_us", d.time.p99}};
             if (d.op == "eager_host") p.launch.eager_host = dist(d.time), got.insert("eager_host");

@@ -18,8 +18,9 @@
 //                  eager_host ← PyTorch eager dispatch (when the PyTorch file is given); forward_host,
 //                  backward_host, optimizer_host_per_tensor_us ← host_overhead.py's one-GPU runs,
 //                  forward_host_ddp ← its DDP runs, ddp_hook_host_us ← the DDP backward's extra per parameter
-//                  tensor (medians over runs), nccl_host ← its async all-reduce issue time; the compiled
-//                  host cost stays the base's
+//                  tensor (medians over runs), nccl_host ← its async all-reduce issue time;
+//                  step_gap_us[class] ← kernel_gaps.py's mean gap before each class of operation in a
+//                  training step (median over runs); the compiled host cost stays the base's
 //   attention      median achieved/peak of flash-attention fwd and bwd (causal) from the PyTorch file
 //   links          α-β lines: nvlink_gbps ← peer copy engine, pcie_h2d_gbps ← pinned H2D,
 //                  pcie_pageable_gbps ← pageable H2D

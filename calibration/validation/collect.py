@@ -4,7 +4,7 @@ machine) into one record per validation configuration, and writes the measured t
 
   python3 calibration/validation/collect.py      # writes measured.jsonl and SUMMARY.md beside raw/
 
-Rule: a configuration's record is its first `ok` record in file-name order (run2 sweep before run3
+Rule: a configuration's record is its first `ok` record in run order (file-name order, run numbers as numbers) (run2 sweep before run3
 rerun and run4, the DDP sweep again with CUDA-only profiling); every other `ok` record of the same
 configuration adds its median step and its profile's comm figures to `step_time_ms_repeats`
 (run-to-run spread, and profiles without the CPU-side overhead). Smoke runs are left out. A configuration with no `ok`
@@ -26,11 +26,18 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 DIR = os.path.join(REPO, "results", "validation", "measured")
 
 
+def run_order(path: str):
+    """File-name order with the run number read as a number: run2-… before run10-…."""
+    name = os.path.basename(path)
+    digits = name[3:].split("-")[0] if name.startswith("run") else ""
+    return (int(digits) if digits.isdigit() else -1, name)
+
+
 def main() -> int:
     recs = {}
     repeats = {}
     failures = {}
-    for path in sorted(glob.glob(os.path.join(DIR, "raw", "*.jsonl"))):
+    for path in sorted(glob.glob(os.path.join(DIR, "raw", "*.jsonl")), key=run_order):
         run = os.path.basename(path).split("-")[0]
         for line in open(path):
             r = json.loads(line)

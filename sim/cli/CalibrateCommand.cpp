@@ -188,6 +188,10 @@ std::string profileTable(const HardwareProfile& p) {
     d("CUDA graph host (per kernel)", p.launch.graph_host);
     d("device gap (back-to-back)", p.launch.device_gap);
     d("NCCL host (per collective)", p.launch.nccl_host);
+    const StepGaps& g = p.launch.step_gap_us;
+    s += fmt::format("  gap before, in a training step (mean): GEMM {:.2f}, attention {:.2f}, memory-bound {:.2f}, "
+                     "optimizer {:.2f}, copy {:.2f} us\n",
+                     g.gemm_us, g.attention_us, g.memory_us, g.optimizer_us, g.copy_us);
     s += fmt::format("  shortest kernel {:.2f} us; kernel CV {:.3f}\n", p.memory.min_kernel_us, p.jitter.kernel_cv);
     s += fmt::format("\ninterference: GEMM x{:.2f} slower beside NCCL, NCCL x{:.2f} slower beside a GEMM\n",
                      p.interference.compute_slowdown, p.interference.comm_slowdown);

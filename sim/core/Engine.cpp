@@ -27,7 +27,15 @@ EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t s
     c.straggler_cv = p.jitter.straggler_cv;
     c.compute_slowdown = p.interference.compute_slowdown;
     c.comm_slowdown = p.interference.comm_slowdown;
-    c.device_gap_s = p.launch.device_gap.median_us * 1e-6;
+    // Gaps inside a training step's mix where the profile has them, else the back-to-back launch gap.
+    const StepGaps& g = p.launch.step_gap_us;
+    const auto gap = [&](double step_us) { return (step_us > 0 ? step_us : p.launch.device_gap.median_us) * 1e-6; };
+    c.device_gap_s.fill(gap(0));
+    c.device_gap_s[std::size_t(KernelClass::gemm)] = gap(g.gemm_us);
+    c.device_gap_s[std::size_t(KernelClass::attention)] = gap(g.attention_us);
+    c.device_gap_s[std::size_t(KernelClass::memory)] = gap(g.memory_us);
+    c.device_gap_s[std::size_t(KernelClass::optimizer)] = gap(g.optimizer_us);
+    c.device_gap_s[std::size_t(KernelClass::copy)] = gap(g.copy_us);
     return c;
 }
 
@@ -70,7 +78,7 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
         group_nodes_.push_back(static_cast<int>(std::unique(node_ids.begin(), node_ids.end()) - node_ids.begin()));
     }
     kernel_sigma_ = lognormalSigmaFromCv(cfg.kernel_cv);
-    device_gap_ = fromSeconds(cfg.device_gap_s);
+    for (std::size_t k = 0; k < kKernelClasses; ++k) device_gap_[k] = fromSeconds(cfg.device_gap_s[k]);
     straggler_sigma_ = lognormalSigmaFromCv(cfg.straggler_cv);
     tl_.ranks = ranks;
     tl_.step_end.assign(ranks, std::vector<Time>(std::max(1, w.steps)));
@@ -248,7 +256,7 @@ void Engine::refreshCompute(int gpu) {
 void Engine::finishKernel(std::uint32_t slot) {
     StreamState& st = streams_[slot];
     const Op& op = w_.programs[st.rank].ops[st.op];
-    const Time busy_from = std::min(st.start + device_gap_, now_);
+    const Time busy_from = std::min(st.start + device_gap_[std::size_t(op.cls)], now_);
     tl_.spans.push_back(Span{st.rank, st.index, op.cls, st.op, busy_from, now_});
     st.running = false;
     st.rate = 0.0;

@@ -8,10 +8,11 @@
 //   record_event completes when reached; step_end records the step's end on this rank.
 // - GPU compute: kernels of one GPU running at once share its SMs equally (processor sharing); while an
 //   NCCL kernel is resident on the GPU each compute kernel slows by `compute_slowdown`. A kernel's cost is
-//   its calibrated period on a busy stream (loops of back-to-back launches): the first `device_gap` of it
-//   is the launch gap, when the stream holds it but the GPU runs nothing of it, so its span starts there
-//   (measured H200 traces: 1.6–1.7 µs between back-to-back kernels). Those holes are what an NCCL kernel
-//   beside a dense stream of compute is exposed through.
+//   its calibrated period on a busy stream (loops of back-to-back launches): the first `device_gap` of it,
+//   by the kernel's class, is the launch gap, when the stream holds it but the GPU runs nothing of it, so its
+//   span starts there (the profile's gaps inside a training step's mix: H200, 1.4–1.8 µs before memory-bound
+//   kernels, 2.1–2.5 before GEMMs and attention). Those holes are what an NCCL kernel beside a dense stream of
+//   compute is exposed through.
 // - Collective: an NCCL kernel becomes resident on a rank when it reaches its stream head (and stays,
 //   spinning, until the collective ends — the barrier that breaks overlap windows). When every member has
 //   arrived it pays the latency α, then moves its data as the flows of the chosen algorithm
@@ -23,6 +24,7 @@
 //
 // The loop (run) pops an event, checks time is monotonic, advances the clock and dispatches on a switch:
 // no virtual call and no allocation per event beyond amortised vector growth.
+#include <array>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -44,7 +46,8 @@ struct EngineConfig {
     double straggler_cv = 0.0;    // per rank and step
     double compute_slowdown = 1.0;
     double comm_slowdown = 1.0;
-    double device_gap_s = 0.0;    // launch gap at the start of every kernel's period on its stream
+    // Launch gap at the start of each kernel's period on its stream, by KernelClass.
+    std::array<double, kKernelClasses> device_gap_s{};
 };
 
 // Reads the jitter and interference parameters of a profile.
@@ -138,7 +141,7 @@ private:
     std::vector<std::mt19937_64> rng_;
     std::vector<std::normal_distribution<double>> normal_;         // N(0, 1) per rank (keeps its spare draw)
     double kernel_sigma_ = 0.0, straggler_sigma_ = 0.0;             // lognormal σ from the cvs
-    Time device_gap_;                                               // cfg_.device_gap_s, converted once
+    std::array<Time, kKernelClasses> device_gap_{};                 // cfg_.device_gap_s, converted once
     std::vector<std::vector<double>> straggler_;                    // [rank][step]
 };
 

@@ -78,6 +78,17 @@ struct Distribution {
     double p99_us = 0.0;
 };
 
+// Mean idle time on a stream before an operation of each kernel class, inside an eager training step's mix with
+// the host far ahead (calibration/pytorch/kernel_gaps.py): the launch gap a dense compute stream leaves open, which
+// an NCCL kernel beside it is exposed through. cuBLAS's semaphore memsets before some GEMMs count as busy.
+struct StepGaps {
+    double gemm_us = 0.0;
+    double attention_us = 0.0;
+    double memory_us = 0.0;
+    double optimizer_us = 0.0;
+    double copy_us = 0.0;
+};
+
 struct LaunchRates {
     Distribution eager_host;        // host cost of one tiny eager PyTorch op (dispatch + cudaLaunchKernel)
     // Host cost per GPU kernel of an eager training step, framework included (Python modules, autocast,
@@ -90,6 +101,7 @@ struct LaunchRates {
     Distribution compiled_host;     // host cost per kernel of an Inductor-compiled graph
     Distribution graph_host;        // host cost per kernel inside a CUDA graph replay
     Distribution device_gap;        // gap between back-to-back kernels on one stream
+    StepGaps step_gap_us;           // gap before each class of operation in a training step's stream
     Distribution nccl_host;         // host cost of issuing one NCCL collective through torch.distributed
 };
 

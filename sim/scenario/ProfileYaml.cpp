@@ -113,6 +113,15 @@ void describe(V& v, Distribution& d) {
 }
 
 template <class V>
+void describe(V& v, StepGaps& g) {
+    v.field("gemm", g.gemm_us);
+    v.field("attention", g.attention_us);
+    v.field("memory", g.memory_us);
+    v.field("optimizer", g.optimizer_us);
+    v.field("copy", g.copy_us);
+}
+
+template <class V>
 void describe(V& v, LaunchRates& l) {
     v.section("eager_host", l.eager_host);
     v.section("forward_host", l.forward_host);
@@ -123,6 +132,7 @@ void describe(V& v, LaunchRates& l) {
     v.section("compiled_host", l.compiled_host);
     v.section("graph_host", l.graph_host);
     v.section("device_gap", l.device_gap);
+    v.section("step_gap_us", l.step_gap_us);
     v.section("nccl_host", l.nccl_host);
 }
 
@@ -301,6 +311,12 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
     distribution("launch.compiled_host", p.launch.compiled_host);
     distribution("launch.graph_host", p.launch.graph_host);
     distribution("launch.device_gap", p.launch.device_gap);
+    const StepGaps& gaps = p.launch.step_gap_us;
+    positive("launch.step_gap_us.gemm", gaps.gemm_us);
+    positive("launch.step_gap_us.attention", gaps.attention_us);
+    positive("launch.step_gap_us.memory", gaps.memory_us);
+    positive("launch.step_gap_us.optimizer", gaps.optimizer_us);
+    positive("launch.step_gap_us.copy", gaps.copy_us);
     distribution("launch.nccl_host", p.launch.nccl_host);
 
     const NcclModel& n = p.nccl;

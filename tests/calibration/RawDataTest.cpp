@@ -65,6 +65,20 @@ TEST(RawData, HostOverheadWithABadPerLayerFieldNamesTheKey) {
     }
 }
 
+// The simulator sums a training step's gaps, so the fit needs their mean; a record without one is an error, not
+// a silent median.
+TEST(RawData, StepGapWithoutItsMeanNamesTheKey) {
+    const auto p = writeTemp("stepsim_raw_gap.jsonl",
+        R"({"kind":"launch","op":"step_gap_gemm","time_us":{"median":2.2,"mean":2.3}})" "\n"
+        R"({"kind":"launch","op":"step_gap_memory","time_us":{"median":1.7}})" "\n");
+    try {
+        readRaw({p});
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("stepsim_raw_gap.jsonl:2: time_us.mean"), std::string::npos) << e.what();
+    }
+}
+
 TEST(RawData, NotJsonNamesFileAndLine) {
     const auto p = writeTemp("stepsim_raw_bad.jsonl", "{\"kind\":\"run_done\"}\nnot json\n");
     try {

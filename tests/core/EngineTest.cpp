@@ -88,7 +88,7 @@ TEST(Engine, HandComputedStepTimeIsExact) {
 // 2 µs between them, where a concurrent NCCL kernel is exposed.
 TEST(Engine, DeviceGapOpensAHoleBetweenBackToBackKernels) {
     Rig rig;
-    rig.cfg.device_gap_s = 2e-6;
+    rig.cfg.device_gap_s.fill(2e-6);
     Program p = twoStreams();
     p.ops = {kernel(100, 10), kernel(50, 10), stepEnd()};
     Workload w = oneGroup({p});
@@ -101,10 +101,47 @@ TEST(Engine, DeviceGapOpensAHoleBetweenBackToBackKernels) {
     EXPECT_EQ(tl.step_end[0][0], Time::us(160));
 }
 
+// The gap is the one of each kernel's class: a GEMM (3 µs) then a memory-bound kernel (1 µs) back to back
+// are busy 13→110 and 111→160; the stream's timing is unchanged.
+TEST(Engine, DeviceGapIsThatOfTheKernelsClass) {
+    Rig rig;
+    rig.cfg.device_gap_s.fill(9e-6);
+    rig.cfg.device_gap_s[std::size_t(KernelClass::gemm)] = 3e-6;
+    rig.cfg.device_gap_s[std::size_t(KernelClass::memory)] = 1e-6;
+    Program p = twoStreams();
+    Op mem = kernel(50, 10);
+    mem.cls = KernelClass::memory;
+    p.ops = {kernel(100, 10), mem, stepEnd()};
+    Workload w = oneGroup({p});
+    Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    ASSERT_EQ(tl.spans.size(), 2u);
+    EXPECT_EQ(tl.spans[0].start, Time::us(13));
+    EXPECT_EQ(tl.spans[1].start, Time::us(111));
+    EXPECT_EQ(tl.spans[1].end, Time::us(160));
+}
+
+// engineConfig takes each class's gap from the profile's training-step gaps, and the back-to-back launch gap
+// for the classes it has none for (collectives, markers) or when the profile has no step gaps at all.
+TEST(Engine, ConfigTakesStepGapsByClassElseTheLaunchGap) {
+    HardwareProfile prof;
+    prof.launch.device_gap = {1.5, 1.6};
+    EngineConfig bare = engineConfig(prof, false, 1);
+    for (double g : bare.device_gap_s) EXPECT_DOUBLE_EQ(g, 1.5e-6);
+    prof.launch.step_gap_us = {2.3, 2.5, 1.7, 1.5, 1.6};
+    EngineConfig c = engineConfig(prof, false, 1);
+    EXPECT_DOUBLE_EQ(c.device_gap_s[std::size_t(KernelClass::gemm)], 2.3e-6);
+    EXPECT_DOUBLE_EQ(c.device_gap_s[std::size_t(KernelClass::attention)], 2.5e-6);
+    EXPECT_DOUBLE_EQ(c.device_gap_s[std::size_t(KernelClass::memory)], 1.7e-6);
+    EXPECT_DOUBLE_EQ(c.device_gap_s[std::size_t(KernelClass::optimizer)], 1.5e-6);
+    EXPECT_DOUBLE_EQ(c.device_gap_s[std::size_t(KernelClass::copy)], 1.6e-6);
+    EXPECT_DOUBLE_EQ(c.device_gap_s[std::size_t(KernelClass::comm)], 1.5e-6);
+    EXPECT_DOUBLE_EQ(c.device_gap_s[std::size_t(KernelClass::other)], 1.5e-6);
+}
+
 // A kernel shorter than the gap is an empty span at its end, never one that ends before it starts.
 TEST(Engine, DeviceGapNeverOutlastsTheKernel) {
     Rig rig;
-    rig.cfg.device_gap_s = 5e-6;
+    rig.cfg.device_gap_s.fill(5e-6);
     Program p = twoStreams();
     p.ops = {kernel(3, 10), stepEnd()};
     Workload w = oneGroup({p});
