@@ -116,10 +116,13 @@ Timeline Engine::run() {
     return std::move(tl_);
 }
 
-double Engine::drawHost(int rank, double median_s) {
-    if (median_s <= 0.0) return 0.0;
-    if (!cfg_.jitter || cfg_.host_sigma <= 0.0) return median_s;
-    return median_s * std::exp(cfg_.host_sigma * gaussian(rank));
+// A launch's host time: the op's mean host cost (the profile's are a phase's host time over its kernels) times a
+// lognormal factor of mean 1, exp(σZ − σ²/2), as the kernel and straggler factors are.
+double Engine::drawHost(int rank, double mean_s) {
+    if (mean_s <= 0.0) return 0.0;
+    if (!cfg_.jitter || cfg_.host_sigma <= 0.0) return mean_s;
+    const double hs = cfg_.host_sigma;
+    return mean_s * std::exp(hs * gaussian(rank) - 0.5 * hs * hs);
 }
 
 double Engine::drawKernelFactor(int rank, int step) {

@@ -2,7 +2,7 @@
 // The discrete-event engine: replays every rank's Program over hosts, CUDA streams, GPUs and links.
 //
 // Model (DESIGN.md, "The engine's model"):
-// - Host: issues its Program in order. A launch takes the op's host time (lognormal jitter around it);
+// - Host: issues its Program in order. A launch takes the op's host time (a mean: lognormal jitter of mean 1);
 //   then the op joins its stream. `host_work` keeps the host busy; `host_sync` blocks it until an event.
 // - Stream: FIFO; the head op starts once the previous one finished and any awaited event completed.
 //   record_event completes when reached; step_end records the step's end on this rank.
@@ -111,7 +111,7 @@ private:
     void refreshFlowCaps(int gpu);
     void rescheduleFlows();
     double flowCap(double base_Bps, int gpu) const;
-    double drawHost(int rank, double median_s);
+    double drawHost(int rank, double mean_s);
     double drawKernelFactor(int rank, int step);
     double gaussian(int rank) { return normal_[rank](rng_[rank]); }
 

@@ -263,6 +263,21 @@ TEST(Engine, SameSeedGivesIdenticalTimelines) {
     EXPECT_EQ(a.events, b.events);
 }
 
+// The profile's host costs are means per kernel (a phase's host time over its kernels), so the launch jitter
+// keeps the mean: 2000 host-bound launches of 10 µs with σ = 0.34 (the built-in profile's) take 20 ms within the
+// sum's spread (0.35/√2000 ≈ 0.8%), not the lognormal median's exp(σ²/2) ≈ 6% more.
+TEST(Engine, HostJitterKeepsTheMeanLaunchCost) {
+    Rig rig;
+    rig.cfg.jitter = true;
+    rig.cfg.host_sigma = 0.34;
+    Program p = twoStreams();
+    for (int i = 0; i < 2000; ++i) p.ops.push_back(kernel(1, 10));
+    p.ops.push_back(stepEnd());
+    Workload w = oneGroup({p});
+    const double ms = Engine(w, rig.cost, rig.fabric, rig.cfg).run().step_end[0][0].seconds() * 1e3;
+    EXPECT_NEAR(ms, 20.0, 0.5);
+}
+
 TEST(Engine, DifferentSeedsGiveDifferentJitter) {
     Rig rig;
     rig.cfg.jitter = true;
