@@ -9,9 +9,11 @@ autograd engine) and, per parameter tensor, the fused AdamW step and DDP's gradi
 times the backward with and without DDP's gradient sync alternately (per_layer backward_sync_us and
 backward_nosync_us: DDP's own cost, the host's drift cancelled) and the host side of issuing one NCCL all-reduce
 through torch.distributed (async, 1 MiB, the GPU kept busy so the call never waits), what DDP's reducer pays per
-bucket.
+bucket. On one GPU it also times the model with activation checkpointing (torch.utils.checkpoint, non-reentrant:
+selective around SDPA, full around each block) and records the host time each checkpointed layer adds to the
+forward and to the backward, and the kernels its recompute launches (a "checkpoint_host" record).
 
-Writes JSON Lines records {"kind": "host_overhead", ...} that `stepsim calibrate fit` reads.
+Writes JSON Lines records {"kind": "host_overhead" | "checkpoint_host", ...} that `stepsim calibrate fit` reads.
 Usage: python3 host_overhead.py [--out FILE] [--ddp]   (run with torchrun --nproc-per-node 2 for --ddp)
 """
 import argparse
@@ -24,14 +26,16 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
 
 from timing import hold_gpu
 
 
 class Block(nn.Module):
-    def __init__(self, h, heads):
+    def __init__(self, h, heads, recompute_attention=False):
         super().__init__()
         self.nh, self.hd = heads, h // heads
+        self.recompute_attention = recompute_attention
         self.norm1 = nn.LayerNorm(h)
         self.qkv = nn.Linear(h, 3 * h, bias=False)
         self.proj = nn.Linear(h, h, bias=False)
@@ -45,24 +49,31 @@ class Block(nn.Module):
         q = q.view(B, T, self.nh, self.hd).transpose(1, 2)
         k = k.view(B, T, self.nh, self.hd).transpose(1, 2)
         v = v.view(B, T, self.nh, self.hd).transpose(1, 2)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        if self.recompute_attention:
+            y = checkpoint(F.scaled_dot_product_attention, q, k, v, is_causal=True, use_reentrant=False)
+        else:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         x = x + self.proj(y.transpose(1, 2).reshape(B, T, h))
         return x + self.fc_out(F.gelu(self.fc(self.norm2(x)), approximate="tanh"))
 
 
 class Model(nn.Module):
-    def __init__(self, layers, h=64, heads=4, vocab=256, seq=32):
+    """`checkpointing`: none, selective (SDPA recomputed in backward) or full (each block recomputed), through
+    torch.utils.checkpoint (non-reentrant), as calibration/validation/train_gpt.py does."""
+
+    def __init__(self, layers, h=64, heads=4, vocab=256, seq=32, checkpointing="none"):
         super().__init__()
         self.emb = nn.Embedding(vocab, h)
         self.pos = nn.Parameter(torch.zeros(seq, h))
-        self.blocks = nn.ModuleList(Block(h, heads) for _ in range(layers))
+        self.blocks = nn.ModuleList(Block(h, heads, checkpointing == "selective") for _ in range(layers))
+        self.recompute_blocks = checkpointing == "full"
         self.norm_f = nn.LayerNorm(h)
         self.head = nn.Linear(h, vocab, bias=False)
 
     def forward(self, idx):
         x = self.emb(idx) + self.pos[: idx.shape[1]]
         for b in self.blocks:
-            x = b(x)
+            x = checkpoint(b, x, use_reentrant=False) if self.recompute_blocks else b(x)
         return self.head(self.norm_f(x))
 
 
@@ -138,6 +149,51 @@ def measure(layers, ddp, iters=60):
     return out
 
 
+def checkpoint_costs(iters=40):
+    """Activation checkpointing's extra host time per checkpointed layer, free of the host's drift: the plain,
+    selective and full models at 2 and 10 layers, one forward and backward of each in turn per round."""
+    dev = torch.device("cuda", torch.cuda.current_device())
+    idx = torch.randint(0, 256, (1, 32), device=dev)
+    models = {(mode, n): Model(n, checkpointing=mode).to(dev) for mode in ("none", "selective", "full") for n in (2, 10)}
+
+    def loss_of(model):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            return F.cross_entropy(model(idx).view(-1, 256), idx.view(-1))
+
+    times = {key: ([], []) for key in models}
+    for i in range(iters + 5):
+        for key, model in models.items():
+            model.zero_grad(set_to_none=True)
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            loss = loss_of(model)
+            torch.cuda.synchronize()
+            t1 = time.perf_counter()
+            loss.backward()
+            torch.cuda.synchronize()
+            if i >= 5:  # warm-up rounds left out
+                times[key][0].append((t1 - t0) * 1e6)
+                times[key][1].append((time.perf_counter() - t1) * 1e6)
+    per_layer = {}
+    for mode in ("none", "selective", "full"):
+        lo, hi = models[(mode, 2)], models[(mode, 10)]
+        fwd = lambda m: count_kernels(lambda: loss_of(m))
+        bwd = lambda m: (lambda loss: count_kernels(loss.backward))(loss_of(m))
+        per_layer[mode] = {
+            "forward_us": (statistics.median(times[(mode, 10)][0]) - statistics.median(times[(mode, 2)][0])) / 8,
+            "backward_us": (statistics.median(times[(mode, 10)][1]) - statistics.median(times[(mode, 2)][1])) / 8,
+            "forward_kernels": (fwd(hi) - fwd(lo)) / 8,
+            "backward_kernels": (bwd(hi) - bwd(lo)) / 8}
+    plain = per_layer["none"]
+    out = {"per_layer": per_layer, "plain_forward_us_per_kernel": plain["forward_us"] / plain["forward_kernels"]}
+    for mode in ("selective", "full"):
+        c = per_layer[mode]
+        out[mode] = {"forward_extra_us_per_layer": c["forward_us"] - plain["forward_us"],
+                     "backward_extra_us_per_layer": c["backward_us"] - plain["backward_us"],
+                     "recomputed_kernels_per_layer": c["backward_kernels"] - plain["backward_kernels"]}
+    return out
+
+
 def allreduce_issue_us(calls=400):
     """Median host time (µs) of dist.all_reduce(async_op=True) on a 1 MiB tensor, in batches of 20 calls queued
     behind a spin kernel (the GPU busy, so no call blocks on a full queue or an idle device)."""
@@ -176,12 +232,21 @@ def main():
            "forward_us_per_kernel": d["forward_us"] / d["forward_kernels"],
            "backward_us_per_kernel": d["backward_us"] / d["backward_kernels"],
            "optimizer_us_per_param_tensor": d["optimizer_us"] / d["param_tensors"]}
+    recs = [rec]
     if a.ddp:
         rec["allreduce_issue_us"] = allreduce_issue_us()
+    else:
+        # Activation checkpointing's host cost per checkpointed layer, against the plain model timed in the same
+        # rounds: the forward's (torch.utils.checkpoint's saved-tensor hooks and state capture) and the backward's
+        # (the recompute, its kernels' launches included), with the recomputed kernels counted.
+        recs.append(dict({"kind": "checkpoint_host", "source": "pytorch", "torch": torch.__version__,
+                          "gpu": torch.cuda.get_device_name(), "layers": [2, 10]}, **checkpoint_costs()))
     if rank == 0:
         with open(a.out, "a") as f:
-            f.write(json.dumps(rec) + "\n")
-        print(json.dumps({k: v for k, v in rec.items() if k != "raw"}, indent=1))
+            for r in recs:
+                f.write(json.dumps(r) + "\n")
+        for r in recs:
+            print(json.dumps({k: v for k, v in r.items() if k != "raw"}, indent=1))
     if a.ddp:
         torch.distributed.destroy_process_group()
 

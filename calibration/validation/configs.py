@@ -21,7 +21,7 @@ def _swiglu_ffn(hidden: int) -> int:
 
 def _cfg(cid, world, layers, hidden, heads, seq_len, micro_batch, *, kv_heads=None, mlp="gelu",
          norm="layernorm", ffn_hidden=None, grad_accum=1, bucket_cap_mb=25.0,
-         gradient_as_bucket_view=False):
+         gradient_as_bucket_view=False, activation_checkpointing="none"):
     if ffn_hidden is None:
         ffn_hidden = 4 * hidden if mlp == "gelu" else _swiglu_ffn(hidden)
     return {
@@ -42,6 +42,7 @@ def _cfg(cid, world, layers, hidden, heads, seq_len, micro_batch, *, kv_heads=No
         "param_dtype": "fp32",
         "compute_dtype": "bf16",
         "optimizer": "adamw",
+        "activation_checkpointing": activation_checkpointing,
         "bucket_cap_mb": float(bucket_cap_mb),
         "first_bucket_mb": 1.0,  # torch's default; not changed by this suite
         "gradient_as_bucket_view": bool(gradient_as_bucket_view),
@@ -91,6 +92,13 @@ CONFIGS = [
     _cfg("s1-l16-h2048-s2048-mb4-swiglu-gqa4", 1, 16, 2048, 16, 2048, 4, kv_heads=4, mlp="swiglu",
          norm="rmsnorm"),
     _cfg("s1-l12-h1536-s1024-mb4-ga4", 1, 12, 1536, 16, 1024, 4, grad_accum=4),
+    # activation checkpointing: full (each block recomputed in backward) and selective (the attention core)
+    _cfg("s1-l24-h1024-s2048-mb4-acfull", 1, 24, 1024, 16, 2048, 4, activation_checkpointing="full"),
+    _cfg("s1-l24-h2048-s2048-mb4-acfull", 1, 24, 2048, 16, 2048, 4, activation_checkpointing="full"),
+    _cfg("s1-l16-h2048-s2048-mb4-swiglu-gqa4-acfull", 1, 16, 2048, 16, 2048, 4, kv_heads=4, mlp="swiglu",
+         norm="rmsnorm", activation_checkpointing="full"),
+    _cfg("s1-l24-h2048-s2048-mb4-acsel", 1, 24, 2048, 16, 2048, 4, activation_checkpointing="selective"),
+    _cfg("s1-l12-h768-s1024-mb8-acsel", 1, 12, 768, 12, 1024, 8, activation_checkpointing="selective"),
 ]
 
 # A handful of quick ones to check the whole path (profiler, DDP, no_sync, GQA) before the sweep.
@@ -128,6 +136,8 @@ def check(c: dict) -> None:
         raise ValueError(f"{c['id']}: bad mlp/norm")
     if c["grad_accum"] < 1 or c["micro_batch"] < 1:
         raise ValueError(f"{c['id']}: micro_batch and grad_accum must be >= 1")
+    if c["activation_checkpointing"] not in ("none", "selective", "full"):
+        raise ValueError(f"{c['id']}: activation_checkpointing must be none, selective or full")
 
 
 def param_count(c: dict) -> int:
@@ -190,7 +200,7 @@ def scenario(c: dict) -> dict:
             "param_dtype": c["param_dtype"],
             "compute_dtype": c["compute_dtype"],
             "optimizer": c["optimizer"],
-            "activation_checkpointing": "none",
+            "activation_checkpointing": c["activation_checkpointing"],
         },
         "parallel": {"data": "ddp", "tp": 1, "pp": 1},
         "ddp": {

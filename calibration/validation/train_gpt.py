@@ -40,6 +40,7 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.checkpoint import checkpoint
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -61,6 +62,8 @@ class Block(nn.Module):
         self.nh, self.nkv = c["heads"], c["kv_heads"]
         self.hd = h // self.nh
         self.swiglu = c["mlp"] == "swiglu"
+        # selective: the attention core (SDPA) is recomputed in backward, not saved
+        self.recompute_attention = c["activation_checkpointing"] == "selective"
         self.norm1 = make_norm(c["norm"], h)
         self.qkv = nn.Linear(h, (self.nh + 2 * self.nkv) * self.hd, bias=False)
         self.proj = nn.Linear(h, h, bias=False)
@@ -74,6 +77,11 @@ class Block(nn.Module):
             self.fc = nn.Linear(h, f, bias=False)
             self.fc_out = nn.Linear(f, h, bias=False)
 
+    def attention(self, q, k, v):
+        if k.shape[1] != q.shape[1]:  # GQA_MODE "native": SDPA reads the shared K/V heads itself
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
     def forward(self, x):
         B, T, h = x.shape
         q, k, v = self.qkv(self.norm1(x)).split(
@@ -84,11 +92,10 @@ class Block(nn.Module):
         if self.nkv != self.nh and GQA_MODE == "repeat":
             k = k.repeat_interleave(self.nh // self.nkv, dim=1)
             v = v.repeat_interleave(self.nh // self.nkv, dim=1)
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        elif self.nkv != self.nh:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        if self.recompute_attention:
+            y = checkpoint(self.attention, q, k, v, use_reentrant=False)
         else:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            y = self.attention(q, k, v)
         x = x + self.proj(y.transpose(1, 2).reshape(B, T, h))
         z = self.norm2(x)
         if self.swiglu:
@@ -107,11 +114,13 @@ class GPT(nn.Module):
         self.blocks = nn.ModuleList(Block(c) for _ in range(c["layers"]))
         self.norm_f = make_norm(c["norm"], h)
         self.head = nn.Linear(h, c["vocab"], bias=False)
+        # full: each block's forward is recomputed in backward; only its input is saved
+        self.recompute_blocks = c["activation_checkpointing"] == "full"
 
     def forward(self, idx):
         x = self.tok_emb(idx) + self.pos_emb[: idx.shape[1]]
         for b in self.blocks:
-            x = b(x)
+            x = checkpoint(b, x, use_reentrant=False) if self.recompute_blocks else b(x)
         return self.head(self.norm_f(x))
 
 
