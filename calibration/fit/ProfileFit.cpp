@@ -312,6 +312,29 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                 got.insert(name);
             };
             set("forward_host", p.launch.forward_host, fwd);
+            // Activation checkpointing per checkpointed layer (checkpoint_host records): the extra host time less
+            // the recomputed kernels' launches at the rounds' forward cost per kernel (the simulator prices them
+            // apart, at the forward's rate), in the profile's units (× the profile's forward cost per kernel / the
+            // rounds'), the median over runs.
+            if (!raw.checkpoint_host.empty()) {
+                std::vector<double> sf, sb, ff, fb;
+                for (const RawCheckpointHost& c : raw.checkpoint_host) {
+                    const double plain = c.plain_forward_us_per_kernel;
+                    const double scale = p.launch.forward_host.median_us / plain;
+                    auto bwd = [&](const RawCheckpointHost::Mode& m) {
+                        return std::max(0.0, (m.backward_extra_us - m.recomputed_kernels * plain) * scale);
+                    };
+                    sf.push_back(std::max(0.0, c.selective.forward_extra_us * scale));
+                    sb.push_back(bwd(c.selective));
+                    ff.push_back(std::max(0.0, c.full.forward_extra_us * scale));
+                    fb.push_back(bwd(c.full));
+                }
+                CheckpointHost& ck = p.launch.checkpoint_host_us;
+                ck = {median(sf), median(sb), median(ff), median(fb)};
+                lj["checkpoint_host_us"] = {{"selective_forward", sf}, {"selective_backward", sb},
+                                            {"full_forward", ff}, {"full_backward", fb}};
+                got.insert("checkpoint_host_us");
+            }
             set("backward_host", p.launch.backward_host, bwd);
             set("forward_host_ddp", p.launch.forward_host_ddp, fwdDdp);
             set("nccl_host", p.launch.nccl_host, nccl);
@@ -339,7 +362,8 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             }
         }
         for (const std::string f : {"device_gap", "graph_host", "eager_host", "forward_host", "forward_host_ddp",
-                                    "backward_host", "optimizer_host_per_tensor_us", "ddp_hook_host_us", "nccl_host"})
+                                    "backward_host", "optimizer_host_per_tensor_us", "ddp_hook_host_us", "nccl_host",
+                                    "checkpoint_host_us"})
             if (!got.count(f)) kept.push_back("launch." + f);
         kept.push_back("launch.compiled_host");
         rep["launch"] = lj;

@@ -167,6 +167,22 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
                 h.backward_nosync_us_per_layer = perLayer("backward_nosync_us");
             }
             d.host.push_back(h);
+        } else if (kind == "checkpoint_host") {
+            RawCheckpointHost c;
+            c.plain_forward_us_per_kernel = L.num("plain_forward_us_per_kernel");
+            if (!(c.plain_forward_us_per_kernel > 0))
+                throw inputError(file, lineNo, "plain_forward_us_per_kernel", "expected a positive time in microseconds");
+            for (const char* mode : {"selective", "full"}) {
+                const json& m = L.at(mode);
+                auto num = [&](const char* key) {
+                    if (!m.is_object() || !m.contains(key) || !m.at(key).is_number())
+                        throw inputError(file, lineNo, std::string(mode) + "." + key, "expected a number");
+                    return m.at(key).get<double>();
+                };
+                (std::string(mode) == "selective" ? c.selective : c.full) =
+                    {num("forward_extra_us_per_layer"), num("backward_extra_us_per_layer"), num("recomputed_kernels_per_layer")};
+            }
+            d.checkpoint_host.push_back(c);
         } else if (kind == "error") {
             d.errors.push_back(j.value("group", std::string("?")) + ": " + j.value("message", std::string()));
         } else if (kind == "skipped") {

@@ -86,6 +86,16 @@ struct RawHostOverhead {
     std::optional<double> backward_sync_us_per_layer, backward_nosync_us_per_layer;
 };
 
+// Activation checkpointing's extra host time per checkpointed layer against the plain model timed in the same
+// rounds, and the kernels its recompute launches per layer (host_overhead.py's `checkpoint_host` records).
+struct RawCheckpointHost {
+    struct Mode {
+        double forward_extra_us = 0, backward_extra_us = 0, recomputed_kernels = 0;
+    };
+    Mode selective, full;
+    double plain_forward_us_per_kernel = 0;  // the plain model's forward cost per kernel in those rounds
+};
+
 struct RawData {
     std::vector<std::string> files;
     std::string gpu_model;
@@ -97,6 +107,7 @@ struct RawData {
     std::vector<RawMemory> memory;
     std::vector<RawTransfer> transfers;
     std::vector<RawLaunch> launches;
+    std::vector<RawCheckpointHost> checkpoint_host;
     std::vector<RawInterference> interference;
     std::vector<RawKernel> kernels;
     std::vector<RawDispatch> dispatch;

@@ -89,6 +89,16 @@ struct StepGaps {
     double copy_us = 0.0;
 };
 
+// Host cost of activation checkpointing per checkpointed layer (torch.utils.checkpoint, non-reentrant), beyond
+// the launches of the kernels it recomputes: in the forward its saved-tensor hooks and state capture, in the
+// backward the recompute's own machinery (calibration/pytorch/host_overhead.py, one-GPU runs).
+struct CheckpointHost {
+    double selective_forward_us = 0.0;
+    double selective_backward_us = 0.0;
+    double full_forward_us = 0.0;
+    double full_backward_us = 0.0;
+};
+
 struct LaunchRates {
     Distribution eager_host;        // host cost of one tiny eager PyTorch op (dispatch + cudaLaunchKernel)
     // Host cost per GPU kernel of an eager training step, framework included (Python modules, autocast,
@@ -102,6 +112,7 @@ struct LaunchRates {
     Distribution graph_host;        // host cost per kernel inside a CUDA graph replay
     Distribution device_gap;        // gap between back-to-back kernels on one stream
     StepGaps step_gap_us;           // gap before each class of operation in a training step's stream
+    CheckpointHost checkpoint_host_us;  // activation checkpointing, per checkpointed layer
     Distribution nccl_host;         // host cost of issuing one NCCL collective through torch.distributed
 };
 

@@ -122,6 +122,14 @@ void describe(V& v, StepGaps& g) {
 }
 
 template <class V>
+void describe(V& v, CheckpointHost& c) {
+    v.field("selective_forward", c.selective_forward_us);
+    v.field("selective_backward", c.selective_backward_us);
+    v.field("full_forward", c.full_forward_us);
+    v.field("full_backward", c.full_backward_us);
+}
+
+template <class V>
 void describe(V& v, LaunchRates& l) {
     v.section("eager_host", l.eager_host);
     v.section("forward_host", l.forward_host);
@@ -133,6 +141,7 @@ void describe(V& v, LaunchRates& l) {
     v.section("graph_host", l.graph_host);
     v.section("device_gap", l.device_gap);
     v.section("step_gap_us", l.step_gap_us);
+    v.section("checkpoint_host_us", l.checkpoint_host_us);
     v.section("nccl_host", l.nccl_host);
 }
 
@@ -317,6 +326,11 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
     positive("launch.step_gap_us.memory", gaps.memory_us);
     positive("launch.step_gap_us.optimizer", gaps.optimizer_us);
     positive("launch.step_gap_us.copy", gaps.copy_us);
+    const CheckpointHost& ck = p.launch.checkpoint_host_us;
+    nonNegative("launch.checkpoint_host_us.selective_forward", ck.selective_forward_us);
+    nonNegative("launch.checkpoint_host_us.selective_backward", ck.selective_backward_us);
+    nonNegative("launch.checkpoint_host_us.full_forward", ck.full_forward_us);
+    nonNegative("launch.checkpoint_host_us.full_backward", ck.full_backward_us);
     distribution("launch.nccl_host", p.launch.nccl_host);
 
     const NcclModel& n = p.nccl;

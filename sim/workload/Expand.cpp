@@ -161,7 +161,10 @@ public:
         const double T = double(t_.T), h = double(t_.h);
         b_.mem("embedding", 4 * T * h + 4 * T * h);
         if (t_.pos_embedding) b_.mem("pos_embedding add", 4 * double(t_.s) * h + 8 * T * h);
-        for (int l = 0; l < t_.L; ++l) layerForward(l);
+        for (int l = 0; l < t_.L; ++l) {
+            if (const double s = checkpointHost(/*backward=*/false); s > 0) b_.host(L(l, "checkpoint"), s);
+            layerForward(l);
+        }
         norm("norm_f");
         if (c_.autocast) b_.mem("norm_f cast", (4 + c_.ce) * T * h, MemKind::cast_down);
         linearForward("lm_head", t_.V, t_.h);
@@ -197,12 +200,30 @@ public:
     }
 
     // Activation checkpointing recomputes forward kernels inside backward; they don't count as model FLOPs.
+    // Full: the layer's forward up to the last tensor its backward saved: torch.utils.checkpoint (non-reentrant,
+    // early stop on by default) stops there, so the MLP's output projection and the residual add after it are
+    // not rerun (measured on H200: 3 of a block's 4 GEMMs come back in backward).
+    // The recompute runs the forward's code: its kernels are priced and launched as forward ones, after the
+    // checkpoint's own host work.
     void recompute(int l, bool full) {
+        if (const double s = checkpointHost(/*backward=*/true); s > 0) b_.host(L(l, "checkpoint recompute"), s);
         const bool saved = b_.count_flops;
         b_.count_flops = false;
-        if (full) layerForward(l);
+        b_.phase = Phase::forward;
+        if (full) layerForward(l, /*recompute=*/true);
         else attentionForward(l);
+        b_.phase = Phase::backward;
         b_.count_flops = saved;
+    }
+    // Host cost of one checkpointed layer beyond its kernels' launches (0 without checkpointing).
+    double checkpointHost(bool backward) const {
+        const CheckpointHost& h = c_.cost.profile().launch.checkpoint_host_us;
+        switch (c_.sc.training.activation_checkpointing) {
+            case Checkpointing::none: return 0.0;
+            case Checkpointing::selective: return 1e-6 * (backward ? h.selective_backward_us : h.selective_forward_us);
+            case Checkpointing::full: return 1e-6 * (backward ? h.full_backward_us : h.full_forward_us);
+        }
+        return 0.0;
     }
 
     static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
@@ -258,7 +279,7 @@ private:
         b_.mem(L(l, "attn stats memset"), 4 * double(t_.b * t_.heads * t_.s));
         b_.attention(L(l, "attn.flash"), attentionForwardFlops(t_), (T * qkv + T * h) * c_.ce, attnShape());
     }
-    void layerForward(int l) {
+    void layerForward(int l, bool recompute = false) {
         const double T = double(t_.T), h = double(t_.h), f = double(t_.f);
         norm(L(l, "norm1"));
         if (c_.autocast) b_.mem(L(l, "norm1 cast"), (4 + c_.ce) * T * h, MemKind::cast_down);
@@ -272,12 +293,14 @@ private:
         if (t_.mlp == MlpKind::gelu) {
             linearForward(L(l, "mlp.fc"), t_.f, t_.h);
             b_.mem(L(l, "gelu"), 2 * c_.ce * T * f);
+            if (recompute) return;  // the projection's input is the last saved tensor
             linearForward(L(l, "mlp.proj"), t_.h, t_.f);
         } else {
             linearForward(L(l, "mlp.gate"), t_.f, t_.h);
             linearForward(L(l, "mlp.up"), t_.f, t_.h);
             b_.mem(L(l, "silu"), 2 * c_.ce * T * f);
             b_.mem(L(l, "silu mul"), 3 * c_.ce * T * f);
+            if (recompute) return;
             linearForward(L(l, "mlp.down"), t_.h, t_.f);
         }
         b_.mem(L(l, "residual add 2"), (8 + c_.ce) * T * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);

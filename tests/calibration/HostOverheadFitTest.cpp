@@ -75,5 +75,28 @@ TEST(HostOverheadFit, UnpairedDdpRunKeepsTheBaseHook) {
     EXPECT_TRUE(kept);
 }
 
+// Activation checkpointing per layer from checkpoint_host records: (extra − recomputed kernels × the rounds'
+// forward cost per kernel) × (profile forward cost / the rounds'), the median over runs. Two runs, the second host
+// 2× slower: selective backward (300 − 2·20)·25/20 = 325 and (600 − 2·40)·25/40 = 325; forward 200·25/20 = 250,
+// 400·25/40 = 250; full backward (900 − 15·20)·1.25 = 750 and (1800 − 15·40)·0.625 = 750.
+TEST(HostOverheadFit, CheckpointHostInTheProfilesUnits) {
+    RawData raw;
+    auto run = [](double plain, double k) {
+        RawCheckpointHost c;
+        c.plain_forward_us_per_kernel = plain;
+        c.selective = {200 * k, 300 * k, 2};
+        c.full = {400 * k, 900 * k, 15};
+        return c;
+    };
+    raw.checkpoint_host = {run(20, 1), run(40, 2)};
+    HardwareProfile base;
+    base.launch.forward_host = {25.0, 30.0};
+    const CheckpointHost c = fitProfile(raw, base, "t", "test").profile.launch.checkpoint_host_us;
+    EXPECT_DOUBLE_EQ(c.selective_forward_us, 250.0);
+    EXPECT_DOUBLE_EQ(c.selective_backward_us, 325.0);
+    EXPECT_DOUBLE_EQ(c.full_forward_us, 500.0);
+    EXPECT_DOUBLE_EQ(c.full_backward_us, 750.0);
+}
+
 }  // namespace
 }  // namespace stepsim

@@ -79,6 +79,18 @@ TEST(RawData, StepGapWithoutItsMeanNamesTheKey) {
     }
 }
 
+TEST(RawData, CheckpointHostWithoutAModeNamesTheKey) {
+    const auto p = writeTemp("stepsim_raw_ckpt.jsonl",
+        R"({"kind":"checkpoint_host","plain_forward_us_per_kernel":25,)"
+        R"("selective":{"forward_extra_us_per_layer":300,"backward_extra_us_per_layer":400,"recomputed_kernels_per_layer":2}})" "\n");
+    try {
+        readRaw({p});
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("stepsim_raw_ckpt.jsonl:1: full"), std::string::npos) << e.what();
+    }
+}
+
 TEST(RawData, NotJsonNamesFileAndLine) {
     const auto p = writeTemp("stepsim_raw_bad.jsonl", "{\"kind\":\"run_done\"}\nnot json\n");
     try {

@@ -58,6 +58,10 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     EXPECT_EQ(dist(a.launch.device_gap), dist(b.launch.device_gap));
     const auto gaps = [](const StepGaps& g) { return std::tie(g.gemm_us, g.attention_us, g.memory_us, g.optimizer_us, g.copy_us); };
     EXPECT_EQ(gaps(a.launch.step_gap_us), gaps(b.launch.step_gap_us));
+    const auto ck = [](const CheckpointHost& c) {
+        return std::tie(c.selective_forward_us, c.selective_backward_us, c.full_forward_us, c.full_backward_us);
+    };
+    EXPECT_EQ(ck(a.launch.checkpoint_host_us), ck(b.launch.checkpoint_host_us));
     EXPECT_EQ(dist(a.launch.nccl_host), dist(b.launch.nccl_host));
     for (int i = 0; i < 3; ++i) {
         EXPECT_EQ(a.nccl.ring_base_latency_us[i], b.nccl.ring_base_latency_us[i]);
@@ -115,6 +119,7 @@ HardwareProfile oddProfile() {
     p.launch.graph_host = {0.25, 0.75};
     p.launch.device_gap = {1.5, 2.5};
     p.launch.step_gap_us = {2.27, 2.5, 1.78125, 1.6, 1.25};
+    p.launch.checkpoint_host_us = {360.5, 424.25, 481.75, 0.0};
     p.launch.nccl_host = {24, 31};
     p.nccl = {{1, 2, 3}, {4, 5, 6}, {0.1, 0.2, 0.3}, {7, 8, 9}, {0.4, 0.9, 0.95}, 123.456, 456.789};
     p.collectives.push_back({"all_reduce", 8, 1, "ring", "simple", "bf16",

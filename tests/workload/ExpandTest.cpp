@@ -110,6 +110,56 @@ TEST(Expand, CopyBackIsOnePerParameterAndAllReducesCostTheNcclIssue) {
     EXPECT_EQ(copies, params);
 }
 
+// Counts per step 1 of rank 0: GEMMs by phase, and the checkpoint host work ops with their host times.
+struct CheckpointCounts {
+    int forward_gemms = 0, backward_gemms = 0, attention_forward = 0, host_forward = 0, host_backward = 0;
+    double host_forward_s = 0, host_backward_s = 0;
+};
+CheckpointCounts countCheckpointOps(Checkpointing ac) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(1);
+    sc.training.activation_checkpointing = ac;
+    const Expansion e = expand(sc, cost);
+    const Program& p = e.workload.programs[0];
+    CheckpointCounts c;
+    for (const Op& op : p.ops) {
+        if (op.step != 1) continue;
+        if (op.kind == OpKind::host_work && p.names[op.name].find("checkpoint") != std::string::npos) {
+            const bool bwd = p.names[op.name].find("recompute") != std::string::npos;
+            (bwd ? c.host_backward : c.host_forward) += 1;
+            (bwd ? c.host_backward_s : c.host_forward_s) += op.host_s;
+        }
+        if (op.cls == KernelClass::gemm) (op.phase == Phase::forward ? c.forward_gemms : c.backward_gemms) += 1;
+        if (op.cls == KernelClass::attention && op.phase == Phase::forward) ++c.attention_forward;
+    }
+    return c;
+}
+
+// torch.utils.checkpoint, as a PyTorch step runs it: full checkpointing recomputes each layer's forward up to
+// its last saved tensor (early stop: 3 of the 4 GEMMs of a GELU block), selective only the attention; the
+// recomputed kernels are forward kernels (priced and launched as such), and each checkpointed layer costs the
+// profile's host time in the forward and before its recompute.
+TEST(Expand, CheckpointingRecomputesUpToTheLastSavedTensorWithItsHostCost) {
+    const CheckpointHost& h = builtinProfile("h200-sxm").launch.checkpoint_host_us;
+    const CheckpointCounts none = countCheckpointOps(Checkpointing::none);
+    const CheckpointCounts full = countCheckpointOps(Checkpointing::full);
+    const CheckpointCounts sel = countCheckpointOps(Checkpointing::selective);
+    const int L = 2;
+    EXPECT_EQ(none.host_forward + none.host_backward, 0);
+    EXPECT_EQ(full.forward_gemms, none.forward_gemms + 3 * L);
+    EXPECT_EQ(full.backward_gemms, none.backward_gemms);
+    EXPECT_EQ(full.attention_forward, none.attention_forward + L);
+    EXPECT_EQ(sel.forward_gemms, none.forward_gemms);
+    EXPECT_EQ(sel.attention_forward, none.attention_forward + L);
+    EXPECT_EQ(full.host_forward, L);
+    EXPECT_EQ(full.host_backward, L);
+    EXPECT_DOUBLE_EQ(full.host_forward_s, L * h.full_forward_us * 1e-6);
+    EXPECT_DOUBLE_EQ(full.host_backward_s, L * h.full_backward_us * 1e-6);
+    EXPECT_DOUBLE_EQ(sel.host_forward_s, L * h.selective_forward_us * 1e-6);
+    EXPECT_DOUBLE_EQ(sel.host_backward_s, L * h.selective_backward_us * 1e-6);
+}
+
 // Features not modelled yet are refused with the key named, never silently ignored.
 TEST(Expand, UnsupportedFeatureIsAnErrorNamingTheKey) {
     const HardwareProfile prof = builtinProfile("h200-sxm");
