@@ -108,7 +108,9 @@ def measure(shape, world, reps=5):
     if side is not None:
         import torch.distributed as dist
         buf = torch.zeros(64 * 2**20, device=dev)  # 256 MiB of fp32: ~1 ms per all-reduce on NVLink
-        chain = int(1.5 * device_ms) + 4
+        longest = torch.tensor([device_ms], device=dev)
+        dist.all_reduce(longest, op=dist.ReduceOp.MAX)  # every rank must issue the same number of all-reduces
+        chain = int(1.5 * longest.item()) + 4
 
         def comm():
             with torch.cuda.stream(side):
