@@ -20,7 +20,9 @@
 //                  forward_host_ddp ← its DDP runs, ddp_hook_host_us ← the DDP backward's extra per parameter
 //                  tensor (medians over runs), nccl_host ← its async all-reduce issue time;
 //                  step_gap_us[class] ← kernel_gaps.py's mean gap before each class of operation in a
-//                  training step (median over runs); the compiled host cost stays the base's
+//                  training step (median over runs); checkpoint_host_us ← checkpoint_host records: the host
+//                  time a checkpointed layer adds beyond its recomputed kernels' launches, in the profile's
+//                  units (median over runs); the compiled host cost stays the base's
 //   attention      median achieved/peak of flash-attention fwd and bwd (causal) from the PyTorch file
 //   links          α-β lines: nvlink_gbps ← peer copy engine, pcie_h2d_gbps ← pinned H2D,
 //                  pcie_pageable_gbps ← pageable H2D

@@ -20,7 +20,8 @@ between count as busy time, not as operations (the simulator prices them inside 
 Writes JSON Lines records {"kind": "launch", "op": ..., "time_us": {mean, median, p10, p90, p99, n}}: op
 step_gap_<class> for the gaps before operations of each of the simulator's kernel classes (gemm, attention,
 memory, copy, optimizer), step_gap for all of them, and the same ops with the suffix _beside_nccl. `stepsim
-calibrate fit` reads the per-class means.
+calibrate fit` reads the per-class means of the gaps alone; the _beside_nccl records are for reference (a chain of
+256 MiB all-reduces loads the GPU more than a DDP step's buckets: calibration/profiles/h200x2/COMMAND.md, section 5).
 Usage: python3 kernel_gaps.py --out FILE            (one GPU: the gaps alone)
        torchrun --standalone --nproc-per-node 2 kernel_gaps.py --out FILE   (alone and beside NCCL)
 """

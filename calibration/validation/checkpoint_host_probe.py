@@ -2,6 +2,8 @@
 """Host time of a validation model's forward and backward with and without activation checkpointing, the GPU held
 behind a spin kernel so the host never waits for it: what torch.utils.checkpoint costs the host on the real model
 (host_overhead.py measures it on a tiny one). Modes are timed in turn, round by round, so the host's drift cancels.
+A phase that launches more kernels than CUDA's launch queue holds blocks on the held GPU and reads the hold, not
+the host (the backward of s1-l24-h1024-s2048-mb4 did: ~300 ms).
 
 Usage: python3 checkpoint_host_probe.py CONFIG_ID [CONFIG_ID ...] [--out FILE]   (one GPU)
 """

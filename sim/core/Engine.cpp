@@ -27,10 +27,12 @@ EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t s
     c.straggler_cv = p.jitter.straggler_cv;
     c.compute_slowdown = p.interference.compute_slowdown;
     c.comm_slowdown = p.interference.comm_slowdown;
-    // Gaps inside a training step's mix where the profile has them, else the back-to-back launch gap.
+    // Gaps inside a training step's mix where the profile has them, else the back-to-back launch gap (and that
+    // for collectives and markers).
     const StepGaps& g = p.launch.step_gap_us;
-    const auto gap = [&](double step_us) { return (step_us > 0 ? step_us : p.launch.device_gap.median_us) * 1e-6; };
-    c.device_gap_s.fill(gap(0));
+    const double launch_us = p.launch.device_gap.median_us;
+    const auto gap = [&](double step_us) { return (step_us > 0 ? step_us : launch_us) * 1e-6; };
+    c.device_gap_s.fill(launch_us * 1e-6);
     c.device_gap_s[std::size_t(KernelClass::gemm)] = gap(g.gemm_us);
     c.device_gap_s[std::size_t(KernelClass::attention)] = gap(g.attention_us);
     c.device_gap_s[std::size_t(KernelClass::memory)] = gap(g.memory_us);

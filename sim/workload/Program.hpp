@@ -29,6 +29,7 @@ enum class OpKind : std::uint8_t {
 // What a kernel is, for pricing and for reports.
 enum class KernelClass : std::uint8_t { gemm, attention, memory, optimizer, copy, comm, other };
 inline constexpr std::size_t kKernelClasses = 7;
+static_assert(std::size_t(KernelClass::other) + 1 == kKernelClasses, "kKernelClasses counts KernelClass");
 
 // How a memory-bound kernel streams through HBM, for pricing (HardwareProfile's memory.kernels).
 // residual_add: an fp32 tensor plus a bf16 one into fp32 (autocast's residual stream), which PyTorch runs on its
