@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-node calibration without the stepsim binary (for GPU machines that have only CUDA, NCCL and PyTorch):
 # builds stepsim-bench, runs it on every local GPU, then the PyTorch kernel benchmarks, and records how long
-# each stage took. Fit the result elsewhere with `stepsim calibrate fit OUTDIR/bench.jsonl OUTDIR/torch.jsonl`.
+# each stage took. Fit the result elsewhere with `stepsim calibrate fit OUTDIR/*.jsonl -o profile.yaml`.
 #
 #   calibration/bench/calibrate.sh OUTDIR [--quick] [extra stepsim-bench options...]
 #
@@ -35,6 +35,16 @@ t2=$(t)
 quick=""
 for a in "$@"; do [ "$a" = "--quick" ] && quick="--quick"; done
 "$py" "$here/../pytorch/stepsim_torch_bench.py" --out "$out/torch.jsonl" --gemm-shapes "$here/shapes/pytorch-micro.txt" $quick || echo "calibrate.sh: PyTorch benchmarks failed (rc $?)" >&2
+# What a training step sees (as `stepsim calibrate` runs them): attention as SDPA runs it, narrow models' GEMMs, the
+# host's costs (one GPU with checkpointing's, then DDP over two GPUs when there are two), the gaps inside a step.
+for s in attention_default gemm_training_shapes host_overhead kernel_gaps; do
+  rm -f "$out/$s.jsonl"
+  "$py" "$here/../pytorch/$s.py" --out "$out/$s.jsonl" || echo "calibrate.sh: $s.py failed (rc $?)" >&2
+done
+if [ "$("$py" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)" -ge 2 ]; then
+  "$py" -m torch.distributed.run --standalone --nproc-per-node 2 "$here/../pytorch/host_overhead.py" \
+    --out "$out/host_overhead.jsonl" --ddp || echo "calibrate.sh: host_overhead.py --ddp failed (rc $?)" >&2
+fi
 t3=$(t)
 {
   awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" 'BEGIN {

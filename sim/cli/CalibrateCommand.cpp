@@ -109,6 +109,38 @@ fs::path findTorchScript(const std::string& given) {
     return {};
 }
 
+// The PyTorch scripts beside stepsim_torch_bench.py that measure what a training step sees, each into its own raw
+// file in the output folder (an earlier run's file is removed first): attention as SDPA runs it, narrow models'
+// GEMMs, the host's cost per kernel (one GPU, then DDP over two GPUs when there are two) with activation
+// checkpointing's, and the gaps inside a step. A script that fails is noted and its fields keep the base's.
+void runTrainingScripts(const std::string& python, const fs::path& dir, const fs::path& outDir, int gpus,
+                        std::vector<std::string>& raws) {
+    struct Script {
+        const char* file;
+        const char* what;
+    };
+    constexpr Script kScripts[] = {{"attention_default.py", "attention as training runs it"},
+                                   {"gemm_training_shapes.py", "GEMMs of training shapes"},
+                                   {"host_overhead.py", "host cost per kernel and of checkpointing"},
+                                   {"kernel_gaps.py", "gaps inside a training step"}};
+    for (const Script& sc : kScripts) {
+        const fs::path script = dir / sc.file, out = outDir / (fs::path(sc.file).stem().string() + ".jsonl");
+        if (!fs::is_regular_file(script)) {
+            std::cout << fmt::format("note: {} not found; {} keep the base profile's values\n", script.string(), sc.what);
+            continue;
+        }
+        fs::remove(out);
+        const std::string args = " " + shellQuote(script.string()) + " --out " + shellQuote(out.string());
+        int rc = runCommand(shellQuote(python) + args);
+        if (rc == 0 && gpus >= 2 && std::string(sc.file) == "host_overhead.py")
+            rc = runCommand(shellQuote(python) + " -m torch.distributed.run --standalone --nproc-per-node 2" + args +
+                            " --ddp");
+        if (fs::exists(out)) raws.push_back(out.string());
+        if (rc != 0)
+            std::cout << fmt::format("note: {} exited with {}; {}: fitting what it wrote\n", sc.file, rc, sc.what);
+    }
+}
+
 struct FitSummary {
     double heldout_collectives, heldout_gemm;
 };
@@ -224,9 +256,11 @@ void addCalibrateCommands(CLI::App& app) {
     auto co = std::make_shared<CalOpts>();
     cal->add_option("--out-dir", co->out_dir, "Folder for the raw measurements, profile and report")->capture_default_str();
     cal->add_option("--harness", co->harness, "The stepsim-bench binary (built from calibration/bench)");
-    cal->add_option("--torch-script", co->torch_script, "calibration/pytorch/stepsim_torch_bench.py");
+    cal->add_option("--torch-script", co->torch_script,
+                    "calibration/pytorch/stepsim_torch_bench.py (the other PyTorch calibration scripts are run from "
+                    "its folder)");
     cal->add_option("--python", co->python, "Python with PyTorch, for the kernel benchmarks")->capture_default_str();
-    cal->add_flag("--no-pytorch", co->no_pytorch, "Skip the PyTorch kernel benchmarks");
+    cal->add_flag("--no-pytorch", co->no_pytorch, "Skip the PyTorch benchmarks (kernels, host costs, gaps)");
     cal->add_flag("--quick", co->quick, "Small grids (a smoke test, not a calibration)");
     cal->add_option("--time-limit", co->time_limit, "Seconds the harness may measure before it skips the rest")
         ->capture_default_str();
@@ -290,6 +324,7 @@ void addCalibrateCommands(CLI::App& app) {
                                            shellQuote(torch.string()) + (co->quick ? " --quick" : ""));
                 if (prc == 0) raws.push_back(torch.string());
                 else std::cout << fmt::format("note: the PyTorch benchmarks exited with {}; fitting without them\n", prc);
+                runTrainingScripts(co->python, script.parent_path(), co->out_dir, readRaw({bench}).gpu_count, raws);
             }
         }
         const double tTorch = since();
