@@ -233,6 +233,8 @@ def pointwise(b, torch, F):
         b.kernel("layer_norm_fwd", shape, "bf16", b.time_iters(lambda: F.layer_norm(x, (hidden,), w, bias)),
                  nbytes=2 * n * 2)
         b.kernel("rms_norm_fwd", shape, "bf16", b.time_iters(lambda: F.rms_norm(x, (hidden,), w)), nbytes=2 * n * 2)
+        # The input-gradient kernel alone (the weights need no gradient here): the simulator prices a training
+        # step's second norm-backward kernel, the weight gradient, apart at this kernel's rate.
         for name, fn in (("layer_norm_bwd", lambda t: F.layer_norm(t, (hidden,), w, bias)),
                          ("rms_norm_bwd", lambda t: F.rms_norm(t, (hidden,), w))):
             xr = x.detach().clone().requires_grad_(True)

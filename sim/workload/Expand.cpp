@@ -246,8 +246,9 @@ private:
         // Two launches, as PyTorch's CUDA norm backward: the input gradient (reads x, dy, writes dx) and the
         // weight (and bias) gradient, a column reduction over x and dy.
         b_.mem(name + " backward", 12 * T * h, MemKind::norm_backward);
-        // Calibrated norm backward times cover both passes; the second one only adds its launch here.
-        b_.mem(name + " weight grad", 0.0);
+        // The weight-gradient pass reads x and dy again. The calibrated norm backward is the input-gradient kernel
+        // alone (stepsim_torch_bench.py's weights need no gradient), so this pass is priced at the same rate.
+        b_.mem(name + " weight grad", 8 * T * h, MemKind::norm_backward);
         gradReady(paramIndex(param + ".weight"));
         if (t_.norm == NormKind::layernorm) gradReady(paramIndex(param + ".bias"));
     }

@@ -160,6 +160,29 @@ TEST(Expand, CheckpointingRecomputesUpToTheLastSavedTensorWithItsHostCost) {
     EXPECT_DOUBLE_EQ(sel.host_backward_s, L * h.selective_backward_us * 1e-6);
 }
 
+// A norm's backward is two kernels, as PyTorch runs it: the input gradient (reads x and dy, writes dx: 12 bytes per
+// fp32 element) and the weight gradient, which reads x and dy again (8 bytes), both at the norm-backward rate (the
+// calibration times the input-gradient kernel alone).
+TEST(Expand, NormBackwardPricesItsWeightGradientPass) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    const Expansion e = expand(tiny(1), cost);
+    const Program& p = e.workload.programs[0];
+    const double T = 256, h = 256;
+    int found = 0;
+    for (const Op& op : p.ops) {
+        if (op.step != 1) continue;
+        const std::string& name = p.names[op.name];
+        if (name == "h.0.norm1 backward" || name == "h.0.norm1 weight grad") {
+            ++found;
+            EXPECT_EQ(op.mem, MemKind::norm_backward) << name;
+            EXPECT_DOUBLE_EQ(op.bytes, (name == "h.0.norm1 backward" ? 12 : 8) * T * h) << name;
+            EXPECT_GT(op.work_s, 0.0) << name;
+        }
+    }
+    EXPECT_EQ(found, 2);
+}
+
 // Features not modelled yet are refused with the key named, never silently ignored.
 TEST(Expand, UnsupportedFeatureIsAnErrorNamingTheKey) {
     const HardwareProfile prof = builtinProfile("h200-sxm");
