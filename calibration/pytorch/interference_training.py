@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""How much a training step's kernels slow down while an NCCL all-reduce is resident on the GPU, by kernel class.
+
+The harness's interference bench (calibration/bench, group interference) runs one large cuBLASLt GEMM beside one
+all-reduce. A DDP step runs PyTorch's own kernels beside a chain of bucket-sized all-reduces, and those kernels
+lose more: cuBLAS's persistent GEMMs launch one CTA per SM, so the SMs an NCCL kernel holds (one block per channel)
+push part of the grid into a second wave, and memory-bound kernels share HBM with the reduction. In a profiled
+two-GPU step (d2-l24-h2048-s2048-mb4-b25) GEMMs wholly inside an NCCL kernel ran 1.53x as long as the same
+kernels outside, memory-bound kernels 1.29x.
+
+Under torchrun with two processes, each kernel below (GEMMs of transformer linears in the forms a step runs,
+SDPA attention, memory-bound elementwise and norm kernels) is timed on the compute stream over 20 calls between two
+CUDA events, the stream held behind a spin kernel until they are queued (timing.looped): alone, then with a chain
+of all-reduces of one DDP bucket (25 MiB of fp32 gradients) issued just before on a second stream, long enough to
+cover the 20 calls (both ranks issue the same number). The chain's own time with and without the compute is
+kept too. Two modes: "transfer", both ranks in the chain at once (NCCL moving data all along), and "waiting",
+rank 1 joining one all-reduce only after its calls, so rank 0's NCCL kernel sits resident, polling for its peer,
+through rank 0's calls, as when DDP's ranks drift apart (rank 0's slowdown only).
+
+Writes JSON Lines {"kind": "interference_training", "mode", "class": gemm|attention|memory, "op", "alone_us",
+"with_comm_us", "slowdown", "comm_bytes", "comm_alone_us", "comm_with_compute_us", "rank"}; `stepsim calibrate
+fit` takes the median slowdown per class into interference.compute_slowdown_by_class.
+Usage: torchrun --standalone --nproc-per-node 2 interference_training.py --out FILE
+"""
+import argparse
+import json
+import os
+import statistics
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+from timing import hold_gpu, host_seconds, looped
+
+BUCKET_BYTES = 25 << 20
+
+
+def kernels(dev):
+    """(class, name, fn) of the kernels timed, with their operands."""
+    bf = torch.bfloat16
+    r = lambda *s: torch.randn(*s, device=dev, dtype=bf)
+    out = []
+    for (T, o, i) in ((8192, 6144, 2048), (8192, 8192, 2048), (8192, 2048, 8192), (8192, 2048, 2048),
+                      (8192, 2304, 768), (8192, 3072, 768), (4096, 10240, 2560)):
+        x, w, dy = r(T, i), r(o, i), r(T, o)
+        out.append(("gemm", f"forward {T}x{o}x{i}", lambda x=x, w=w: F.linear(x, w)))
+        out.append(("gemm", f"dgrad {T}x{i}x{o}", lambda dy=dy, w=w: torch.mm(dy, w)))
+        out.append(("gemm", f"wgrad {o}x{i}x{T}", lambda dy=dy, x=x: torch.mm(dy.t(), x)))
+    for (b, h, s, d) in ((4, 16, 2048, 128), (8, 12, 1024, 64)):
+        q, k, v = r(b, h, s, d), r(b, h, s, d), r(b, h, s, d)
+        out.append(("attention", f"sdpa_fwd b{b} h{h} s{s} d{d}",
+                    lambda q=q, k=k, v=v: F.scaled_dot_product_attention(q, k, v, is_causal=True)))
+    for (T, h) in ((8192, 2048), (8192, 768), (16384, 4096)):
+        a, b2, c = r(T, h), r(T, h), r(T, h)
+        up = r(T, 4 * h)
+        wln = torch.ones(h, device=dev, dtype=bf)
+        out.append(("memory", f"add {T}x{h}", lambda a=a, b2=b2, c=c: torch.add(a, b2, out=c)))
+        out.append(("memory", f"gelu {T}x{4 * h}", lambda up=up: F.gelu(up, approximate="tanh")))
+        out.append(("memory", f"layer_norm {T}x{h}", lambda a=a, wln=wln: F.layer_norm(a, (a.shape[-1],), wln)))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--inner", type=int, default=20)
+    a = ap.parse_args()
+    if int(os.environ.get("WORLD_SIZE", "1")) < 2:
+        raise SystemExit("interference_training.py: run under torchrun with two processes")
+    dist.init_process_group("nccl")
+    rank = dist.get_rank()
+    torch.cuda.set_device(rank)
+    dev = torch.device("cuda", rank)
+    torch.manual_seed(rank)
+    side = torch.cuda.Stream()
+    grad = torch.randn(BUCKET_BYTES // 4, device=dev)
+
+    def agree_max(x):
+        t = torch.tensor([float(x)], device=dev)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return t.item()
+
+    def chain(n, delay_s=0.0):
+        """n all-reduces of one bucket on the side stream after a spin of delay_s, between two events there."""
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        with torch.cuda.stream(side):
+            if delay_s > 0:
+                hold_gpu(delay_s)
+            e0.record()
+            for _ in range(n):
+                dist.all_reduce(grad)
+            e1.record()
+        return e0, e1
+
+    for _ in range(5):  # NCCL's communicator and buffers
+        dist.all_reduce(grad)
+    torch.cuda.synchronize()
+    e0, e1 = chain(20)
+    torch.cuda.synchronize()
+    ar_us = agree_max(e0.elapsed_time(e1) * 1e3 / 20)
+
+    recs = []
+    for (cls, name, fn), mode in ((k, m) for k in kernels(dev) for m in ("transfer", "waiting")):
+        alone = statistics.median(looped(fn, reps=5, inner=a.inner))
+        hold = agree_max(2.0 * host_seconds(fn, a.inner) + 1e-3)  # the same spins on both ranks
+        compute_s = a.inner * alone * 1e-6
+        if mode == "transfer":
+            # both ranks start the chain shortly before the calls; it covers them with margin (same count on both)
+            n = int(agree_max(3 + 1.5 * (0.2 * hold * 1e6 + a.inner * alone) / ar_us))
+            delay = (0.8 * hold, 0.8 * hold)
+        else:
+            # rank 1 joins the one all-reduce only after its calls: rank 0's NCCL kernel waits, resident, all along
+            n = 1
+            delay = (0.8 * hold, hold + 2.0 * agree_max(compute_s) + 1e-3)
+        with_comm, comm_with = [], []
+        for _ in range(5):
+            dist.barrier()
+            torch.cuda.synchronize()
+            c0, c1 = chain(n, delay[min(rank, 1)])
+            hold_gpu(hold)
+            s0, s1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s0.record()
+            for _ in range(a.inner):
+                fn()
+            s1.record()
+            torch.cuda.synchronize()
+            covered = c0.elapsed_time(s0) >= 0 and s1.elapsed_time(c1) >= 0  # NCCL resident around all calls
+            if covered:
+                with_comm.append(s0.elapsed_time(s1) * 1e3 / a.inner)
+            comm_with.append(c0.elapsed_time(c1) * 1e3 / n)
+        rec = {"kind": "interference_training", "class": cls, "op": name, "rank": rank, "mode": mode,
+               "alone_us": alone, "comm_bytes": BUCKET_BYTES, "comm_alone_us": ar_us, "chain": n,
+               "comm_with_compute_us": statistics.median(comm_with), "covered_reps": len(with_comm)}
+        if with_comm and (mode == "transfer" or rank == 0):  # waiting: rank 1 computes with no NCCL kernel
+            rec["with_comm_us"] = statistics.median(with_comm)
+            rec["slowdown"] = rec["with_comm_us"] / alone
+        recs.append(rec)
+        print(f"rank {rank} {mode:8s} {cls:9s} {name:28s} alone {alone:9.1f} us  with comm "
+              f"{rec.get('with_comm_us', float('nan')):9.1f} us  x{rec.get('slowdown', float('nan')):.3f}  "
+              f"({len(with_comm)}/5 covered, chain {n})", flush=True)
+    gathered = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, recs)
+    if rank == 0:
+        meta = {"kind": "metadata", "tool": "interference_training.py", "torch": torch.__version__,
+                "gpu": torch.cuda.get_device_name(), "world": dist.get_world_size(),
+                "nccl": str(torch.cuda.nccl.version())}
+        with open(a.out, "w") as f:
+            f.write(json.dumps(meta) + "\n")
+            for rs in gathered:
+                for r in rs:
+                    f.write(json.dumps(r) + "\n")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
