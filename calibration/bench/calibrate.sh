@@ -35,11 +35,12 @@ t2=$(t)
 quick=""
 for a in "$@"; do [ "$a" = "--quick" ] && quick="--quick"; done
 "$py" "$here/../pytorch/stepsim_torch_bench.py" --out "$out/torch.jsonl" --gemm-shapes "$here/shapes/pytorch-micro.txt" $quick || echo "calibrate.sh: PyTorch benchmarks failed (rc $?)" >&2
-# What a training step sees (as `stepsim calibrate` runs them): attention as SDPA runs it, narrow models' GEMMs, the
+# What a training step sees (as `stepsim calibrate` runs them): attention as SDPA runs it, PyTorch's GEMMs, the
 # host's costs (one GPU with checkpointing's, then DDP over two GPUs when there are two), the gaps inside a step.
 for s in attention_default gemm_training_shapes host_overhead kernel_gaps; do
   rm -f "$out/$s.jsonl"
-  "$py" "$here/../pytorch/$s.py" --out "$out/$s.jsonl" || echo "calibrate.sh: $s.py failed (rc $?)" >&2
+  extra=""; [ "$s" = gemm_training_shapes ] && extra="--step"
+  "$py" "$here/../pytorch/$s.py" --out "$out/$s.jsonl" $extra || echo "calibrate.sh: $s.py failed (rc $?)" >&2
 done
 if [ "$("$py" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)" -ge 2 ]; then
   "$py" -m torch.distributed.run --standalone --nproc-per-node 2 "$here/../pytorch/host_overhead.py" \

@@ -129,7 +129,10 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
     rep["collectives_heldout_points"] = heldAll.size();
     if (p.collectives.empty()) kept.push_back("collectives");
 
-    // GEMMs: stepsim-bench's cuBLASLt points when there are any for the dtype, else PyTorch's.
+    // GEMMs: PyTorch's own GEMM calls over the transformer grid (gemm_training_shapes.py --step) when there are
+    // any for the dtype, else stepsim-bench's cuBLASLt points, else stepsim_torch_bench.py's. At the same shapes
+    // cuBLASLt's first heuristic in TN layout ran a median 11% (up to 2.2x) slower than the kernels PyTorch picks,
+    // and the training steps' GEMMs matched PyTorch's within 2-5% (calibration/profiles/h200x1/COMMAND.md, run 20).
     struct GemmSel { std::string key, dtype; std::optional<bool> fast; };
     const std::vector<GemmSel> sel = {{"bf16", "bf16", std::nullopt}, {"fp8", "fp8_e4m3", true}, {"fp8_no_fast_accum", "fp8_e4m3", false}};
     json gj = json::object();
@@ -137,7 +140,7 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
     for (const auto& s : sel) {
         std::vector<GemmPoint> pts;
         std::string from;
-        for (const std::string src : {"stepsim-bench", "pytorch"}) {
+        for (const std::string src : {"pytorch-step", "stepsim-bench", "pytorch"}) {
             for (const auto& g : raw.gemms)
                 if (g.source == src && g.dtype == s.dtype && (!s.fast || g.fast_accum.value_or(true) == *s.fast))
                     pts.push_back({g.m, g.n, g.k, g.tflops});
@@ -434,8 +437,12 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
         json kj = json::object();
         for (const auto& [kind, ops] : kinds) {
             std::vector<SizeTime> pts;
+            // A training step's fused AdamW covers every parameter at once, 10 million and more (280 MB moved at
+            // 28 B per parameter); below that the step's fixed cost dominates (1M parameters: 32 µs for 28 MB) and
+            // a line through it too reads the large steps 10% fast (3.85 against the measured 3.48 TB/s).
+            const double minBytes = kind == "optimizer" ? 28e7 : 0.0;
             for (const auto& k : raw.kernels)
-                if (k.bytes && !k.flops && std::find(ops.begin(), ops.end(), k.op) != ops.end())
+                if (k.bytes && !k.flops && *k.bytes >= minBytes && std::find(ops.begin(), ops.end(), k.op) != ops.end())
                     pts.push_back({*k.bytes, k.time.median});
             if (pts.size() < 3) {
                 kept.push_back("memory.kernels." + kind);

@@ -110,19 +110,21 @@ fs::path findTorchScript(const std::string& given) {
 }
 
 // The PyTorch scripts beside stepsim_torch_bench.py that measure what a training step sees, each into its own raw
-// file in the output folder (an earlier run's file is removed first): attention as SDPA runs it, narrow models'
-// GEMMs, the host's cost per kernel (one GPU, then DDP over two GPUs when there are two) with activation
-// checkpointing's, and the gaps inside a step. A script that fails is noted and its fields keep the base's.
+// file in the output folder (an earlier run's file is removed first): attention as SDPA runs it, PyTorch's own
+// GEMMs over the transformer grid, the host's cost per kernel (one GPU, then DDP over two GPUs when there are two)
+// with activation checkpointing's, and the gaps inside a step. A script that fails is noted and its fields keep
+// the base's.
 void runTrainingScripts(const std::string& python, const fs::path& dir, const fs::path& outDir, int gpus,
                         std::vector<std::string>& raws) {
     struct Script {
         const char* file;
         const char* what;
+        const char* args;
     };
-    constexpr Script kScripts[] = {{"attention_default.py", "attention as training runs it"},
-                                   {"gemm_training_shapes.py", "GEMMs of training shapes"},
-                                   {"host_overhead.py", "host cost per kernel and of checkpointing"},
-                                   {"kernel_gaps.py", "gaps inside a training step"}};
+    constexpr Script kScripts[] = {{"attention_default.py", "attention as training runs it", ""},
+                                   {"gemm_training_shapes.py", "PyTorch's GEMMs over the transformer grid", " --step"},
+                                   {"host_overhead.py", "host cost per kernel and of checkpointing", ""},
+                                   {"kernel_gaps.py", "gaps inside a training step", ""}};
     for (const Script& sc : kScripts) {
         const fs::path script = dir / sc.file, out = outDir / (fs::path(sc.file).stem().string() + ".jsonl");
         if (!fs::is_regular_file(script)) {
@@ -130,7 +132,7 @@ void runTrainingScripts(const std::string& python, const fs::path& dir, const fs
             continue;
         }
         fs::remove(out);
-        const std::string args = " " + shellQuote(script.string()) + " --out " + shellQuote(out.string());
+        const std::string args = " " + shellQuote(script.string()) + " --out " + shellQuote(out.string()) + sc.args;
         int rc = runCommand(shellQuote(python) + args);
         if (rc == 0 && gpus >= 2 && std::string(sc.file) == "host_overhead.py")
             rc = runCommand(shellQuote(python) + " -m torch.distributed.run --standalone --nproc-per-node 2" + args +

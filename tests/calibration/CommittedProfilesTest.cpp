@@ -107,6 +107,7 @@ ProfileFitResult refit(const std::string& dir, const std::vector<std::string>& r
 
 TEST(CommittedProfiles, H200x2RawRefitsToCommittedProfile) {
     const auto fit = refit("h200x2", {"raw/bench.jsonl", "raw/torch.jsonl", "raw/attention_default.jsonl", "raw/gemm_training_shapes.jsonl",
+                                      "../h200x1/raw/gemm_training_shapes_step_run20.jsonl",
                                       "../h200x1/raw/kernel_gaps_run11.jsonl", "../h200x1/raw/kernel_gaps_run12.jsonl",
                                       "../h200x1/raw/kernel_gaps_run13.jsonl", "raw/kernel_gaps_run19.jsonl", "raw/checkpoint_host_run16.jsonl",
                                       "raw/checkpoint_host_run17.jsonl"}, "h200x2");
@@ -115,6 +116,7 @@ TEST(CommittedProfiles, H200x2RawRefitsToCommittedProfile) {
 
 TEST(CommittedProfiles, H200x1RawRefitsToCommittedProfile) {
     const auto fit = refit("h200x1", {"raw/bench.jsonl", "../h200x2/raw/torch.jsonl", "../h200x2/raw/attention_default.jsonl", "../h200x2/raw/gemm_training_shapes.jsonl",
+                                      "raw/gemm_training_shapes_step_run20.jsonl",
                                       "raw/kernel_gaps_run11.jsonl", "raw/kernel_gaps_run12.jsonl", "raw/kernel_gaps_run13.jsonl",
                                       "../h200x2/raw/kernel_gaps_run19.jsonl", "../h200x2/raw/checkpoint_host_run16.jsonl", "../h200x2/raw/checkpoint_host_run17.jsonl"}, "h200x1");
     expectSameProfile(fit.profile, loadProfile(kProfiles + "h200x1/profile.yaml"));
@@ -123,6 +125,7 @@ TEST(CommittedProfiles, H200x1RawRefitsToCommittedProfile) {
 TEST(CommittedProfiles, H200x2HeldOutCollectivesWithinFivePercent) {
     // Expectation (issue 6): fitted on 3 of 4 sizes, every 4th size is predicted to a median error <= 5%.
     const auto fit = refit("h200x2", {"raw/bench.jsonl", "raw/torch.jsonl", "raw/attention_default.jsonl", "raw/gemm_training_shapes.jsonl",
+                                      "../h200x1/raw/gemm_training_shapes_step_run20.jsonl",
                                       "../h200x1/raw/kernel_gaps_run11.jsonl", "../h200x1/raw/kernel_gaps_run12.jsonl",
                                       "../h200x1/raw/kernel_gaps_run13.jsonl", "raw/kernel_gaps_run19.jsonl", "raw/checkpoint_host_run16.jsonl",
                                       "raw/checkpoint_host_run17.jsonl"}, "h200x2");

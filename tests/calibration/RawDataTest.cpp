@@ -79,6 +79,29 @@ TEST(RawData, StepGapWithoutItsMeanNamesTheKey) {
     }
 }
 
+// gemm_training_shapes.py --step keeps two times per shape; the fit takes the back-to-back one (it matched the
+// GEMMs of real training steps), not time_us (alternated with memory-bound adds).
+TEST(RawData, StepModeGemmTakesTheBackToBackTime) {
+    const auto p = writeTemp("stepsim_raw_step.jsonl",
+        R"({"kind":"gemm","source":"pytorch-step","dtype":"bf16","m":8192,"n":8192,"k":2048,"time_us":{"median":395.7},"back_to_back_us":367.6})" "\n");
+    const RawData d = readRaw({p});
+    ASSERT_EQ(d.gemms.size(), 1u);
+    EXPECT_EQ(d.gemms[0].source, "pytorch-step");
+    EXPECT_DOUBLE_EQ(d.gemms[0].time.median, 367.6);
+    EXPECT_NEAR(d.gemms[0].tflops, 2.0 * 8192.0 * 8192 * 2048 / 367.6e6, 1e-9);
+}
+
+TEST(RawData, StepModeGemmWithoutItsBackToBackTimeNamesTheKey) {
+    const auto p = writeTemp("stepsim_raw_step_bad.jsonl",
+        R"({"kind":"gemm","source":"pytorch-step","dtype":"bf16","m":8192,"n":8192,"k":2048,"time_us":{"median":395.7}})" "\n");
+    try {
+        readRaw({p});
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("stepsim_raw_step_bad.jsonl:1: back_to_back_us"), std::string::npos) << e.what();
+    }
+}
+
 TEST(RawData, CheckpointHostWithoutAModeNamesTheKey) {
     const auto p = writeTemp("stepsim_raw_ckpt.jsonl",
         R"({"kind":"checkpoint_host","plain_forward_us_per_kernel":25,)"
