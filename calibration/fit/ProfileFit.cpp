@@ -513,6 +513,29 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                                {"records", ij}};
     }
 
+    // A training step's kernels beside bucket-sized all-reduces (interference_training.py): the median slowdown
+    // by class, apart for an NCCL kernel moving data and one waiting for its peer. Classes not measured keep 0
+    // (the engine then takes compute_slowdown).
+    {
+        json sj = json::object();
+        for (auto [mode, dst] : {std::pair{"transfer", &p.interference.beside_transfer},
+                                 std::pair{"waiting", &p.interference.beside_waiting}}) {
+            for (auto [cls, field] : {std::pair{"gemm", &ClassSlowdown::gemm}, std::pair{"attention", &ClassSlowdown::attention},
+                                      std::pair{"memory", &ClassSlowdown::memory}}) {
+                std::vector<double> v;
+                for (const auto& r : raw.step_interference)
+                    if (r.mode == mode && r.cls == cls) v.push_back(r.with_comm_us / r.alone_us);
+                if (v.empty()) continue;
+                dst->*field = std::max(1.0, median(v));
+                sj[mode][cls] = {{"slowdown", dst->*field}, {"records", v.size()},
+                                 {"range", {*std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())}}};
+            }
+        }
+        if (!sj.contains("transfer")) kept.push_back("interference.beside_transfer");
+        if (!sj.contains("waiting")) kept.push_back("interference.beside_waiting");
+        if (!sj.empty()) rep["interference_training"] = sj;
+    }
+
     // Jitter: kernel duration CV from BF16 GEMMs longer than 200 µs.
     {
         std::vector<double> cv;

@@ -138,6 +138,17 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
             r.comm_alone_us = L.num("comm_alone_us");
             r.comm_with_gemm_us = L.num("comm_with_gemm_us");
             d.interference.push_back(r);
+        } else if (kind == "interference_training") {
+            // A record without with_comm_us is a kernel the all-reduce chain did not cover: nothing to fit.
+            if (!j.contains("with_comm_us")) continue;
+            RawStepInterference r{L.str("mode"), L.str("class"), L.str("op"), L.num("alone_us"), L.num("with_comm_us")};
+            if (r.mode != "transfer" && r.mode != "waiting")
+                throw inputError(file, lineNo, "mode", "expected transfer or waiting, got '" + r.mode + "'");
+            if (r.cls != "gemm" && r.cls != "attention" && r.cls != "memory")
+                throw inputError(file, lineNo, "class", "expected gemm, attention or memory, got '" + r.cls + "'");
+            if (!(r.alone_us > 0) || !(r.with_comm_us > 0))
+                throw inputError(file, lineNo, "alone_us", "expected positive times in microseconds");
+            d.step_interference.push_back(std::move(r));
         } else if (kind == "kernel") {
             RawKernel k;
             k.op = L.str("op");

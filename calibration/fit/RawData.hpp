@@ -3,7 +3,7 @@
 // the PyTorch script (calibration/pytorch), read into typed records for the fit.
 //
 // Each line is one object with a "kind": metadata, collective, gemm, memory, transfer, launch,
-// interference, kernel, dispatch, host_overhead; bookkeeping kinds (group_done, run_done, skipped, error) are kept only as
+// interference, interference_training, kernel, dispatch, host_overhead; bookkeeping kinds (group_done, run_done, skipped, error) are kept only as
 // counts/messages. Times are the per-record percentiles in microseconds ("time_us": {median, p10, p90, p99,
 // mean, ...}). A line that is not JSON, has no "kind", or lacks a field its kind needs is an InputError
 // naming file, line and key.
@@ -96,6 +96,13 @@ struct RawCheckpointHost {
     double plain_forward_us_per_kernel = 0;  // the plain model's forward cost per kernel in those rounds
 };
 
+// A training step's kernel timed alone and beside a resident NCCL kernel (interference_training.py): mode
+// "transfer" (NCCL moving data) or "waiting" (NCCL spinning for its peer); class gemm, attention or memory.
+struct RawStepInterference {
+    std::string mode, cls, op;
+    double alone_us = 0, with_comm_us = 0;
+};
+
 struct RawData {
     std::vector<std::string> files;
     std::string gpu_model;
@@ -109,6 +116,7 @@ struct RawData {
     std::vector<RawLaunch> launches;
     std::vector<RawCheckpointHost> checkpoint_host;
     std::vector<RawInterference> interference;
+    std::vector<RawStepInterference> step_interference;
     std::vector<RawKernel> kernels;
     std::vector<RawDispatch> dispatch;
     std::vector<RawHostOverhead> host;

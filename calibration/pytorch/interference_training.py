@@ -19,7 +19,7 @@ through rank 0's calls, as when DDP's ranks drift apart (rank 0's slowdown only)
 
 Writes JSON Lines {"kind": "interference_training", "mode", "class": gemm|attention|memory, "op", "alone_us",
 "with_comm_us", "slowdown", "comm_bytes", "comm_alone_us", "comm_with_compute_us", "rank"}; `stepsim calibrate
-fit` takes the median slowdown per class into interference.compute_slowdown_by_class.
+fit` takes the median slowdown per mode and class into interference.beside_transfer and .beside_waiting.
 Usage: torchrun --standalone --nproc-per-node 2 interference_training.py --out FILE
 """
 import argparse

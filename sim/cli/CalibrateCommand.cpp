@@ -112,20 +112,26 @@ fs::path findTorchScript(const std::string& given) {
 // The PyTorch scripts beside stepsim_torch_bench.py that measure what a training step sees, each into its own raw
 // file in the output folder (an earlier run's file is removed first): attention as SDPA runs it, PyTorch's own
 // GEMMs over the transformer grid, the host's cost per kernel (one GPU, then DDP over two GPUs when there are two)
-// with activation checkpointing's, and the gaps inside a step. A script that fails is noted and its fields keep
-// the base's.
+// with activation checkpointing's, the gaps inside a step, and, with two GPUs, the step's kernels beside
+// bucket-sized all-reduces. A script that fails is noted and its fields keep the base's.
 void runTrainingScripts(const std::string& python, const fs::path& dir, const fs::path& outDir, int gpus,
                         std::vector<std::string>& raws) {
+    enum class Ranks { one, then_two, two };  // one process; then again over two GPUs (--ddp); only over two
     struct Script {
         const char* file;
         const char* what;
         const char* args;
+        Ranks ranks;
     };
-    constexpr Script kScripts[] = {{"attention_default.py", "attention as training runs it", ""},
-                                   {"gemm_training_shapes.py", "PyTorch's GEMMs over the transformer grid", " --step"},
-                                   {"host_overhead.py", "host cost per kernel and of checkpointing", ""},
-                                   {"kernel_gaps.py", "gaps inside a training step", ""}};
+    constexpr Script kScripts[] = {
+        {"attention_default.py", "attention as training runs it", "", Ranks::one},
+        {"gemm_training_shapes.py", "PyTorch's GEMMs over the transformer grid", " --step", Ranks::one},
+        {"host_overhead.py", "host cost per kernel and of checkpointing", "", Ranks::then_two},
+        {"kernel_gaps.py", "gaps inside a training step", "", Ranks::one},
+        {"interference_training.py", "kernels beside NCCL by class", "", Ranks::two}};
+    const std::string twoRanks = " -m torch.distributed.run --standalone --nproc-per-node 2";
     for (const Script& sc : kScripts) {
+        if (sc.ranks == Ranks::two && gpus < 2) continue;
         const fs::path script = dir / sc.file, out = outDir / (fs::path(sc.file).stem().string() + ".jsonl");
         if (!fs::is_regular_file(script)) {
             std::cout << fmt::format("note: {} not found; {} keep the base profile's values\n", script.string(), sc.what);
@@ -133,10 +139,9 @@ void runTrainingScripts(const std::string& python, const fs::path& dir, const fs
         }
         fs::remove(out);
         const std::string args = " " + shellQuote(script.string()) + " --out " + shellQuote(out.string()) + sc.args;
-        int rc = runCommand(shellQuote(python) + args);
-        if (rc == 0 && gpus >= 2 && std::string(sc.file) == "host_overhead.py")
-            rc = runCommand(shellQuote(python) + " -m torch.distributed.run --standalone --nproc-per-node 2" + args +
-                            " --ddp");
+        int rc = runCommand(shellQuote(python) + (sc.ranks == Ranks::two ? twoRanks : "") + args);
+        if (rc == 0 && gpus >= 2 && sc.ranks == Ranks::then_two)
+            rc = runCommand(shellQuote(python) + twoRanks + args + " --ddp");
         if (fs::exists(out)) raws.push_back(out.string());
         if (rc != 0)
             std::cout << fmt::format("note: {} exited with {}; {}: fitting what it wrote\n", sc.file, rc, sc.what);

@@ -25,8 +25,20 @@ EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t s
     c.host_sigma = (d.median_us > 0 && d.p99_us > d.median_us) ? std::log(d.p99_us / d.median_us) / kZ99 : 0.0;
     c.kernel_cv = p.jitter.kernel_cv;
     c.straggler_cv = p.jitter.straggler_cv;
-    c.compute_slowdown = p.interference.compute_slowdown;
     c.comm_slowdown = p.interference.comm_slowdown;
+    // By class where the profile measured a training step's kernels beside NCCL, else the one factor.
+    const auto slowdowns = [&](const ClassSlowdown& m) {
+        const double base = p.interference.compute_slowdown;
+        const auto pick = [&](double x) { return x > 0 ? x : base; };
+        std::array<double, kKernelClasses> a = EngineConfig::filled(base);
+        a[std::size_t(KernelClass::gemm)] = pick(m.gemm);
+        a[std::size_t(KernelClass::attention)] = pick(m.attention);
+        for (KernelClass k : {KernelClass::memory, KernelClass::optimizer, KernelClass::copy})
+            a[std::size_t(k)] = pick(m.memory);
+        return a;
+    };
+    c.slowdown_transfer = slowdowns(p.interference.beside_transfer);
+    c.slowdown_waiting = slowdowns(p.interference.beside_waiting);
     // Gaps inside a training step's mix where the profile has them, else the back-to-back launch gap (and that
     // for collectives and markers).
     const StepGaps& g = p.launch.step_gap_us;
@@ -246,9 +258,12 @@ void Engine::refreshCompute(int gpu) {
     GpuState& g = gpus_[gpu];
     if (g.computing.empty()) return;
     const double share = 1.0 / static_cast<double>(g.computing.size());
-    const double rate = share / (g.comm_resident > 0 ? cfg_.compute_slowdown : 1.0);
+    const bool waiting = g.comm_waiting > 0, moving = g.comm_resident > g.comm_waiting;
     for (std::uint32_t slot : g.computing) {
         StreamState& st = streams_[slot];
+        const std::size_t cls = std::size_t(w_.programs[st.rank].ops[st.op].cls);
+        const double slowdown = std::max(waiting ? cfg_.slowdown_waiting[cls] : 1.0, moving ? cfg_.slowdown_transfer[cls] : 1.0);
+        const double rate = share / slowdown;
         if (st.rate == rate) continue;
         st.remaining = std::max(0.0, st.remaining - st.rate * (now_ - st.last).seconds());
         st.last = now_;
@@ -305,9 +320,22 @@ void Engine::arrive(std::uint32_t slot, const Op& op) {
     Instance& in = instances_[id];
     in.member_slot[pos] = slot;
     ++in.arrived;
-    // The NCCL kernel is now resident on this GPU, slowing its compute kernels.
-    if (gpus_[st.rank].comm_resident++ == 0) refreshCompute(st.rank);
-    if (in.arrived < static_cast<int>(in.member_slot.size())) return;
+    // The NCCL kernel is now resident on this GPU, slowing its compute kernels: waiting for its peers until the
+    // last one arrives, then moving data.
+    GpuState& here = gpus_[st.rank];
+    ++here.comm_resident;
+    if (in.arrived < static_cast<int>(in.member_slot.size())) {
+        ++here.comm_waiting;
+        refreshCompute(st.rank);
+        return;
+    }
+    refreshCompute(st.rank);
+    for (std::size_t i = 0; i < in.member_slot.size(); ++i)
+        if (in.member_slot[i] != slot) {
+            const int r = streams_[in.member_slot[i]].rank;
+            --gpus_[r].comm_waiting;
+            refreshCompute(r);
+        }
 
     in.start = now_;
     in.est = cost_.collective(in.call->kind, static_cast<int>(w_.groups[g].ranks.size()), group_nodes_[g],
@@ -375,7 +403,8 @@ void Engine::finishCollective(std::uint32_t id) {
         tl_.spans.push_back(Span{st.rank, st.index, KernelClass::comm, st.op, st.start, now_});
         st.running = false;
         ++st.head;
-        if (--gpus_[st.rank].comm_resident == 0) refreshCompute(st.rank);
+        --gpus_[st.rank].comm_resident;
+        refreshCompute(st.rank);
     }
     for (std::uint32_t slot : in.member_slot) tryStart(slot);
 }

@@ -7,7 +7,9 @@
 // - Stream: FIFO; the head op starts once the previous one finished and any awaited event completed.
 //   record_event completes when reached; step_end records the step's end on this rank.
 // - GPU compute: kernels of one GPU running at once share its SMs equally (processor sharing); while an
-//   NCCL kernel is resident on the GPU each compute kernel slows by `compute_slowdown`. A kernel's cost is
+//   NCCL kernel is resident on the GPU each compute kernel slows by its class's factor, larger while the NCCL
+//   kernel spins waiting for its peers than while it moves data (`slowdown_waiting`, `slowdown_transfer`; the
+//   larger of the two when kernels of both kinds are resident). A kernel's cost is
 //   its calibrated period on a busy stream (loops of back-to-back launches): the first `device_gap` of it,
 //   by the kernel's class, is the launch gap, when the stream holds it but the GPU runs nothing of it, so its
 //   span starts there (the profile's gaps inside a training step's mix: H200, 1.6–1.8 µs before memory-bound
@@ -39,12 +41,20 @@
 namespace stepsim {
 
 struct EngineConfig {
+    static constexpr std::array<double, kKernelClasses> filled(double x) {
+        std::array<double, kKernelClasses> a{};
+        a.fill(x);
+        return a;
+    }
+
     bool jitter = true;
     std::uint64_t seed = 1;
     double host_sigma = 0.0;      // lognormal σ of host launch times
     double kernel_cv = 0.0;       // coefficient of variation of kernel durations
     double straggler_cv = 0.0;    // per rank and step
-    double compute_slowdown = 1.0;
+    // Slowdown of a compute kernel beside a resident NCCL kernel, by KernelClass: moving data, waiting for peers.
+    std::array<double, kKernelClasses> slowdown_transfer = filled(1.0);
+    std::array<double, kKernelClasses> slowdown_waiting = filled(1.0);
     double comm_slowdown = 1.0;
     // Launch gap at the start of each kernel's period on its stream, by KernelClass.
     std::array<double, kKernelClasses> device_gap_s{};
@@ -83,6 +93,7 @@ private:
     struct GpuState {
         std::vector<std::uint32_t> computing;  // stream slots running compute kernels
         int comm_resident = 0;
+        int comm_waiting = 0;                  // of those, NCCL kernels waiting for their peers
         std::vector<FlowId> flows;             // flows sourced here
     };
     struct Instance {

@@ -157,11 +157,25 @@ struct LinkRates {
     double storage_gbps = 5.0;      // checkpoint writes, per node
 };
 
+// Slowdown of a training step's compute kernels beside a resident NCCL kernel, by kernel class (PyTorch's
+// kernels beside bucket-sized all-reduces: calibration/pytorch/interference_training.py). 0: not measured, the
+// class takes Interference::compute_slowdown. memory covers every memory-bound class (elementwise, optimizer,
+// copies).
+struct ClassSlowdown {
+    double gemm = 0.0;
+    double attention = 0.0;
+    double memory = 0.0;
+    bool any() const { return gemm > 0 || attention > 0 || memory > 0; }
+};
+
 // Slowdown of each side while a compute kernel and an NCCL kernel run at once on one GPU
-// (rate multiplier = 1 / slowdown).
+// (rate multiplier = 1 / slowdown). A resident NCCL kernel either moves data (every member has arrived) or spins
+// waiting for its peers; compute beside a waiting one loses more (H200: GEMMs x1.42 against x1.23).
 struct Interference {
     double compute_slowdown = 1.10;
     double comm_slowdown = 1.75;
+    ClassSlowdown beside_transfer;  // the NCCL kernel moving data
+    ClassSlowdown beside_waiting;   // the NCCL kernel waiting for its peers
 };
 
 struct JitterRates {

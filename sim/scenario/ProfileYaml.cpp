@@ -188,9 +188,18 @@ void describe(V& v, LinkRates& l) {
 }
 
 template <class V>
+void describe(V& v, ClassSlowdown& c) {
+    v.field("gemm", c.gemm);
+    v.field("attention", c.attention);
+    v.field("memory", c.memory);
+}
+
+template <class V>
 void describe(V& v, Interference& i) {
     v.field("compute_slowdown", i.compute_slowdown);
     v.field("comm_slowdown", i.comm_slowdown);
+    v.section("beside_transfer", i.beside_transfer);
+    v.section("beside_waiting", i.beside_waiting);
 }
 
 template <class V>
@@ -385,6 +394,10 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
 
     slowdown("interference.compute_slowdown", p.interference.compute_slowdown);
     slowdown("interference.comm_slowdown", p.interference.comm_slowdown);
+    for (const auto& [name, c] : {std::pair{"beside_transfer", p.interference.beside_transfer},
+                                  std::pair{"beside_waiting", p.interference.beside_waiting}})
+        for (const auto& [cls, x] : {std::pair{"gemm", c.gemm}, std::pair{"attention", c.attention}, std::pair{"memory", c.memory}})
+            if (x != 0) slowdown(fmt::format("interference.{}.{}", name, cls), x);  // 0: not measured
 
     nonNegative("jitter.kernel_cv", p.jitter.kernel_cv);
     nonNegative("jitter.straggler_cv", p.jitter.straggler_cv);

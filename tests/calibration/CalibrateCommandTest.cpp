@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "sim/core/InputError.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
@@ -78,24 +79,29 @@ TEST(CalibrateCommand, NoGpuIsAClearError) {
 // The whole calibration with stand-ins on a machine without a GPU: a harness that writes the committed H200
 // measurements, and a "python" that answers each PyTorch script with its committed output (the DDP host run,
 // under torch.distributed.run, with the DDP records). Every script beside stepsim_torch_bench.py runs, and the
-// profile takes its fields from their files: attention points, host costs, checkpointing's, the step gaps.
+// profile takes its fields from their files: attention points, PyTorch's GEMM grid, host costs, checkpointing's,
+// the step gaps and, as the harness's run had two GPUs, the kernels' slowdown beside NCCL.
 TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     const fs::path dir = fs::temp_directory_path() / "stepsim_cal_scripts", out = dir / "out";
     fs::remove_all(dir);
     fs::create_directories(dir / "pytorch");
     for (const char* f : {"stepsim_torch_bench.py", "attention_default.py", "gemm_training_shapes.py", "host_overhead.py",
-                          "kernel_gaps.py"})
+                          "kernel_gaps.py", "interference_training.py"})
         std::ofstream(dir / "pytorch" / f) << "# stand-in\n";
-    const std::string gaps = std::string(STEPSIM_SOURCE_DIR) + "/calibration/profiles/h200x1/raw/kernel_gaps_run12.jsonl";
+    const std::string x1 = std::string(STEPSIM_SOURCE_DIR) + "/calibration/profiles/h200x1/raw/";
+    const std::string gaps = x1 + "kernel_gaps_run12.jsonl", gemms = x1 + "gemm_training_shapes_step_run20.jsonl";
     const fs::path harness = dir / "bench.sh", python = dir / "python.sh";
     std::ofstream(harness) << "#!/bin/sh\ncp '" << kRaw << "bench.jsonl' \"$2\"\n";
     std::ofstream(python)
         << "#!/bin/sh\n"
-           "if [ \"$1\" = -m ]; then shift 5; grep '\"ddp\": true' '" << kRaw << "host_overhead_run7.jsonl' >> \"$3\"; exit 0; fi\n"
+           "if [ \"$1\" = -m ]; then shift 5; case $(basename \"$1\") in\n"
+           "  host_overhead.py) grep '\"ddp\": true' '" << kRaw << "host_overhead_run7.jsonl' >> \"$3\";;\n"
+           "  interference_training.py) cp '" << kRaw << "interference_training_run21.jsonl' \"$3\";;\n"
+           "  *) exit 1;; esac; exit 0; fi\n"
            "case $(basename \"$1\") in\n"
            "  stepsim_torch_bench.py) cp '" << kRaw << "torch.jsonl' \"$3\";;\n"
            "  attention_default.py) cp '" << kRaw << "attention_default.jsonl' \"$3\";;\n"
-           "  gemm_training_shapes.py) cp '" << kRaw << "gemm_training_shapes.jsonl' \"$3\";;\n"
+           "  gemm_training_shapes.py) [ \"$4\" = --step ] || exit 1; cp '" << gemms << "' \"$3\";;\n"
            "  host_overhead.py) cat '" << kRaw << "host_overhead_run16_1gpu.jsonl' '" << kRaw
         << "checkpoint_host_run16.jsonl' > \"$3\";;\n"
            "  kernel_gaps.py) cp '" << gaps << "' \"$3\";;\n"
@@ -105,7 +111,8 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
         parse({"calibrate", "--harness", harness.string(), "--python", python.string(), "--torch-script",
                (dir / "pytorch" / "stepsim_torch_bench.py").string(), "--out-dir", out.string()});
     });
-    for (const char* f : {"attention_default.jsonl", "gemm_training_shapes.jsonl", "host_overhead.jsonl", "kernel_gaps.jsonl"})
+    for (const char* f : {"attention_default.jsonl", "gemm_training_shapes.jsonl", "host_overhead.jsonl", "kernel_gaps.jsonl",
+                          "interference_training.jsonl"})
         EXPECT_TRUE(fs::exists(out / f)) << f;
     const HardwareProfile p = loadProfile(out / "profile.yaml");
     const HardwareProfile base = builtinProfile("h200-sxm");
@@ -114,6 +121,9 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     EXPECT_NE(p.launch.step_gap_us.gemm_us, base.launch.step_gap_us.gemm_us);
     EXPECT_NE(p.launch.forward_host.median_us, base.launch.forward_host.median_us);
     EXPECT_NE(p.launch.nccl_host.median_us, base.launch.nccl_host.median_us);  // from the DDP run
+    EXPECT_NEAR(p.interference.beside_waiting.gemm, 1.419, 0.001);             // two GPUs: beside NCCL by class
+    const nlohmann::json report = nlohmann::json::parse(std::ifstream(out / "profile.yaml.fit.json"));
+    EXPECT_EQ(report.at("gemm").at("bf16").at("source"), "pytorch-step");       // gemm_training_shapes.py --step
 }
 
 TEST(CalibrateCommand, ProfileShowPutsRatesBesideDatasheetPeaks) {

@@ -95,6 +95,12 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     near(a.links.pcie_pageable_gbps, b.links.pcie_pageable_gbps, "links.pcie_pageable_gbps");
     near(a.interference.compute_slowdown, b.interference.compute_slowdown, "interference.compute_slowdown");
     near(a.interference.comm_slowdown, b.interference.comm_slowdown, "interference.comm_slowdown");
+    for (auto [x, y, w] : {std::tuple{a.interference.beside_transfer, b.interference.beside_transfer, "beside_transfer"},
+                           std::tuple{a.interference.beside_waiting, b.interference.beside_waiting, "beside_waiting"}}) {
+        near(x.gemm, y.gemm, std::string("interference.") + w + ".gemm");
+        near(x.attention, y.attention, std::string("interference.") + w + ".attention");
+        near(x.memory, y.memory, std::string("interference.") + w + ".memory");
+    }
     near(a.jitter.kernel_cv, b.jitter.kernel_cv, "jitter.kernel_cv");
 }
 
@@ -110,7 +116,7 @@ TEST(CommittedProfiles, H200x2RawRefitsToCommittedProfile) {
                                       "../h200x1/raw/gemm_training_shapes_step_run20.jsonl",
                                       "../h200x1/raw/kernel_gaps_run11.jsonl", "../h200x1/raw/kernel_gaps_run12.jsonl",
                                       "../h200x1/raw/kernel_gaps_run13.jsonl", "raw/kernel_gaps_run19.jsonl", "raw/checkpoint_host_run16.jsonl",
-                                      "raw/checkpoint_host_run17.jsonl"}, "h200x2");
+                                      "raw/checkpoint_host_run17.jsonl", "raw/interference_training_run21.jsonl"}, "h200x2");
     expectSameProfile(fit.profile, loadProfile(kProfiles + "h200x2/profile.yaml"));
 }
 
@@ -118,7 +124,8 @@ TEST(CommittedProfiles, H200x1RawRefitsToCommittedProfile) {
     const auto fit = refit("h200x1", {"raw/bench.jsonl", "../h200x2/raw/torch.jsonl", "../h200x2/raw/attention_default.jsonl", "../h200x2/raw/gemm_training_shapes.jsonl",
                                       "raw/gemm_training_shapes_step_run20.jsonl",
                                       "raw/kernel_gaps_run11.jsonl", "raw/kernel_gaps_run12.jsonl", "raw/kernel_gaps_run13.jsonl",
-                                      "../h200x2/raw/kernel_gaps_run19.jsonl", "../h200x2/raw/checkpoint_host_run16.jsonl", "../h200x2/raw/checkpoint_host_run17.jsonl"}, "h200x1");
+                                      "../h200x2/raw/kernel_gaps_run19.jsonl", "../h200x2/raw/checkpoint_host_run16.jsonl", "../h200x2/raw/checkpoint_host_run17.jsonl",
+                                      "../h200x2/raw/interference_training_run21.jsonl"}, "h200x1");
     expectSameProfile(fit.profile, loadProfile(kProfiles + "h200x1/profile.yaml"));
 }
 
@@ -128,7 +135,7 @@ TEST(CommittedProfiles, H200x2HeldOutCollectivesWithinFivePercent) {
                                       "../h200x1/raw/gemm_training_shapes_step_run20.jsonl",
                                       "../h200x1/raw/kernel_gaps_run11.jsonl", "../h200x1/raw/kernel_gaps_run12.jsonl",
                                       "../h200x1/raw/kernel_gaps_run13.jsonl", "raw/kernel_gaps_run19.jsonl", "raw/checkpoint_host_run16.jsonl",
-                                      "raw/checkpoint_host_run17.jsonl"}, "h200x2");
+                                      "raw/checkpoint_host_run17.jsonl", "raw/interference_training_run21.jsonl"}, "h200x2");
     EXPECT_LE(fit.heldout_collectives, 0.05);
     EXPECT_GE(fit.profile.collectives.size(), 6u);  // every op of the harness, NCCL's choice
 }

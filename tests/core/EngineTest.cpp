@@ -26,7 +26,8 @@ struct Rig {
     EngineConfig cfg = [] {
         EngineConfig c;
         c.jitter = false;
-        c.compute_slowdown = 1.25;
+        c.slowdown_transfer = EngineConfig::filled(1.25);
+        c.slowdown_waiting = EngineConfig::filled(1.25);
         c.comm_slowdown = 2.0;
         return c;
     }();
@@ -200,6 +201,76 @@ TEST(Engine, ComputeAndCommSlowEachOtherWhileOverlapped) {
     ASSERT_EQ(tl.collectives.size(), 1u);
     EXPECT_EQ(tl.collectives[0].end, Time::us(30));
     EXPECT_NEAR(double(tl.step_end[0][0].count()), double(Time::us(106).count()), 2.0);
+}
+
+// Rank 0's NCCL kernel is resident from 0 µs but rank 1 arrives at 300 µs: rank 0's 200 µs GEMM runs beside a
+// waiting NCCL kernel, at 1/1.5, and ends at 300 µs; a memory-bound kernel waits at 1/1.1 (its class's factor).
+TEST(Engine, ComputeBesideAWaitingNcclKernelSlowsByItsClass) {
+    for (auto [cls, factor] : {std::pair{KernelClass::gemm, 1.5}, std::pair{KernelClass::memory, 1.1}}) {
+        Rig rig;
+        rig.cfg.slowdown_transfer = EngineConfig::filled(1.25);
+        rig.cfg.slowdown_waiting = EngineConfig::filled(1.0);
+        rig.cfg.slowdown_waiting[std::size_t(KernelClass::gemm)] = 1.5;
+        rig.cfg.slowdown_waiting[std::size_t(KernelClass::memory)] = 1.1;
+        Program p0 = twoStreams(), p1 = twoStreams();
+        p0.ops.push_back(allReduce(p0, 1e6, 1));
+        Op k = kernel(200, 0, 0);
+        k.cls = cls;
+        p0.ops.push_back(k);
+        p0.ops.push_back(stepEnd());
+        p1.ops = {kernel(300, 0)};
+        p1.ops.push_back(allReduce(p1, 1e6, 0));
+        p1.ops.push_back(stepEnd());
+        Workload w = oneGroup({p0, p1});
+        Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+        Time end{};
+        for (const Span& sp : tl.spans)
+            if (sp.rank == 0 && sp.cls == cls) end = sp.end;
+        // the whole kernel runs beside the waiting NCCL kernel (it would end by 300 µs even at 1/1.5)
+        EXPECT_NEAR(double(end.count()), double(Time::us(200 * factor).count()), 2.0) << int(cls);
+    }
+}
+
+// Once the last rank arrives the NCCL kernel moves data: the same GEMM slows at the transfer factor from then on.
+// Rank 1 arrives at 40 µs: 40 µs at 1/1.5 (26.7 µs of work), then α + S/busbw' = 10 + 1e6 B / 50 GB/s = 30 µs at
+// 1/1.25 (24 µs of work) → 70 µs, the remaining 149.3 µs alone → 219.3 µs.
+TEST(Engine, WaitingThenMovingDataChangesTheFactor) {
+    Rig rig;
+    rig.cfg.slowdown_transfer = EngineConfig::filled(1.25);
+    rig.cfg.slowdown_waiting = EngineConfig::filled(1.5);
+    Program p0 = twoStreams(), p1 = twoStreams();
+    p0.ops.push_back(allReduce(p0, 1e6, 1));
+    p0.ops.push_back(kernel(200, 0, 0));
+    p0.ops.push_back(stepEnd());
+    p1.ops = {kernel(40, 0)};
+    p1.ops.push_back(allReduce(p1, 1e6, 0));
+    p1.ops.push_back(stepEnd());
+    Workload w = oneGroup({p0, p1});
+    Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    ASSERT_EQ(tl.collectives.size(), 1u);
+    EXPECT_EQ(tl.collectives[0].start, Time::us(40));
+    EXPECT_EQ(tl.collectives[0].end, Time::us(70));
+    const double end_us = 200 + 40.0 - 40.0 / 1.5 + 30.0 - 30.0 / 1.25;
+    EXPECT_NEAR(double(tl.step_end[0][0].count()), end_us * double(Time::us(1).count()), 2.0);
+}
+
+// engineConfig takes the profile's measured factors by class (memory for every memory-bound class), and the one
+// compute_slowdown for what was not measured.
+TEST(Engine, ConfigTakesSlowdownsByClassElseTheOneFactor) {
+    HardwareProfile prof;
+    prof.interference.compute_slowdown = 1.17;
+    prof.interference.beside_transfer = {1.23, 0.0, 1.18};
+    prof.interference.beside_waiting = {1.42, 1.15, 1.14};
+    const EngineConfig c = engineConfig(prof, false, 1);
+    EXPECT_DOUBLE_EQ(c.slowdown_transfer[std::size_t(KernelClass::gemm)], 1.23);
+    EXPECT_DOUBLE_EQ(c.slowdown_transfer[std::size_t(KernelClass::attention)], 1.17);
+    EXPECT_DOUBLE_EQ(c.slowdown_transfer[std::size_t(KernelClass::optimizer)], 1.18);
+    EXPECT_DOUBLE_EQ(c.slowdown_waiting[std::size_t(KernelClass::gemm)], 1.42);
+    EXPECT_DOUBLE_EQ(c.slowdown_waiting[std::size_t(KernelClass::attention)], 1.15);
+    EXPECT_DOUBLE_EQ(c.slowdown_waiting[std::size_t(KernelClass::copy)], 1.14);
+    EXPECT_DOUBLE_EQ(c.slowdown_waiting[std::size_t(KernelClass::other)], 1.17);
+    const EngineConfig bare = engineConfig(HardwareProfile{}, false, 1);
+    for (double x : bare.slowdown_waiting) EXPECT_DOUBLE_EQ(x, HardwareProfile{}.interference.compute_slowdown);
 }
 
 // A stream waiting on an event recorded after a kernel on another stream starts only when it completes.

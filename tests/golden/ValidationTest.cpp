@@ -18,17 +18,17 @@ ValidationTable rerun() {
 
 // Issue 5's target is a median step-time error ≤ 5% and a worst ≤ 10%, exposed communication within 20%.
 // Against the median of each configuration's runs (up to eight machine starts) this build reaches a median of
-// 4.5% and a worst of 14.9% over 31 configurations (README, "How good are the predictions?"); exposed
-// communication is within 20% on 6 of 17 scored rows, a median error of 0.37 ms. (GEMMs are priced from PyTorch's
+// 4.4% and a worst of 14.8% over 31 configurations (README, "How good are the predictions?"); exposed
+// communication is within 20% on 8 of 17 scored rows, a median error of 0.36 ms. (GEMMs are priced from PyTorch's
 // own calls since run 20, which match the training steps' GEMMs; the DDP rows now show the compute slowdown beside
 // NCCL that the GEMMs' old 12-16% excess hid.) The bounds below hold that line: a change that makes the
 // predictions worse fails here.
 TEST(Validation, MedianStepTimeErrorDoesNotGrow) {
     const ValidationTable t = rerun();
     EXPECT_EQ(t.rows.size(), 31u);
-    EXPECT_LE(t.median_abs_error_pct, 5.0);
+    EXPECT_LE(t.median_abs_error_pct, 4.5);
     EXPECT_LE(t.worst_abs_error_pct, 15.0);
-    EXPECT_GE(t.exposed_within_20pct, 6);
+    EXPECT_GE(t.exposed_within_20pct, 8);
     EXPECT_LE(t.exposed_median_abs_error_ms, 0.40);
 }
 

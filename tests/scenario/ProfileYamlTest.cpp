@@ -92,6 +92,10 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
                        b.links.pcie_pageable_gbps, b.links.nic_gbps, b.links.storage_gbps));
     EXPECT_EQ(std::tie(a.interference.compute_slowdown, a.interference.comm_slowdown),
               std::tie(b.interference.compute_slowdown, b.interference.comm_slowdown));
+    const ClassSlowdown &ta = a.interference.beside_transfer, &tb = b.interference.beside_transfer;
+    const ClassSlowdown &wa = a.interference.beside_waiting, &wb = b.interference.beside_waiting;
+    EXPECT_EQ(std::tie(ta.gemm, ta.attention, ta.memory, wa.gemm, wa.attention, wa.memory),
+              std::tie(tb.gemm, tb.attention, tb.memory, wb.gemm, wb.attention, wb.memory));
     EXPECT_EQ(std::tie(a.jitter.kernel_cv, a.jitter.straggler_cv),
               std::tie(b.jitter.kernel_cv, b.jitter.straggler_cv));
 }
@@ -126,7 +130,7 @@ HardwareProfile oddProfile() {
                              {{0, 1048576, 14.5, 56.84, 0.01}, {1048576, 4294967296.0, 20.25, 348.123, 0.02}}, 0.015});
     p.collectives.push_back({"all_gather", 16, 2, "auto", "auto", "fp32", {{8, 1e12, 30, 40, 0}}, 0});
     p.links = {451.5, 0.75, 54.68054566957162, 19.5, 47.5, 4.5};
-    p.interference = {1.0979, 1.7484};
+    p.interference = {1.0979, 1.7484, {1.2270666074902217, 1.13, 1.177}, {1.419, 1.1527658356248518, 1.1375}};
     p.jitter = {0.015, 0.004};
     return p;
 }
@@ -236,6 +240,15 @@ TEST(ProfileYaml, NegativeRateIsRejected) {
     const std::string text = writeProfile(p);
     EXPECT_EQ(errorOf(text), fmt::format("p.yaml:{}: links.nic_gbps: expected a positive number, got -48",
                                          lineOf(text, "nic_gbps:")));
+}
+
+// A class's slowdown beside NCCL is 0 (not measured) or a factor >= 1; anything else names its key.
+TEST(ProfileYaml, ClassSlowdownBelowOneIsRejected) {
+    HardwareProfile p = builtinProfile("h200-sxm");
+    p.interference.beside_waiting.memory = 0.9;
+    const std::string text = writeProfile(p);
+    EXPECT_EQ(errorOf(text), fmt::format("p.yaml:{}: interference.beside_waiting.memory: expected a slowdown factor >= 1, got 0.9",
+                                         lineOf(text, "memory: 0.9")));
 }
 
 TEST(ProfileYaml, GemmPointAbovePeakIsRejected) {
