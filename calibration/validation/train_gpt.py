@@ -175,6 +175,27 @@ def ddp_logging(model) -> dict:
 
 
 # --------------------------------------------------------------------------------- one config
+def steady_gaps(events, step_ms):
+    """Busy and idle time of consecutive steps' device events (sorted (start, end, name, ...)), and the 12
+    longest idle gaps with the names of the operations either side."""
+    busy = trace_metrics.merge([(a, b) for a, b, *_ in events])
+    span = busy[-1][1] - busy[0][0] if busy else 0.0
+    busy_us = sum(b - a for a, b in busy)
+    gaps = []
+    last_end, last_name = None, ""
+    for a, b, name, *_ in events:
+        if last_end is not None and a > last_end:
+            gaps.append((a - last_end, last_name[:80], name[:80]))
+        if last_end is None or b > last_end:
+            last_end, last_name = b, name
+    gaps.sort(reverse=True)
+    n = max(1, len(step_ms))
+    return {"steps": len(step_ms), "step_time_ms": step_ms, "window_ms": span / 1e3, "busy_ms_per_step": busy_us / 1e3 / n,
+            "idle_ms_per_step": (span - busy_us) / 1e3 / n,
+            "idle_over_20us_ms_per_step": sum(g for g, *_ in gaps if g > 20) / 1e3 / n,
+            "largest_gaps": [{"us": g, "after": x, "before": y} for g, x, y in gaps[:12]]}
+
+
 def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
     dev = torch.device("cuda", local_rank)
     t_setup = time.perf_counter()
@@ -316,6 +337,29 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
         os.unlink(trace_path)
     out["profile_s"] = time.perf_counter() - tp0
 
+    # --steady-steps N: N consecutive steps profiled with CUDA activity only and no synchronization or sleep in
+    # between, as the timed steps run: where the GPU idles in steady state (rank 0), the largest gaps with the
+    # kernels either side.
+    if args.steady_steps > 0:
+        fd, steady_path = tempfile.mkstemp(prefix=f"steady-{c['id']}-", suffix=".json")
+        os.close(fd)
+        ev = [torch.cuda.Event(enable_timing=True) for _ in range(args.steady_steps + 1)]
+        for _ in range(2):
+            step()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as sprof:
+            for i in range(args.steady_steps):
+                ev[i].record()
+                step()
+            ev[-1].record()
+            torch.cuda.synchronize()
+        if rank == 0:
+            sprof.export_chrome_trace(steady_path)
+            with open(steady_path) as f:
+                dev_ev = trace_metrics.device_events(json.load(f))  # this process's GPU only
+            out["steady"] = steady_gaps(dev_ev, [ev[i].elapsed_time(ev[i + 1]) for i in range(args.steady_steps)])
+        os.unlink(steady_path)
+
     out["peak_memory_gib"] = torch.cuda.max_memory_allocated(dev) / 2**30
     out["peak_reserved_gib"] = torch.cuda.max_memory_reserved(dev) / 2**30
     if world > 1:  # every rank's median and peak memory, to see skew between ranks
@@ -342,6 +386,8 @@ def main(argv=None) -> int:
     ap.add_argument("--timed-seconds", type=float, default=1.5,
                     help="aim for this much timed work (between min and max steps)")
     ap.add_argument("--profile-steps", type=int, default=2)
+    ap.add_argument("--steady-steps", type=int, default=0,
+                    help="also profile this many consecutive steps, CUDA only and unsynchronized (rank 0's idle gaps)")
     ap.add_argument("--max-memory-gib", type=float, default=120.0,
                     help="skip a configuration whose rough memory estimate is larger")
     ap.add_argument("--nccl-timeout-s", type=int, default=120)

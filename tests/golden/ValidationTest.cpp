@@ -17,7 +17,7 @@ ValidationTable rerun() {
 }
 
 // Issue 5's target is a median step-time error ≤ 5% and a worst ≤ 10%, exposed communication within 20%.
-// Against the median of each configuration's runs (up to eight machine starts) this build reaches a median of
+// Against the median of each configuration's runs (up to nine machine starts) this build reaches a median of
 // 4.4% and a worst of 14.8% over 31 configurations (README, "How good are the predictions?"); exposed
 // communication is within 20% on 8 of 17 scored rows, a median error of 0.36 ms. (GEMMs are priced from PyTorch's
 // own calls since run 20, which match the training steps' GEMMs; the DDP rows now show the compute slowdown beside
