@@ -57,6 +57,9 @@ def main() -> int:
                      "overlap_ratio": primary.get("overlap_ratio"),
                      "span_ms": primary.get("span_ms"),
                      "profile_mode": r["profile"].get("mode", "cpu and cuda")})
+                if "exposed_comm_ms" in r.get("steady", {}):  # consecutive steps profiled unsynchronized
+                    repeats[r["id"]][-1].update({"steady_exposed_comm_ms": r["steady"]["exposed_comm_ms"],
+                                                 "steady_overlap_ratio": r["steady"]["overlap_ratio"]})
     out = []
     for c in cfgmod.CONFIGS:
         r = recs.get(c["id"]) or failures.get(c["id"])

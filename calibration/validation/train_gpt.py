@@ -176,8 +176,9 @@ def ddp_logging(model) -> dict:
 
 # --------------------------------------------------------------------------------- one config
 def steady_gaps(events, step_ms):
-    """Busy and idle time of consecutive steps' device events (sorted (start, end, name, ...)), and the 12
-    longest idle gaps with the names of the operations either side."""
+    """Busy and idle time of consecutive steps' device events (sorted (start, end, name, ...)), the compute,
+    communication, overlap and exposed communication per step (as trace_metrics.step_metrics counts them), and
+    the 12 longest idle gaps with the names of the operations either side."""
     busy = trace_metrics.merge([(a, b) for a, b, *_ in events])
     span = busy[-1][1] - busy[0][0] if busy else 0.0
     busy_us = sum(b - a for a, b in busy)
@@ -190,7 +191,10 @@ def steady_gaps(events, step_ms):
             last_end, last_name = b, name
     gaps.sort(reverse=True)
     n = max(1, len(step_ms))
-    return {"steps": len(step_ms), "step_time_ms": step_ms, "window_ms": span / 1e3, "busy_ms_per_step": busy_us / 1e3 / n,
+    m = trace_metrics.step_metrics(events)  # over the whole window: communication figures per step below
+    comm = {k: m[k] / n for k in ("compute_ms", "comm_ms", "overlap_ms", "exposed_comm_ms")} if events else {}
+    comm["overlap_ratio"] = m.get("overlap_ratio", 0.0)
+    return {**comm, "steps": len(step_ms), "step_time_ms": step_ms, "window_ms": span / 1e3, "busy_ms_per_step": busy_us / 1e3 / n,
             "idle_ms_per_step": (span - busy_us) / 1e3 / n,
             "idle_over_20us_ms_per_step": sum(g for g, *_ in gaps if g > 20) / 1e3 / n,
             "largest_gaps": [{"us": g, "after": x, "before": y} for g, x, y in gaps[:12]]}

@@ -53,6 +53,13 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
             bool cuda_only;
         };
         std::vector<CommProfile> profiles;
+        // Steady state (train_gpt.py --steady-steps: consecutive steps profiled unsynchronized, as the timed steps
+        // run): exposed comm and overlap ratio per step, from the first run and each repeat that has them.
+        std::vector<double> steady_exposed, steady_overlap;
+        if (j.contains("steady") && j["steady"].contains("exposed_comm_ms")) {
+            steady_exposed.push_back(j["steady"].value("exposed_comm_ms", 0.0));
+            steady_overlap.push_back(j["steady"].value("overlap_ratio", 0.0));
+        }
         if (j.contains("profile") && j["profile"].contains("primary")) {
             const nlohmann::json& p = j["profile"]["primary"];
             profiles.push_back({r.run_ms.front(), p.value("span_ms", 0.0), p.value("exposed_comm_ms", 0.0),
@@ -62,6 +69,10 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
         if (j.contains("step_time_ms_repeats") && j["step_time_ms_repeats"].is_array())
             for (const auto& rep : j["step_time_ms_repeats"]) {
                 r.run_ms.push_back(rep.value("median", 0.0));
+                if (rep.contains("steady_exposed_comm_ms")) {
+                    steady_exposed.push_back(rep.value("steady_exposed_comm_ms", 0.0));
+                    steady_overlap.push_back(rep.value("steady_overlap_ratio", 0.0));
+                }
                 if (rep.contains("span_ms") && rep["span_ms"].is_number())
                     profiles.push_back({r.run_ms.back(), rep.value("span_ms", 0.0), rep.value("exposed_comm_ms", 0.0),
                                         rep.value("overlap_ratio", 0.0),
@@ -76,7 +87,13 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
         const Simulation sim = simulate(sc, resolveProfile(sc.cluster, scenario.string()));
         r.predicted_ms = sim.results.step_time_ms;
         r.error_pct = 100.0 * (r.predicted_ms - r.measured_ms) / r.measured_ms;
-        if (r.gpus > 1 && !profiles.empty()) {
+        if (r.gpus > 1 && !steady_exposed.empty()) {
+            r.steady_runs = static_cast<int>(steady_exposed.size());
+            r.comm_trusted = true;
+            r.measured_exposed_ms = median(steady_exposed);
+            r.measured_overlap = median(steady_overlap);
+        } else if (r.gpus > 1 && !profiles.empty()) {
+            // One isolated profiled step: the first within 10% of its run's step, CUDA-only preferred.
             auto trusted = [](const CommProfile& c) {
                 return c.span_ms > 0 && std::abs(c.span_ms - c.step_ms) <= 0.10 * c.step_ms;
             };
@@ -86,6 +103,8 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
             r.comm_trusted = trusted(*use);
             r.measured_exposed_ms = use->exposed_ms;
             r.measured_overlap = use->overlap;
+        }
+        if (r.measured_exposed_ms) {
             r.predicted_exposed_ms = sim.results.exposed_comm_ms;
             r.predicted_overlap = sim.results.overlap_ratio;
             if (r.comm_trusted) {
@@ -113,7 +132,7 @@ std::string toMarkdown(const ValidationTable& t) {
     for (const ValidationRow& r : t.rows) {
         std::string exposed = "–", overlap = "–";
         if (r.measured_exposed_ms) {
-            const char* mark = r.comm_trusted ? "" : " †";
+            const char* mark = r.steady_runs > 0 ? " ‡" : (r.comm_trusted ? "" : " †");
             exposed = fmt::format("{:.2f} / {:.2f}{}", *r.measured_exposed_ms, *r.predicted_exposed_ms, mark);
             overlap = fmt::format("{:.3f} / {:.3f}{}", *r.measured_overlap, *r.predicted_overlap, mark);
         }
@@ -133,6 +152,8 @@ std::string toMarkdown(const ValidationTable& t) {
                      t.exposed_scored, t.exposed_within_20pct, t.exposed_median_abs_error_ms);
     s += "Measured step: the median over runs of each run's median step; \"runs\" lists them when a configuration "
          "ran more than once (another machine start, or CUDA-only profiling).\n";
+    s += "Measured communication: ‡ the median over runs that profiled consecutive steps unsynchronized, as the timed "
+         "steps run (train_gpt.py --steady-steps); otherwise one isolated profiled step's.\n";
     s += "† the profiled step ran more than 10% longer than the timed step (profiler overhead on a host-bound step): "
          "its measured communication figures are inflated and not used as a reference.\n";
     return s;
@@ -147,7 +168,8 @@ nlohmann::ordered_json toJson(const ValidationTable& t) {
                                  {"predicted_step_time_ms", r.predicted_ms},
                                  {"error_pct", r.error_pct},
                                  {"run_step_time_ms", r.run_ms},
-                                 {"comm_trusted", r.comm_trusted}};
+                                 {"comm_trusted", r.comm_trusted},
+                                 {"comm_steady_runs", r.steady_runs}};
         if (r.measured_exposed_ms) {
             j["measured_exposed_comm_ms"] = *r.measured_exposed_ms;
             j["predicted_exposed_comm_ms"] = *r.predicted_exposed_ms;

@@ -27,6 +27,7 @@ struct ValidationRow {
     double measured_ms = 0.0, predicted_ms = 0.0, error_pct = 0.0;
     std::vector<double> run_ms;                  // each run's median step, first run first
     bool comm_trusted = false;                   // the comm figures come from a profile within 10% of its step
+    int steady_runs = 0;                         // or, when > 0, the median over this many steady-state profiles
     std::optional<double> measured_exposed_ms, predicted_exposed_ms;
     std::optional<double> measured_overlap, predicted_overlap;
 };

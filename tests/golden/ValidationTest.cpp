@@ -49,5 +49,29 @@ TEST(Validation, CommittedTableMatchesThisBuild) {
     }
 }
 
+// Exposed communication measured in steady state (consecutive steps profiled unsynchronized) is the reference when
+// any run has it: the median over those runs, whatever the isolated profiled steps read.
+TEST(Validation, SteadyStateCommFiguresWinOverAnIsolatedProfiledStep) {
+    const auto file = std::filesystem::temp_directory_path() / "stepsim_validation_steady.jsonl";
+    std::ofstream(file)
+        << R"({"id":"d2-l6-h1024-s2048-mb8-b25","status":"ok","step_time_ms":{"median":40.1},)"
+           R"("profile":{"mode":"cuda only, gap-split steps","primary":{"span_ms":40.0,"exposed_comm_ms":9.0,"overlap_ratio":0.5}},)"
+           R"("steady":{"exposed_comm_ms":0.6,"overlap_ratio":0.08},)"
+           R"("step_time_ms_repeats":[{"median":40.0,"span_ms":40.0,"exposed_comm_ms":8.0,"overlap_ratio":0.4,)"
+           R"("profile_mode":"cuda only, gap-split steps","steady_exposed_comm_ms":0.5,"steady_overlap_ratio":0.07},)"
+           R"({"median":40.2,"span_ms":40.1,"exposed_comm_ms":7.0,"overlap_ratio":0.3,"profile_mode":"cuda only, gap-split steps",)"
+           R"("steady_exposed_comm_ms":0.7,"steady_overlap_ratio":0.09}]})" "\n"
+        << R"({"id":"d2-l24-h2048-s2048-mb4-b25","status":"ok","step_time_ms":{"median":169.9},)"
+           R"("profile":{"mode":"cuda only, gap-split steps","primary":{"span_ms":167.3,"exposed_comm_ms":1.08,"overlap_ratio":0.15}}})" "\n";
+    const ValidationTable t = validate(file, kSrc / "scenarios/validation");
+    ASSERT_EQ(t.rows.size(), 2u);
+    EXPECT_EQ(t.rows[0].steady_runs, 3);
+    EXPECT_DOUBLE_EQ(*t.rows[0].measured_exposed_ms, 0.6);
+    EXPECT_DOUBLE_EQ(*t.rows[0].measured_overlap, 0.08);
+    EXPECT_TRUE(t.rows[0].comm_trusted);
+    EXPECT_EQ(t.rows[1].steady_runs, 0);  // no steady profile: the isolated step's figures
+    EXPECT_DOUBLE_EQ(*t.rows[1].measured_exposed_ms, 1.08);
+}
+
 }  // namespace
 }  // namespace stepsim
