@@ -16,6 +16,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -59,7 +60,8 @@ def main() -> int:
                      "profile_mode": r["profile"].get("mode", "cpu and cuda")})
                 if "exposed_comm_ms" in r.get("steady", {}):  # consecutive steps profiled unsynchronized
                     repeats[r["id"]][-1].update({"steady_exposed_comm_ms": r["steady"]["exposed_comm_ms"],
-                                                 "steady_overlap_ratio": r["steady"]["overlap_ratio"]})
+                                                 "steady_overlap_ratio": r["steady"]["overlap_ratio"],
+                                                 "steady_step_ms": statistics.median(r["steady"]["step_time_ms"])})
     out = []
     for c in cfgmod.CONFIGS:
         r = recs.get(c["id"]) or failures.get(c["id"])

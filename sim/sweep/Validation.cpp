@@ -54,11 +54,19 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
         };
         std::vector<CommProfile> profiles;
         // Steady state (train_gpt.py --steady-steps: consecutive steps profiled unsynchronized, as the timed steps
-        // run): exposed comm and overlap ratio per step, from the first run and each repeat that has them.
+        // run): exposed comm and overlap ratio per step, from the first run and each repeat that has them, when the
+        // profiled steps ran within 10% of the run's timed step (the profiler's per-launch cost slows host-bound
+        // steps, and their overlap with them).
         std::vector<double> steady_exposed, steady_overlap;
+        auto steadyTrusted = [](double profiled_ms, double timed_ms) {
+            return profiled_ms > 0 && std::abs(profiled_ms - timed_ms) <= 0.10 * timed_ms;
+        };
         if (j.contains("steady") && j["steady"].contains("exposed_comm_ms")) {
-            steady_exposed.push_back(j["steady"].value("exposed_comm_ms", 0.0));
-            steady_overlap.push_back(j["steady"].value("overlap_ratio", 0.0));
+            std::vector<double> steps = j["steady"].value("step_time_ms", std::vector<double>{});
+            if (!steps.empty() && steadyTrusted(median(steps), r.run_ms.front())) {
+                steady_exposed.push_back(j["steady"].value("exposed_comm_ms", 0.0));
+                steady_overlap.push_back(j["steady"].value("overlap_ratio", 0.0));
+            }
         }
         if (j.contains("profile") && j["profile"].contains("primary")) {
             const nlohmann::json& p = j["profile"]["primary"];
@@ -69,7 +77,7 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
         if (j.contains("step_time_ms_repeats") && j["step_time_ms_repeats"].is_array())
             for (const auto& rep : j["step_time_ms_repeats"]) {
                 r.run_ms.push_back(rep.value("median", 0.0));
-                if (rep.contains("steady_exposed_comm_ms")) {
+                if (rep.contains("steady_exposed_comm_ms") && steadyTrusted(rep.value("steady_step_ms", 0.0), r.run_ms.back())) {
                     steady_exposed.push_back(rep.value("steady_exposed_comm_ms", 0.0));
                     steady_overlap.push_back(rep.value("steady_overlap_ratio", 0.0));
                 }
@@ -153,7 +161,8 @@ std::string toMarkdown(const ValidationTable& t) {
     s += "Measured step: the median over runs of each run's median step; \"runs\" lists them when a configuration "
          "ran more than once (another machine start, or CUDA-only profiling).\n";
     s += "Measured communication: ‡ the median over runs that profiled consecutive steps unsynchronized, as the timed "
-         "steps run (train_gpt.py --steady-steps); otherwise one isolated profiled step's.\n";
+         "steps run (train_gpt.py --steady-steps), at a step within 10% of the run's timed step; otherwise one isolated "
+         "profiled step's.\n";
     s += "† the profiled step ran more than 10% longer than the timed step (profiler overhead on a host-bound step): "
          "its measured communication figures are inflated and not used as a reference.\n";
     return s;
