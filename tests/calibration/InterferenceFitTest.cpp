@@ -1,45 +1,14 @@
-// A training step's kernels beside NCCL (interference_training.py): the raw records and the fit's median
-// slowdown by kernel class and by what the NCCL kernel is doing.
+// A training step's kernels beside NCCL (interference_training.py): the fit's median slowdown by kernel class and
+// by what the NCCL kernel is doing (the raw records' reading: RawDataTest.cpp).
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 
 #include <gtest/gtest.h>
 
 #include "calibration/fit/ProfileFit.hpp"
 #include "calibration/fit/RawData.hpp"
-#include "sim/core/InputError.hpp"
 
 namespace stepsim {
 namespace {
-
-std::filesystem::path writeTemp(const std::string& name, const std::string& text) {
-    const auto p = std::filesystem::temp_directory_path() / name;
-    std::ofstream(p) << text;
-    return p;
-}
-
-// Records without with_comm_us (the all-reduce chain did not cover the calls) carry nothing to fit.
-TEST(InterferenceFit, UncoveredRecordsAreSkipped) {
-    const auto p = writeTemp("stepsim_raw_itrain.jsonl",
-        R"({"kind":"interference_training","mode":"waiting","class":"gemm","op":"a","rank":0,"alone_us":100,"with_comm_us":142})" "\n"
-        R"({"kind":"interference_training","mode":"waiting","class":"gemm","op":"a","rank":1,"alone_us":100,"covered_reps":5})" "\n");
-    const RawData d = readRaw({p});
-    ASSERT_EQ(d.step_interference.size(), 1u);
-    EXPECT_EQ(d.step_interference[0].mode, "waiting");
-    EXPECT_DOUBLE_EQ(d.step_interference[0].with_comm_us, 142.0);
-}
-
-TEST(InterferenceFit, UnknownModeNamesTheKey) {
-    const auto p = writeTemp("stepsim_raw_itrain_bad.jsonl",
-        R"({"kind":"interference_training","mode":"idle","class":"gemm","op":"a","alone_us":100,"with_comm_us":142})" "\n");
-    try {
-        readRaw({p});
-        FAIL() << "expected an InputError";
-    } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find("stepsim_raw_itrain_bad.jsonl:1: mode"), std::string::npos) << e.what();
-    }
-}
 
 RawStepInterference rec(const std::string& mode, const std::string& cls, double slowdown) {
     return {mode, cls, "op", 100.0, 100.0 * slowdown};

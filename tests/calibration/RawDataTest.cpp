@@ -102,6 +102,28 @@ TEST(RawData, StepModeGemmWithoutItsBackToBackTimeNamesTheKey) {
     }
 }
 
+// Records without with_comm_us (the all-reduce chain did not cover the calls) carry nothing to fit.
+TEST(RawData, UncoveredInterferenceTrainingRecordsAreSkipped) {
+    const auto p = writeTemp("stepsim_raw_itrain.jsonl",
+        R"({"kind":"interference_training","mode":"waiting","class":"gemm","op":"a","rank":0,"alone_us":100,"with_comm_us":142})" "\n"
+        R"({"kind":"interference_training","mode":"waiting","class":"gemm","op":"a","rank":1,"alone_us":100,"covered_reps":5})" "\n");
+    const RawData d = readRaw({p});
+    ASSERT_EQ(d.step_interference.size(), 1u);
+    EXPECT_EQ(d.step_interference[0].mode, "waiting");
+    EXPECT_DOUBLE_EQ(d.step_interference[0].with_comm_us, 142.0);
+}
+
+TEST(RawData, InterferenceTrainingWithAnUnknownModeNamesTheKey) {
+    const auto p = writeTemp("stepsim_raw_itrain_bad.jsonl",
+        R"({"kind":"interference_training","mode":"idle","class":"gemm","op":"a","alone_us":100,"with_comm_us":142})" "\n");
+    try {
+        readRaw({p});
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("stepsim_raw_itrain_bad.jsonl:1: mode"), std::string::npos) << e.what();
+    }
+}
+
 TEST(RawData, CheckpointHostWithoutAModeNamesTheKey) {
     const auto p = writeTemp("stepsim_raw_ckpt.jsonl",
         R"({"kind":"checkpoint_host","plain_forward_us_per_kernel":25,)"

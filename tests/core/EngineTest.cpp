@@ -62,6 +62,23 @@ Op stepEnd(std::uint8_t stream = 0) {
     op.stream = stream;
     return op;
 }
+
+// A rank that runs one kernel of `compute_us` and then joins an all-reduce of `bytes` on the same stream.
+Program computeThenAllReduce(double compute_us, double bytes) {
+    Program p = twoStreams();
+    p.ops = {kernel(compute_us, 0)};
+    p.ops.push_back(allReduce(p, bytes, 0));
+    p.ops.push_back(stepEnd());
+    return p;
+}
+// A rank whose all-reduce of `bytes` is resident on its NCCL stream from 0 while `k` runs on its compute stream.
+Program allReduceBeside(const Op& k, double bytes) {
+    Program p = twoStreams();
+    p.ops.push_back(allReduce(p, bytes, 1));
+    p.ops.push_back(k);
+    p.ops.push_back(stepEnd());
+    return p;
+}
 Workload oneGroup(std::vector<Program> programs) {
     Workload w;
     w.programs = std::move(programs);
@@ -167,14 +184,7 @@ TEST(Engine, HostBoundKernelsWaitForTheirLaunch) {
 // α + S/busbw = 10 + 1e6 B / 100 GB/s = 20 µs; rank 0's NCCL kernel is resident (busy) from 100 µs.
 TEST(Engine, CollectiveStartsWhenTheLastRankArrives) {
     Rig rig;
-    Program p0 = twoStreams(), p1 = twoStreams();
-    p0.ops = {kernel(100, 0)};
-    p0.ops.push_back(allReduce(p0, 1e6, 0));
-    p0.ops.push_back(stepEnd());
-    p1.ops = {kernel(300, 0)};
-    p1.ops.push_back(allReduce(p1, 1e6, 0));
-    p1.ops.push_back(stepEnd());
-    Workload w = oneGroup({p0, p1});
+    Workload w = oneGroup({computeThenAllReduce(100, 1e6), computeThenAllReduce(300, 1e6)});
     Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
     ASSERT_EQ(tl.collectives.size(), 1u);
     EXPECT_EQ(tl.collectives[0].first_arrival, Time::us(100));
@@ -212,16 +222,9 @@ TEST(Engine, ComputeBesideAWaitingNcclKernelSlowsByItsClass) {
         rig.cfg.slowdown_waiting = EngineConfig::filled(1.0);
         rig.cfg.slowdown_waiting[std::size_t(KernelClass::gemm)] = 1.5;
         rig.cfg.slowdown_waiting[std::size_t(KernelClass::memory)] = 1.1;
-        Program p0 = twoStreams(), p1 = twoStreams();
-        p0.ops.push_back(allReduce(p0, 1e6, 1));
         Op k = kernel(200, 0, 0);
         k.cls = cls;
-        p0.ops.push_back(k);
-        p0.ops.push_back(stepEnd());
-        p1.ops = {kernel(300, 0)};
-        p1.ops.push_back(allReduce(p1, 1e6, 0));
-        p1.ops.push_back(stepEnd());
-        Workload w = oneGroup({p0, p1});
+        Workload w = oneGroup({allReduceBeside(k, 1e6), computeThenAllReduce(300, 1e6)});
         Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
         Time end{};
         for (const Span& sp : tl.spans)
@@ -238,14 +241,7 @@ TEST(Engine, WaitingThenMovingDataChangesTheFactor) {
     Rig rig;
     rig.cfg.slowdown_transfer = EngineConfig::filled(1.25);
     rig.cfg.slowdown_waiting = EngineConfig::filled(1.5);
-    Program p0 = twoStreams(), p1 = twoStreams();
-    p0.ops.push_back(allReduce(p0, 1e6, 1));
-    p0.ops.push_back(kernel(200, 0, 0));
-    p0.ops.push_back(stepEnd());
-    p1.ops = {kernel(40, 0)};
-    p1.ops.push_back(allReduce(p1, 1e6, 0));
-    p1.ops.push_back(stepEnd());
-    Workload w = oneGroup({p0, p1});
+    Workload w = oneGroup({allReduceBeside(kernel(200, 0, 0), 1e6), computeThenAllReduce(40, 1e6)});
     Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
     ASSERT_EQ(tl.collectives.size(), 1u);
     EXPECT_EQ(tl.collectives[0].start, Time::us(40));
