@@ -10,14 +10,13 @@ a spin kernel until the host has queued them (timing.looped), 7 repetitions, med
 input sets (operands cold in L2), with --hot on one input set (operands L2-resident, as a narrow model's
 activations and weights are when the previous kernel has just written them).
 
---step (source "pytorch-step"): the GPU's power state as a training step sets it. A long stretch of GEMMs alone
-(the harness's grid, or the loop above on large shapes) draws the board's power cap and lowers the SM clock,
-while a step alternates GEMMs with memory-bound kernels and its GEMMs run faster (calibration/profiles/h200x2/
-RUNS.md, difference 3). Each GEMM is timed alone between two events, each followed by a memory-bound add of about
-its own duration, after about 0.1 s of the same alternation (so the power state has settled); hidden 768 to 8192,
-tokens 2048 to 16384. The back-to-back time of the same shape is kept beside it (`back_to_back_us`). When the
-host cannot queue a GEMM and its add faster than the GPU runs them (small shapes), the timed pairs are queued
-behind a spin kernel first (`held`: true), so the events never time the host.
+--step (source "pytorch-step"): the transformer grid, hidden 768 to 8192, tokens 2048 to 16384, each shape timed
+twice. `back_to_back_us`: as above (3 repetitions). `time_us`: each GEMM alone between two events, followed by a
+memory-bound add of about its own duration, after about 0.1 s of the same alternation, to see whether a step's
+mix of kernels (a power state other than a long GEMM stretch's) changes GEMM speed; when the host cannot queue a
+GEMM and its add faster than the GPU runs them (small shapes), the timed pairs are queued behind a spin kernel
+first (`held`: true), so the events never time the host. Against real training steps the back-to-back time is
+the closer (calibration/profiles/h200x2/COMMAND.md, section 7), and `stepsim calibrate fit` takes it.
 
 Writes JSON Lines {"kind": "gemm", "source", "dtype": "bf16", "m", "n", "k", "time_us", "tflops", ...}.
 Usage: python3 gemm_training_shapes.py --out FILE [--hot | --step] [--deadline-s S]

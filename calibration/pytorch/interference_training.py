@@ -5,14 +5,15 @@ The harness's interference bench (calibration/bench, group interference) runs on
 all-reduce. A DDP step runs PyTorch's own kernels beside a chain of bucket-sized all-reduces, and those kernels
 lose more: cuBLAS's persistent GEMMs launch one CTA per SM, so the SMs an NCCL kernel holds (one block per channel)
 push part of the grid into a second wave, and memory-bound kernels share HBM with the reduction. In a profiled
-two-GPU step (d2-l24-h2048-s2048-mb4-b25) GEMMs wholly inside an NCCL kernel ran 1.53x as long as the same
-kernels outside, memory-bound kernels 1.29x.
+two-GPU step (d2-l24-h2048-s2048-mb4-b25) the GEMMs wholly inside an NCCL kernel ran 1.72x as long as the same
+GEMMs of the one-GPU step (aligned kernel by kernel), those outside 1.05x.
 
 Under torchrun with two processes, each kernel below (GEMMs of transformer linears in the forms a step runs,
 SDPA attention, memory-bound elementwise and norm kernels) is timed on the compute stream over 20 calls between two
 CUDA events, the stream held behind a spin kernel until they are queued (timing.looped): alone, then with a chain
-of all-reduces of one DDP bucket (25 MiB of fp32 gradients) issued just before on a second stream, long enough to
-cover the 20 calls (both ranks issue the same number). The chain's own time with and without the compute is
+of all-reduces of one DDP bucket (25 MiB of fp32 gradients) on a second stream, started shortly before the calls
+and long enough to cover them (both ranks issue the same number; a record without `with_comm_us` is a kernel the
+chain did not cover). The chain's own time with and without the compute is
 kept too. Two modes: "transfer", both ranks in the chain at once (NCCL moving data all along), and "waiting",
 rank 1 joining one all-reduce only after its calls, so rank 0's NCCL kernel sits resident, polling for its peer,
 through rank 0's calls, as when DDP's ranks drift apart (rank 0's slowdown only).

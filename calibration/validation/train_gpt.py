@@ -194,8 +194,8 @@ def steady_gaps(events, step_ms):
     m = trace_metrics.step_metrics(events)  # over the whole window: communication figures per step below
     comm = {k: m[k] / n for k in ("compute_ms", "comm_ms", "overlap_ms", "exposed_comm_ms")} if events else {}
     comm["overlap_ratio"] = m.get("overlap_ratio", 0.0)
-    return {**comm, "steps": len(step_ms), "step_time_ms": step_ms, "window_ms": span / 1e3, "busy_ms_per_step": busy_us / 1e3 / n,
-            "idle_ms_per_step": (span - busy_us) / 1e3 / n,
+    return {**comm, "steps": len(step_ms), "step_time_ms": step_ms, "window_ms": span / 1e3,
+            "busy_ms_per_step": busy_us / 1e3 / n, "idle_ms_per_step": (span - busy_us) / 1e3 / n,
             "idle_over_20us_ms_per_step": sum(g for g, *_ in gaps if g > 20) / 1e3 / n,
             "largest_gaps": [{"us": g, "after": x, "before": y} for g, x, y in gaps[:12]]}
 
@@ -342,8 +342,8 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
     out["profile_s"] = time.perf_counter() - tp0
 
     # --steady-steps N: N consecutive steps profiled with CUDA activity only and no synchronization or sleep in
-    # between, as the timed steps run: where the GPU idles in steady state (rank 0), the largest gaps with the
-    # kernels either side.
+    # between, as the timed steps run: rank 0's compute, communication, overlap and exposed communication per step
+    # in steady state, its idle time and the largest gaps with the kernels either side.
     if args.steady_steps > 0:
         fd, steady_path = tempfile.mkstemp(prefix=f"steady-{c['id']}-", suffix=".json")
         os.close(fd)
@@ -391,7 +391,8 @@ def main(argv=None) -> int:
                     help="aim for this much timed work (between min and max steps)")
     ap.add_argument("--profile-steps", type=int, default=2)
     ap.add_argument("--steady-steps", type=int, default=0,
-                    help="also profile this many consecutive steps, CUDA only and unsynchronized (rank 0's idle gaps)")
+                    help="also profile this many consecutive steps, CUDA only and unsynchronized (rank 0's "
+                         "steady-state comm figures and idle gaps)")
     ap.add_argument("--max-memory-gib", type=float, default=120.0,
                     help="skip a configuration whose rough memory estimate is larger")
     ap.add_argument("--nccl-timeout-s", type=int, default=120)

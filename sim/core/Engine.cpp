@@ -262,8 +262,8 @@ void Engine::refreshCompute(int gpu) {
     for (std::uint32_t slot : g.computing) {
         StreamState& st = streams_[slot];
         const std::size_t cls = std::size_t(w_.programs[st.rank].ops[st.op].cls);
-        const double slowdown = std::max(waiting ? cfg_.slowdown_waiting[cls] : 1.0, moving ? cfg_.slowdown_transfer[cls] : 1.0);
-        const double rate = share / slowdown;
+        const double rate = share / std::max(waiting ? cfg_.slowdown_waiting[cls] : 1.0,
+                                             moving ? cfg_.slowdown_transfer[cls] : 1.0);
         if (st.rate == rate) continue;
         st.remaining = std::max(0.0, st.remaining - st.rate * (now_ - st.last).seconds());
         st.last = now_;

@@ -165,7 +165,6 @@ struct ClassSlowdown {
     double gemm = 0.0;
     double attention = 0.0;
     double memory = 0.0;
-    bool any() const { return gemm > 0 || attention > 0 || memory > 0; }
 };
 
 // Slowdown of each side while a compute kernel and an NCCL kernel run at once on one GPU

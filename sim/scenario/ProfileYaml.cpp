@@ -396,7 +396,8 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
     slowdown("interference.comm_slowdown", p.interference.comm_slowdown);
     for (const auto& [name, c] : {std::pair{"beside_transfer", p.interference.beside_transfer},
                                   std::pair{"beside_waiting", p.interference.beside_waiting}})
-        for (const auto& [cls, x] : {std::pair{"gemm", c.gemm}, std::pair{"attention", c.attention}, std::pair{"memory", c.memory}})
+        for (const auto& [cls, x] :
+             {std::pair{"gemm", c.gemm}, std::pair{"attention", c.attention}, std::pair{"memory", c.memory}})
             if (x != 0) slowdown(fmt::format("interference.{}.{}", name, cls), x);  // 0: not measured
 
     nonNegative("jitter.kernel_cv", p.jitter.kernel_cv);
