@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <span>
 #include <sstream>
 
@@ -466,8 +468,15 @@ std::vector<std::string> builtinProfileNames() {
 }
 
 HardwareProfile builtinProfile(const std::string& name) {
+    // The built-in texts never change: each is parsed once (a measured profile holds hundreds of GEMM points, and
+    // `stepsim validate` or a sweep resolves one per scenario).
+    static std::mutex mutex;
+    static std::map<std::string, HardwareProfile> parsed;
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = parsed.find(name); it != parsed.end()) return it->second;
     for (const auto& b : builtinTexts())
-        if (b.name == name) return parseProfile(b.yaml, std::string(b.path) + " (built in)");
+        if (b.name == name)
+            return parsed.emplace(name, parseProfile(b.yaml, std::string(b.path) + " (built in)")).first->second;
     std::string known;
     for (const auto& n : builtinProfileNames()) known += (known.empty() ? "" : ", ") + n;
     throw InputError(fmt::format("no built-in profile '{}'; the built-ins are {}", name, known));
