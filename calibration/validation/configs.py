@@ -84,6 +84,9 @@ CONFIGS = [
     # gradient accumulation (no_sync on all but the last micro-step)
     _cfg("d2-l24-h1024-s2048-mb4-b25-ga2", 2, 24, 1024, 16, 2048, 4, grad_accum=2),
     _cfg("d2-l24-h2048-s1024-mb2-b25-ga4", 2, 24, 2048, 16, 1024, 2, grad_accum=4),
+    # activation checkpointing under DDP (the 1.4B model): full and selective
+    _cfg("d2-l24-h2048-s2048-mb4-b25-acfull", 2, 24, 2048, 16, 2048, 4, activation_checkpointing="full"),
+    _cfg("d2-l24-h2048-s2048-mb4-b25-acsel", 2, 24, 2048, 16, 2048, 4, activation_checkpointing="selective"),
     # --- 1 GPU, no DDP --------------------------------------------------------------------------------
     _cfg("s1-l12-h768-s1024-mb8", 1, 12, 768, 12, 1024, 8),
     _cfg("s1-l6-h768-s1024-mb1", 1, 6, 768, 12, 1024, 1),
