@@ -531,6 +531,13 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                                  {"range", {*std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())}}};
             }
         }
+        // Bucketed records (each call followed by a bucket's all-reduce, as DDP issues them) are reported, not
+        // fitted: the all-reduce beside a long GEMM ran ~3.5x its time alone, beside short memory-bound kernels
+        // ~1.05x, where the profile's one comm_slowdown applies to every kernel (README, section 3).
+        for (const auto& r : raw.step_interference)
+            if (r.mode == "bucketed")
+                sj["bucketed"][r.cls].push_back({{"op", r.op}, {"compute_slowdown", r.with_comm_us / r.alone_us},
+                                                 {"comm_slowdown", r.comm_slowdown}});
         if (!sj.contains("transfer")) kept.push_back("interference.beside_transfer");
         if (!sj.contains("waiting")) kept.push_back("interference.beside_waiting");
         if (!sj.empty()) rep["interference_training"] = sj;

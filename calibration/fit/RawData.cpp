@@ -142,8 +142,10 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
             // A record without with_comm_us is a kernel the all-reduce chain did not cover: nothing to fit.
             if (!j.contains("with_comm_us")) continue;
             RawStepInterference r{L.str("mode"), L.str("class"), L.str("op"), L.num("alone_us"), L.num("with_comm_us")};
-            if (r.mode != "transfer" && r.mode != "waiting")
-                throw inputError(file, lineNo, "mode", "expected transfer or waiting, got '" + r.mode + "'");
+            if (r.mode != "transfer" && r.mode != "waiting" && r.mode != "bucketed")
+                throw inputError(file, lineNo, "mode", "expected transfer, waiting or bucketed, got '" + r.mode + "'");
+            if (j.contains("comm_with_compute_us") && j.contains("comm_alone_us"))
+                r.comm_slowdown = L.num("comm_with_compute_us") / L.num("comm_alone_us");
             if (r.cls != "gemm" && r.cls != "attention" && r.cls != "memory")
                 throw inputError(file, lineNo, "class", "expected gemm, attention or memory, got '" + r.cls + "'");
             if (!(r.alone_us > 0) || !(r.with_comm_us > 0))

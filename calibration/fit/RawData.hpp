@@ -97,10 +97,13 @@ struct RawCheckpointHost {
 };
 
 // A training step's kernel timed alone and beside a resident NCCL kernel (interference_training.py): mode
-// "transfer" (NCCL moving data) or "waiting" (NCCL spinning for its peer); class gemm, attention or memory.
+// "transfer" (NCCL moving data), "waiting" (NCCL spinning for its peer) or "bucketed" (one bucket's all-reduce
+// issued after each call, as DDP does); class gemm, attention or memory. comm_slowdown: the all-reduce's time
+// beside the calls over its time alone.
 struct RawStepInterference {
     std::string mode, cls, op;
     double alone_us = 0, with_comm_us = 0;
+    double comm_slowdown = 0;
 };
 
 struct RawData {

@@ -16,12 +16,15 @@ and long enough to cover them (both ranks issue the same number; a record withou
 chain did not cover). The chain's own time with and without the compute is
 kept too. Two modes: "transfer", both ranks in the chain at once (NCCL moving data all along), and "waiting",
 rank 1 joining one all-reduce only after its calls, so rank 0's NCCL kernel sits resident, polling for its peer,
-through rank 0's calls, as when DDP's ranks drift apart (rank 0's slowdown only).
+through rank 0's calls, as when DDP's ranks drift apart (rank 0's slowdown only). The all-reduces rotate through
+8 buckets (--buckets), so they read HBM as DDP's do. A third mode, "bucketed" (--modes bucketed), issues one
+bucket's all-reduce after each call, waiting on that call's end, as DDP issues them: the all-reduce then starts
+beside the next call, and its own slowdown is kept (`comm_with_compute_us`); the fit reports these records only.
 
 Writes JSON Lines {"kind": "interference_training", "mode", "class": gemm|attention|memory, "op", "alone_us",
 "with_comm_us", "slowdown", "comm_bytes", "comm_alone_us", "comm_with_compute_us", "rank"}; `stepsim calibrate
 fit` takes the median slowdown per mode and class into interference.beside_transfer and .beside_waiting.
-Usage: torchrun --standalone --nproc-per-node 2 interference_training.py --out FILE
+Usage: torchrun --standalone --nproc-per-node 2 interference_training.py --out FILE [--modes transfer,waiting,bucketed]
 """
 import argparse
 import json
@@ -62,10 +65,52 @@ def kernels(dev):
     return out
 
 
+def bucketed(cls, name, fn, a, rank, side, next_grad, ar_us):
+    """As DDP issues them: after each call, one bucket's all-reduce on the side stream, waiting for that call's end
+    (an event), so each all-reduce starts beside the next call. Both ranks run the same loop."""
+    alone = statistics.median(looped(fn, reps=5, inner=a.inner))
+    # the host queues the calls and the all-reduces (~50 µs each to issue) before the GPU starts; the same on both
+    t = torch.tensor([2.0 * host_seconds(fn, a.inner) + a.inner * 150e-6 + 2e-3], device=torch.device("cuda"))
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    hold = t.item()
+    per, comm = [], []
+    for _ in range(5):
+        dist.barrier()
+        torch.cuda.synchronize()
+        hold_gpu(hold)
+        s0, s1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        marks = []
+        s0.record()
+        for _ in range(a.inner):
+            fn()
+            done = torch.cuda.Event()
+            done.record()
+            with torch.cuda.stream(side):
+                side.wait_event(done)
+                c0, c1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                c0.record()
+                dist.all_reduce(next_grad())
+                c1.record()
+                marks.append((c0, c1))
+        s1.record()
+        torch.cuda.synchronize()
+        per.append(s0.elapsed_time(s1) * 1e3 / a.inner)
+        comm.append(statistics.median(c0.elapsed_time(c1) * 1e3 for c0, c1 in marks))
+    rec = {"kind": "interference_training", "class": cls, "op": name, "rank": rank, "mode": "bucketed",
+           "buckets": a.buckets, "alone_us": alone, "comm_bytes": BUCKET_BYTES, "comm_alone_us": ar_us,
+           "with_comm_us": statistics.median(per), "comm_with_compute_us": statistics.median(comm)}
+    rec["slowdown"] = rec["with_comm_us"] / alone
+    print(f"rank {rank} bucketed {cls:9s} {name:28s} alone {alone:9.1f} us  with buckets {rec['with_comm_us']:9.1f} us"
+          f"  x{rec['slowdown']:.3f}  all-reduce {rec['comm_with_compute_us']:.1f} us (alone {ar_us:.1f})", flush=True)
+    return rec
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--inner", type=int, default=20)
+    ap.add_argument("--buckets", type=int, default=8, help="distinct 25 MiB buckets the all-reduces rotate through")
+    ap.add_argument("--modes", default="transfer,waiting", help="comma-separated: transfer, waiting, bucketed")
     a = ap.parse_args()
     if int(os.environ.get("WORLD_SIZE", "1")) < 2:
         raise SystemExit("interference_training.py: run under torchrun with two processes")
@@ -75,7 +120,14 @@ def main():
     dev = torch.device("cuda", rank)
     torch.manual_seed(rank)
     side = torch.cuda.Stream()
-    grad = torch.randn(BUCKET_BYTES // 4, device=dev)
+    # DDP reduces a different bucket each time, read from HBM: rotate through 8 buckets (200 MiB, four times the
+    # L2), not one that stays in L2 (run 21 did: its all-reduces read L2, and slowed the GEMMs less than a step's).
+    grads = [torch.randn(BUCKET_BYTES // 4, device=dev) for _ in range(a.buckets)]
+    turn = [0]
+
+    def next_grad():
+        turn[0] += 1
+        return grads[turn[0] % len(grads)]
 
     def agree_max(x):
         t = torch.tensor([float(x)], device=dev)
@@ -90,19 +142,23 @@ def main():
                 hold_gpu(delay_s)
             e0.record()
             for _ in range(n):
-                dist.all_reduce(grad)
+                dist.all_reduce(next_grad())
             e1.record()
         return e0, e1
 
     for _ in range(5):  # NCCL's communicator and buffers
-        dist.all_reduce(grad)
+        dist.all_reduce(next_grad())
     torch.cuda.synchronize()
     e0, e1 = chain(20)
     torch.cuda.synchronize()
     ar_us = agree_max(e0.elapsed_time(e1) * 1e3 / 20)
 
     recs = []
-    for (cls, name, fn), mode in ((k, m) for k in kernels(dev) for m in ("transfer", "waiting")):
+    modes = a.modes.split(",")
+    for (cls, name, fn), mode in ((k, m) for k in kernels(dev) for m in modes):
+        if mode == "bucketed":
+            recs.append(bucketed(cls, name, fn, a, rank, side, next_grad, ar_us))
+            continue
         alone = statistics.median(looped(fn, reps=5, inner=a.inner))
         hold = agree_max(2.0 * host_seconds(fn, a.inner) + 1e-3)  # the same spins on both ranks
         compute_s = a.inner * alone * 1e-6
@@ -130,7 +186,7 @@ def main():
             if covered:
                 with_comm.append(s0.elapsed_time(s1) * 1e3 / a.inner)
             comm_with.append(c0.elapsed_time(c1) * 1e3 / n)
-        rec = {"kind": "interference_training", "class": cls, "op": name, "rank": rank, "mode": mode,
+        rec = {"kind": "interference_training", "class": cls, "op": name, "rank": rank, "mode": mode, "buckets": a.buckets,
                "alone_us": alone, "comm_bytes": BUCKET_BYTES, "comm_alone_us": ar_us, "chain": n,
                "comm_with_compute_us": statistics.median(comm_with), "covered_reps": len(with_comm)}
         if with_comm and (mode == "transfer" or rank == 0):  # waiting: rank 1 computes with no NCCL kernel

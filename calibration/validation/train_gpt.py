@@ -357,11 +357,19 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
                 step()
             ev[-1].record()
             torch.cuda.synchronize()
-        if rank == 0:
+        if rank == 0 or args.steady_trace_dir:
             sprof.export_chrome_trace(steady_path)
+        if rank == 0:
             with open(steady_path) as f:
                 dev_ev = trace_metrics.device_events(json.load(f))  # this process's GPU only
             out["steady"] = steady_gaps(dev_ev, [ev[i].elapsed_time(ev[i + 1]) for i in range(args.steady_steps)])
+        if args.steady_trace_dir:  # every rank's steady-state trace, CUDA activity only
+            import gzip
+            import shutil
+            os.makedirs(args.steady_trace_dir, exist_ok=True)
+            with open(steady_path, "rb") as src, gzip.open(
+                    os.path.join(args.steady_trace_dir, f"steady-{c['id']}.rank{rank}.json.gz"), "wb", 6) as dst:
+                shutil.copyfileobj(src, dst)
         os.unlink(steady_path)
 
     out["peak_memory_gib"] = torch.cuda.max_memory_allocated(dev) / 2**30
@@ -393,6 +401,7 @@ def main(argv=None) -> int:
     ap.add_argument("--steady-steps", type=int, default=0,
                     help="also profile this many consecutive steps, CUDA only and unsynchronized (rank 0's "
                          "steady-state comm figures and idle gaps)")
+    ap.add_argument("--steady-trace-dir", default=None, help="keep every rank's steady-state trace here (gzip)")
     ap.add_argument("--max-memory-gib", type=float, default=120.0,
                     help="skip a configuration whose rough memory estimate is larger")
     ap.add_argument("--nccl-timeout-s", type=int, default=120)
