@@ -37,7 +37,7 @@ for a in "$@"; do [ "$a" = "--quick" ] && quick="--quick"; done
 "$py" "$here/../pytorch/stepsim_torch_bench.py" --out "$out/torch.jsonl" --gemm-shapes "$here/shapes/pytorch-micro.txt" $quick || echo "calibrate.sh: PyTorch benchmarks failed (rc $?)" >&2
 # What a training step sees (as `stepsim calibrate` runs them): attention as SDPA runs it, PyTorch's GEMMs, the
 # host's costs (one GPU with checkpointing's, then DDP over two GPUs when there are two), the gaps inside a step,
-# and with two GPUs the step's kernels beside bucket-sized all-reduces.
+# and with two GPUs the step's kernels beside bucket-sized all-reduces and every GPU's speed, all loaded at once.
 for s in attention_default gemm_training_shapes host_overhead kernel_gaps; do
   rm -f "$out/$s.jsonl"
   extra=""; [ "$s" = gemm_training_shapes ] && extra="--step"
@@ -46,9 +46,11 @@ done
 if [ "$("$py" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)" -ge 2 ]; then
   "$py" -m torch.distributed.run --standalone --nproc-per-node 2 "$here/../pytorch/host_overhead.py" \
     --out "$out/host_overhead.jsonl" --ddp || echo "calibrate.sh: host_overhead.py --ddp failed (rc $?)" >&2
-  rm -f "$out/interference_training.jsonl"
+  rm -f "$out/interference_training.jsonl" "$out/device_speed.jsonl"
   "$py" -m torch.distributed.run --standalone --nproc-per-node 2 "$here/../pytorch/interference_training.py" \
     --out "$out/interference_training.jsonl" || echo "calibrate.sh: interference_training.py failed (rc $?)" >&2
+  "$py" -m torch.distributed.run --standalone --nproc-per-node "$("$py" -c 'import torch; print(torch.cuda.device_count())')" \
+    "$here/../pytorch/device_speed.py" --out "$out/device_speed.jsonl" || echo "calibrate.sh: device_speed.py failed (rc $?)" >&2
 fi
 t3=$(t)
 {

@@ -556,6 +556,37 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
         }
         kept.push_back("jitter.straggler_cv");
     }
+    // GPU-to-GPU spread: per set, the sample variance of the ranks' log rates; the cv is the root of their mean.
+    {
+        std::map<std::string, std::vector<const RawDeviceSpeed*>> sets;
+        for (const auto& s : raw.device_speed) sets[s.set].push_back(&s);
+        const auto logVariance = [](const std::vector<const RawDeviceSpeed*>& v, double RawDeviceSpeed::*rate) {
+            double mean = 0, ss = 0;
+            for (const auto* s : v) mean += std::log(s->*rate) / double(v.size());
+            for (const auto* s : v) ss += std::pow(std::log(s->*rate) - mean, 2);
+            return ss / double(v.size() - 1);
+        };
+        double vc = 0, vm = 0;
+        int used = 0;
+        nlohmann::json sj = nlohmann::json::array();
+        for (const auto& [name, v] : sets) {
+            if (v.size() < 2) continue;
+            const double c = logVariance(v, &RawDeviceSpeed::gemm_tflops), m = logVariance(v, &RawDeviceSpeed::memory_gbps);
+            vc += c, vm += m, ++used;
+            sj.push_back({{"set", name}, {"gpus", v.size()}, {"gemm_cv", std::sqrt(c)}, {"memory_cv", std::sqrt(m)}});
+        }
+        if (used > 0) {
+            p.jitter.device_compute_cv = std::sqrt(vc / used);
+            p.jitter.device_memory_cv = std::sqrt(vm / used);
+            rep["device_speed"] = {{"device_compute_cv", p.jitter.device_compute_cv},
+                                   {"device_memory_cv", p.jitter.device_memory_cv},
+                                   {"rule", "root mean over sets of the sample variance of the ranks' log rates"},
+                                   {"sets", sj}};
+        } else {
+            kept.push_back("jitter.device_compute_cv");
+            kept.push_back("jitter.device_memory_cv");
+        }
+    }
     kept.push_back("nccl (NCCL tuning model constants)");
     kept.push_back("gpu peaks and hbm_gbps (datasheet)");
     rep["kept_from_base"] = kept;

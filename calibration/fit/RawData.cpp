@@ -151,6 +151,11 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
             if (!(r.alone_us > 0) || !(r.with_comm_us > 0))
                 throw inputError(file, lineNo, "alone_us", "expected positive times in microseconds");
             d.step_interference.push_back(std::move(r));
+        } else if (kind == "device_speed") {
+            RawDeviceSpeed s{L.str("set"), static_cast<int>(L.num("rank")), L.num("gemm_tflops"), L.num("memory_gbps")};
+            if (!(s.gemm_tflops > 0) || !(s.memory_gbps > 0))
+                throw inputError(file, lineNo, "gemm_tflops", "expected positive rates (TFLOP/s and GB/s)");
+            d.device_speed.push_back(std::move(s));
         } else if (kind == "kernel") {
             RawKernel k;
             k.op = L.str("op");

@@ -3,7 +3,7 @@
 // the PyTorch script (calibration/pytorch), read into typed records for the fit.
 //
 // Each line is one object with a "kind": metadata, collective, gemm, memory, transfer, launch,
-// interference, interference_training, kernel, dispatch, host_overhead; bookkeeping kinds (group_done, run_done, skipped, error) are kept only as
+// interference, interference_training, device_speed, kernel, dispatch, host_overhead; bookkeeping kinds (group_done, run_done, skipped, error) are kept only as
 // counts/messages. Times are the per-record percentiles in microseconds ("time_us": {median, p10, p90, p99,
 // mean, ...}). A line that is not JSON, has no "kind", or lacks a field its kind needs is an InputError
 // naming file, line and key.
@@ -106,6 +106,14 @@ struct RawStepInterference {
     double comm_slowdown = 0;
 };
 
+// One GPU's speed with every GPU of the machine loaded at once, at the power limit (device_speed.py): a set is one
+// such measurement across the ranks.
+struct RawDeviceSpeed {
+    std::string set;
+    int rank = 0;
+    double gemm_tflops = 0, memory_gbps = 0;
+};
+
 struct RawData {
     std::vector<std::string> files;
     std::string gpu_model;
@@ -120,6 +128,7 @@ struct RawData {
     std::vector<RawCheckpointHost> checkpoint_host;
     std::vector<RawInterference> interference;
     std::vector<RawStepInterference> step_interference;
+    std::vector<RawDeviceSpeed> device_speed;
     std::vector<RawKernel> kernels;
     std::vector<RawDispatch> dispatch;
     std::vector<RawHostOverhead> host;

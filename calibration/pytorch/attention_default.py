@@ -6,11 +6,21 @@
   (batch, heads, seq, head_dim). Causal, head_dim 64 and 128, sequence 1024 and 2048. Forward, then backward
   from forward + backward minus forward, each timed over back-to-back calls between CUDA events, random data.
 
-Writes JSON Lines in stepsim_torch_bench.py's record format ("kind": "kernel", "source": "pytorch").
-Usage: python3 attention_default.py --out FILE
+--step (source "pytorch-step"): the same grid inside the part of a GPT block around it, as a training step runs
+  it: x (batch, seq, hidden) → fused QKV Linear → split, view, transpose → SDPA → transpose, reshape → output
+  projection, forward and backward (autograd.grad for x and both weights), 10 iterations back to back under the
+  PyTorch profiler (CUDA activity). Per iteration, the attention kernels' own device time: forward the fprop
+  kernel, backward the bprop kernel and cuDNN's helpers beside it (dO·O and the dQ conversion). Here q, k, v and
+  dO have the strides of a step's (row stride 3·hidden, dO a view of the projection's input gradient), the
+  kernels run between the block's GEMMs (L2 and power state as in a step), and no host time or launch gap counts.
+
+Writes JSON Lines in stepsim_torch_bench.py's record format ("kind": "kernel", "source": "pytorch" or
+"pytorch-step").
+Usage: python3 attention_default.py --out FILE [--step]
 """
 import argparse
 import json
+import time
 
 import torch
 import torch.nn.functional as F
@@ -26,56 +36,123 @@ def kernel_names(fn):
     return sorted({e.name for e in p.events() if e.device_type == torch.autograd.DeviceType.CUDA})
 
 
-def attention(out, dev):
+def grid():
+    """(head_dim, seq, tokens, heads, batch, hidden, shape record) of the measured grid: causal, head_dim 64 (12
+    heads) and 128 (16 heads), sequence 1024 and 2048, 8192 and 16384 tokens."""
     for d in (64, 128):
         for s in (1024, 2048):
             for tokens in (8192, 16384):
                 heads = 2048 // d if d == 128 else 12
                 b = tokens // s
-                h = heads * d
-                # q, k, v laid out as views of a fused QKV projection: (batch, seq, heads, head_dim) transposed.
-                leaves = [torch.randn(b, s, heads, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
-                          for _ in range(3)]
+                yield d, s, tokens, heads, b, heads * d, {"batch": b, "heads": heads, "seq": s, "head_dim": d,
+                                                          "causal": True, "layout": "qkv_view"}
 
-                def make():
-                    return [t.transpose(1, 2) for t in leaves]
 
-                g = torch.randn(b, heads, s, d, device=dev, dtype=torch.bfloat16)
-                fwd = lambda: F.scaled_dot_product_attention(*make(), is_causal=True)
-                # Back-to-back launches between two events, as in a training step: SDPA's host-side setup
-                # overlaps the previous launch instead of being counted as device time.
-                tf = looped(fwd)
-                names_f = kernel_names(fwd)
-                flops = 2.0 * b * s * s * h  # causal: half of 4·b·s²·h
-                shape = {"batch": b, "heads": heads, "seq": s, "head_dim": d, "causal": True, "layout": "qkv_view"}
-                out.write(json.dumps({"kind": "kernel", "op": "sdpa_default_fwd", "source": "pytorch", "dtype": "bf16",
-                                      "shape": shape, "time_us": summarize(tf), "flops": flops,
-                                      "tflops": flops / summarize(tf)["median"] / 1e6, "kernels": names_f}) + "\n")
-                def fwd_bwd():
-                    torch.autograd.grad(fwd(), leaves, g)
-                # Backward = (forward + backward) − forward, both looped; autograd.grad accumulates nothing.
-                tfb = looped(fwd_bwd)
-                tb = [max(1e-3, x - summarize(tf)["median"]) for x in tfb]
-                o = fwd()
-                names_b = kernel_names(lambda: torch.autograd.grad(o, leaves, g))
-                out.write(json.dumps({"kind": "kernel", "op": "sdpa_default_bwd", "source": "pytorch", "dtype": "bf16",
-                                      "shape": shape, "time_us": summarize(tb), "flops": 2.5 * flops,
-                                      "tflops": 2.5 * flops / summarize(tb)["median"] / 1e6,
-                                      "kernels": names_b}) + "\n")
-                del leaves, g
-                torch.cuda.empty_cache()
+def attention(out, dev):
+    for d, s, tokens, heads, b, h, shape in grid():
+        # q, k, v laid out as views of a fused QKV projection: (batch, seq, heads, head_dim) transposed.
+        leaves = [torch.randn(b, s, heads, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
+                  for _ in range(3)]
+
+        def make():
+            return [t.transpose(1, 2) for t in leaves]
+
+        g = torch.randn(b, heads, s, d, device=dev, dtype=torch.bfloat16)
+        fwd = lambda: F.scaled_dot_product_attention(*make(), is_causal=True)
+        # Back-to-back launches between two events, as in a training step: SDPA's host-side setup
+        # overlaps the previous launch instead of being counted as device time.
+        tf = looped(fwd)
+        names_f = kernel_names(fwd)
+        flops = 2.0 * b * s * s * h  # causal: half of 4·b·s²·h
+        out.write(json.dumps({"kind": "kernel", "op": "sdpa_default_fwd", "source": "pytorch", "dtype": "bf16",
+                              "shape": shape, "time_us": summarize(tf), "flops": flops,
+                              "tflops": flops / summarize(tf)["median"] / 1e6, "kernels": names_f}) + "\n")
+        def fwd_bwd():
+            torch.autograd.grad(fwd(), leaves, g)
+        # Backward = (forward + backward) − forward, both looped; autograd.grad accumulates nothing.
+        tfb = looped(fwd_bwd)
+        tb = [max(1e-3, x - summarize(tf)["median"]) for x in tfb]
+        o = fwd()
+        names_b = kernel_names(lambda: torch.autograd.grad(o, leaves, g))
+        out.write(json.dumps({"kind": "kernel", "op": "sdpa_default_bwd", "source": "pytorch", "dtype": "bf16",
+                              "shape": shape, "time_us": summarize(tb), "flops": 2.5 * flops,
+                              "tflops": 2.5 * flops / summarize(tb)["median"] / 1e6,
+                              "kernels": names_b}) + "\n")
+        del leaves, g
+        torch.cuda.empty_cache()
+
+
+def is_attention_kernel(name):
+    n = name.lower()
+    return "memset" not in n and any(x in n for x in ("sdpa", "cudnn", "flash", "fmha"))
+
+
+def attention_in_block(out, dev, warm_s, iters=10):
+    for d, s, tokens, heads, b, h, shape in grid():
+        x = torch.randn(b, s, h, device=dev, dtype=torch.bfloat16, requires_grad=True)
+        w_qkv = (torch.randn(3 * h, h, device=dev, dtype=torch.bfloat16) * h ** -0.5).requires_grad_()
+        w_proj = (torch.randn(h, h, device=dev, dtype=torch.bfloat16) * h ** -0.5).requires_grad_()
+        g = torch.randn(b, s, h, device=dev, dtype=torch.bfloat16)
+
+        def block():
+            q, k, v = F.linear(x, w_qkv).split(h, dim=-1)
+            q, k, v = (t.view(b, s, heads, d).transpose(1, 2) for t in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            torch.autograd.grad(F.linear(y.transpose(1, 2).reshape(b, s, h), w_proj), [x, w_qkv, w_proj], g)
+
+        from torch.profiler import ProfilerActivity, profile
+        # warm_s of the block back to back first: a step runs seconds of such work, the board at its power limit
+        t0 = time.perf_counter()
+        while True:
+            for _ in range(5):
+                block()
+            torch.cuda.synchronize()
+            if time.perf_counter() - t0 >= warm_s:
+                break
+        with profile(activities=[ProfilerActivity.CUDA]) as p:
+            for _ in range(iters):
+                block()
+            torch.cuda.synchronize()
+        kernels = sorted((e.time_range.start, e.time_range.elapsed_us(), e.name) for e in p.events()
+                         if e.device_type == torch.autograd.DeviceType.CUDA and is_attention_kernel(e.name))
+        per_iter = []  # [forward µs, backward µs, kernel names] per iteration, a new one at each fprop kernel
+        for _, us, name in kernels:
+            fwd = "fprop" in name or "fwd" in name
+            if fwd:
+                per_iter.append([0.0, 0.0, set()])
+            if per_iter:
+                per_iter[-1][0 if fwd else 1] += us
+                per_iter[-1][2].add(name)
+        if len(per_iter) != iters:
+            raise RuntimeError(f"{shape}: {len(per_iter)} attention forwards profiled in {iters} iterations")
+        flops = 2.0 * b * s * s * h
+        for op, i, f in (("sdpa_default_fwd", 0, flops), ("sdpa_default_bwd", 1, 2.5 * flops)):
+            t = summarize([it[i] for it in per_iter])
+            names = sorted(set().union(*(it[2] for it in per_iter)))
+            out.write(json.dumps({"kind": "kernel", "op": op, "source": "pytorch-step", "dtype": "bf16",
+                                  "shape": dict(shape, layout="gpt_block"), "warm_s": warm_s, "time_us": t,
+                                  "flops": f,
+                                  "tflops": f / t["median"] / 1e6,
+                                  "kernels": [n for n in names if ("fprop" in n or "fwd" in n) == (i == 0)]}) + "\n")
+        del x, w_qkv, w_proj, g
+        torch.cuda.empty_cache()
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
+    ap.add_argument("--step", action="store_true", help="inside a GPT block's forward and backward, profiled")
+    ap.add_argument("--warm-s", type=float, default=0.0, help="--step: run each shape's block this long first")
     a = ap.parse_args()
     dev = torch.device("cuda", 0)
     torch.manual_seed(0)
     with open(a.out, "w") as out:
         out.write(json.dumps({"kind": "metadata", "tool": "attention_default.py", "torch": torch.__version__,
                               "gpu": torch.cuda.get_device_name(), "cudnn": torch.backends.cudnn.version()}) + "\n")
-        attention(out, dev)
+        if a.step:
+            attention_in_block(out, dev, a.warm_s)
+        else:
+            attention(out, dev)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ Usage: torchrun --standalone --nproc-per-node 2 interference_training.py --out F
 """
 import argparse
 import json
+import math
 import os
 import statistics
 
@@ -63,6 +64,35 @@ def kernels(dev):
         out.append(("memory", f"gelu {T}x{4 * h}", lambda up=up: F.gelu(up, approximate="tanh")))
         out.append(("memory", f"layer_norm {T}x{h}", lambda a=a, wln=wln: F.layer_norm(a, (a.shape[-1],), wln)))
     return out
+
+
+class Heater:
+    """Back-to-back 8192³ BF16 GEMMs on the compute stream, in place of timing.hold_gpu's spin kernel: while the host
+    queues the timed calls the board draws its power limit, as through a training step (run 34: SM clock ~1725 MHz
+    at ~665 W in a step, ~1965 MHz at ~520 W in this script's spin-and-burst timing), so the calls run at the power
+    limit as a step's do (the heater's own GEMMs draw more: 1470-1500 MHz at ~685 W, run 35), and the NCCL kernel's
+    extra power lowers the clock as in a step. Run 35 found the same slowdowns as without it."""
+
+    def __init__(self, dev):
+        r = lambda: torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+        self.a, self.b, self.c = r(), r(), r()
+        for _ in range(200):  # half a second or so: at the power limit before timing
+            self.call()
+        torch.cuda.synchronize()
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        for _ in range(40):
+            self.call()
+        e1.record()
+        torch.cuda.synchronize()
+        self.call_s = e0.elapsed_time(e1) * 1e-3 / 40
+
+    def call(self):
+        torch.mm(self.a, self.b, out=self.c)
+
+    def __call__(self, seconds):
+        for _ in range(max(1, math.ceil(seconds / self.call_s))):
+            self.call()
 
 
 def bucketed(cls, name, fn, a, rank, side, next_grad, ar_us):
@@ -111,6 +141,9 @@ def main():
     ap.add_argument("--inner", type=int, default=20)
     ap.add_argument("--buckets", type=int, default=8, help="distinct 25 MiB buckets the all-reduces rotate through")
     ap.add_argument("--modes", default="transfer,waiting", help="comma-separated: transfer, waiting, bucketed")
+    ap.add_argument("--heat-s", type=float, default=0.0,
+                    help="transfer and waiting: hold the stream with this long (at least) of back-to-back GEMMs "
+                         "before each timed batch, alone and beside NCCL (the board at its power limit), not a spin")
     a = ap.parse_args()
     if int(os.environ.get("WORLD_SIZE", "1")) < 2:
         raise SystemExit("interference_training.py: run under torchrun with two processes")
@@ -134,10 +167,13 @@ def main():
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         return t.item()
 
-    def chain(n, delay_s=0.0):
-        """n all-reduces of one bucket on the side stream after a spin of delay_s, between two events there."""
+    def chain(n, delay_s=0.0, after=None):
+        """n all-reduces of one bucket on the side stream after event `after` and a spin of delay_s, between two
+        events there."""
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         with torch.cuda.stream(side):
+            if after is not None:
+                side.wait_event(after)
             if delay_s > 0:
                 hold_gpu(delay_s)
             e0.record()
@@ -153,41 +189,62 @@ def main():
     torch.cuda.synchronize()
     ar_us = agree_max(e0.elapsed_time(e1) * 1e3 / 20)
 
+    heat = Heater(dev) if a.heat_s > 0 else None
     recs = []
     modes = a.modes.split(",")
     for (cls, name, fn), mode in ((k, m) for k in kernels(dev) for m in modes):
         if mode == "bucketed":
             recs.append(bucketed(cls, name, fn, a, rank, side, next_grad, ar_us))
             continue
-        alone = statistics.median(looped(fn, reps=5, inner=a.inner))
         hold = agree_max(2.0 * host_seconds(fn, a.inner) + 1e-3)  # the same spins on both ranks
+        if heat:
+            hold = agree_max(max(hold, a.heat_s))
+            alone = statistics.median(looped(fn, reps=5, inner=a.inner, holder=heat, hold_s=hold))
+        else:
+            alone = statistics.median(looped(fn, reps=5, inner=a.inner))
         compute_s = a.inner * alone * 1e-6
+        lead, margin = (0.1, 2.0) if heat else (0.2, 1.5)
         if mode == "transfer":
             # both ranks start the chain shortly before the calls; it covers them with margin (same count on both)
-            n = int(agree_max(3 + 1.5 * (0.2 * hold * 1e6 + a.inner * alone) / ar_us))
-            delay = (0.8 * hold, 0.8 * hold)
+            # (heated: closer to the calls, with more margin, as the heater's last GEMMs slow beside NCCL too)
+            n = int(agree_max(3 + margin * (lead * hold * 1e6 + a.inner * alone) / ar_us))
+            delay = ((1 - lead) * hold, (1 - lead) * hold)
         else:
             # rank 1 joins the one all-reduce only after its calls: rank 0's NCCL kernel waits, resident, all along
             n = 1
-            delay = (0.8 * hold, hold + 2.0 * agree_max(compute_s) + 1e-3)
+            late_s = 2.0 * agree_max(compute_s) + 1e-3
+            delay = (0.8 * hold, hold + late_s)
         with_comm, comm_with = [], []
         for _ in range(5):
             dist.barrier()
             torch.cuda.synchronize()
-            c0, c1 = chain(n, delay[min(rank, 1)])
-            hold_gpu(hold)
+            late = heat and mode == "waiting" and rank == 1
+            if heat:
+                # the chain starts at an event between the heater's GEMMs, not after a spin: a spin kernel counts
+                # cycles, and at the power limit's clock it outlasts the heater
+                heat((1 - lead) * hold)
+                mark = torch.cuda.Event()
+                mark.record()
+                if not late:
+                    c0, c1 = chain(n, after=mark)
+                heat(lead * hold)
+            else:
+                c0, c1 = chain(n, delay[min(rank, 1)])
+                hold_gpu(hold)
             s0, s1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             s0.record()
             for _ in range(a.inner):
                 fn()
             s1.record()
+            if late:  # rank 1 joins after its calls, with a margin: rank 0's NCCL kernel waits through its calls
+                c0, c1 = chain(n, delay_s=late_s, after=s1)
             torch.cuda.synchronize()
             covered = c0.elapsed_time(s0) >= 0 and s1.elapsed_time(c1) >= 0  # NCCL resident around all calls
             if covered:
                 with_comm.append(s0.elapsed_time(s1) * 1e3 / a.inner)
             comm_with.append(c0.elapsed_time(c1) * 1e3 / n)
         rec = {"kind": "interference_training", "class": cls, "op": name, "rank": rank, "mode": mode, "buckets": a.buckets,
-               "alone_us": alone, "comm_bytes": BUCKET_BYTES, "comm_alone_us": ar_us, "chain": n,
+               "alone_us": alone, "comm_bytes": BUCKET_BYTES, "comm_alone_us": ar_us, "chain": n, "heat_s": a.heat_s,
                "comm_with_compute_us": statistics.median(comm_with), "covered_reps": len(with_comm)}
         if with_comm and (mode == "transfer" or rank == 0):  # waiting: rank 1 computes with no NCCL kernel
             rec["with_comm_us"] = statistics.median(with_comm)

@@ -37,16 +37,16 @@ def hold_gpu(seconds):
     torch.cuda._sleep(int(2e9 * seconds))
 
 
-def looped(fn, reps=7, inner=20):
+def looped(fn, reps=7, inner=20, holder=hold_gpu, hold_s=None):
     """Per-call device time (µs) of `inner` back-to-back calls between two CUDA events, `reps` times, the stream
-    held (hold_gpu) until the host has queued them all."""
+    held (`holder(seconds)`: a spin kernel unless given another) until the host has queued them all."""
     for _ in range(3):
         fn()
-    hold = 2.0 * host_seconds(fn, inner) + 1e-3
+    hold = 2.0 * host_seconds(fn, inner) + 1e-3 if hold_s is None else hold_s
     out = []
     for _ in range(reps):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        hold_gpu(hold)
+        holder(hold)
         a.record()
         for _ in range(inner):
             fn()

@@ -174,6 +174,22 @@ def ddp_logging(model) -> dict:
     return {k: v for k, v in d.items() if any(s in k for s in keep)}
 
 
+# --------------------------------------------------------------------------------- host probe
+def host_probe(iters: int) -> dict:
+    """The host's speed now, measured as the profile's launch costs are (calibration/pytorch/host_overhead.py, one
+    GPU, no DDP): host microseconds per kernel of a tiny model's forward and backward, from its 2- and 10-layer
+    timings' difference, and per parameter tensor of its fused AdamW step. The host's speed moves ~2x between and
+    within machine starts; this shows how far it moves around one configuration's timed steps (run 33: 19-67 µs
+    per backward kernel, often 1.5x between before and after, too fast to correct the prediction with)."""
+    sys.path.insert(0, os.path.join(HERE, "..", "pytorch"))
+    import host_overhead  # noqa: E402 -- beside the calibration scripts it belongs to
+    lo, hi = host_overhead.measure(2, False, iters), host_overhead.measure(10, False, iters)
+    d = {k: (hi[k] - lo[k]) / 8 for k in hi}
+    return {"forward_us_per_kernel": d["forward_us"] / d["forward_kernels"],
+            "backward_us_per_kernel": d["backward_us"] / d["backward_kernels"],
+            "optimizer_us_per_param_tensor": d["optimizer_us"] / d["param_tensors"], "iters": iters}
+
+
 # --------------------------------------------------------------------------------- one config
 def steady_gaps(events, step_ms):
     """Busy and idle time of consecutive steps' device events (sorted (start, end, name, ...)), the compute,
@@ -256,6 +272,8 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
         dist.all_reduce(n_t, op=dist.ReduceOp.MAX)
         n = int(n_t.item())
 
+    probe = {"before": host_probe(args.host_probe)} if args.host_probe > 0 else None
+
     # timed steps: events at each step's start, no per-step synchronization (the host may run ahead,
     # as in real training); the last event closes the last step
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(n + 1)]
@@ -274,6 +292,14 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
     last_loss = float(loss.detach())
     if not math.isfinite(last_loss):
         raise RuntimeError(f"loss is {last_loss}")
+    if probe is not None:
+        probe["after"] = host_probe(args.host_probe)
+        probe["rank"] = rank
+        probes = [None] * world
+        if world > 1:
+            dist.all_gather_object(probes, probe)
+        else:
+            probes = [probe]
 
     out = {
         "n_params": n_params,
@@ -295,6 +321,8 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
     out["tokens_per_s"] = out["tokens_per_step"] / med_s
     if world > 1:
         out["ddp_logging"] = ddp_logging(model)
+    if probe is not None:
+        out["host_probe"] = probes  # every rank's, before and after its timed steps
 
     # profiled steps: the first is the profiler's warm-up, the next `profile_steps` are recorded;
     # each step synchronizes inside its record_function range so its device events fall inside it
@@ -402,6 +430,9 @@ def main(argv=None) -> int:
                     help="also profile this many consecutive steps, CUDA only and unsynchronized (rank 0's "
                          "steady-state comm figures and idle gaps)")
     ap.add_argument("--steady-trace-dir", default=None, help="keep every rank's steady-state trace here (gzip)")
+    ap.add_argument("--host-probe", type=int, default=0, metavar="ITERS",
+                    help="measure the host's launch costs (host_overhead.py's way, ITERS timings per phase) on "
+                         "every rank before and after the timed steps")
     ap.add_argument("--max-memory-gib", type=float, default=120.0,
                     help="skip a configuration whose rough memory estimate is larger")
     ap.add_argument("--nccl-timeout-s", type=int, default=120)

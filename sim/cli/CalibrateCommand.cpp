@@ -113,10 +113,12 @@ fs::path findTorchScript(const std::string& given) {
 // file in the output folder (an earlier run's file is removed first): attention as SDPA runs it, PyTorch's own
 // GEMMs over the transformer grid, the host's cost per kernel (one GPU, then DDP over two GPUs when there are two)
 // with activation checkpointing's, the gaps inside a step, and, with two GPUs, the step's kernels beside
-// bucket-sized all-reduces. A script that fails is noted and its fields keep the base's.
+// bucket-sized all-reduces and every GPU's speed with all of them loaded at once. A script that fails is noted and
+// its fields keep the base's.
 void runTrainingScripts(const std::string& python, const fs::path& dir, const fs::path& outDir, int gpus,
                         std::vector<std::string>& raws) {
-    enum class Ranks { one, then_two, two };  // one process; then again over two GPUs (--ddp); only over two
+    // one process; then again over two GPUs (--ddp); only over two; over every GPU (from two)
+    enum class Ranks { one, then_two, two, all };
     struct Script {
         const char* file;
         const char* what;
@@ -128,10 +130,12 @@ void runTrainingScripts(const std::string& python, const fs::path& dir, const fs
         {"gemm_training_shapes.py", "PyTorch's GEMMs over the transformer grid", " --step", Ranks::one},
         {"host_overhead.py", "host cost per kernel and of checkpointing", "", Ranks::then_two},
         {"kernel_gaps.py", "gaps inside a training step", "", Ranks::one},
-        {"interference_training.py", "kernels beside NCCL by class", "", Ranks::two}};
+        {"interference_training.py", "kernels beside NCCL by class", "", Ranks::two},
+        {"device_speed.py", "the GPUs' speed spread", "", Ranks::all}};
     const std::string twoRanks = " -m torch.distributed.run --standalone --nproc-per-node 2";
+    const std::string allRanks = fmt::format(" -m torch.distributed.run --standalone --nproc-per-node {}", gpus);
     for (const Script& sc : kScripts) {
-        if (sc.ranks == Ranks::two && gpus < 2) continue;
+        if ((sc.ranks == Ranks::two || sc.ranks == Ranks::all) && gpus < 2) continue;
         const fs::path script = dir / sc.file, out = outDir / (fs::path(sc.file).stem().string() + ".jsonl");
         if (!fs::is_regular_file(script)) {
             std::cout << fmt::format("note: {} not found; {} keep the base profile's values\n", script.string(), sc.what);
@@ -139,7 +143,8 @@ void runTrainingScripts(const std::string& python, const fs::path& dir, const fs
         }
         fs::remove(out);
         const std::string args = " " + shellQuote(script.string()) + " --out " + shellQuote(out.string()) + sc.args;
-        int rc = runCommand(shellQuote(python) + (sc.ranks == Ranks::two ? twoRanks : "") + args);
+        const std::string& ranks = sc.ranks == Ranks::two ? twoRanks : sc.ranks == Ranks::all ? allRanks : "";
+        int rc = runCommand(shellQuote(python) + ranks + args);
         if (rc == 0 && gpus >= 2 && sc.ranks == Ranks::then_two)
             rc = runCommand(shellQuote(python) + twoRanks + args + " --ddp");
         if (fs::exists(out)) raws.push_back(out.string());

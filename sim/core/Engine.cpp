@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <boost/math/distributions/normal.hpp>
 #include <fmt/format.h>
 
 #include "sim/net/CollectiveAlgorithms.hpp"
@@ -25,6 +26,8 @@ EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t s
     c.host_sigma = (d.median_us > 0 && d.p99_us > d.median_us) ? std::log(d.p99_us / d.median_us) / kZ99 : 0.0;
     c.kernel_cv = p.jitter.kernel_cv;
     c.straggler_cv = p.jitter.straggler_cv;
+    c.device_compute_cv = p.jitter.device_compute_cv;
+    c.device_memory_cv = p.jitter.device_memory_cv;
     c.comm_slowdown = p.interference.comm_slowdown;
     // By class where the profile measured a training step's kernels beside NCCL, else the one factor.
     const auto slowdowns = [&](const ClassSlowdown& m) {
@@ -51,6 +54,26 @@ EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t s
     c.device_gap_s[std::size_t(KernelClass::optimizer)] = gap(g.optimizer_us);
     c.device_gap_s[std::size_t(KernelClass::copy)] = gap(g.copy_us);
     return c;
+}
+
+std::vector<std::array<double, kKernelClasses>> deviceSpeedFactors(int ranks, double compute_cv, double memory_cv,
+                                                                   std::uint64_t seed) {
+    const boost::math::normal_distribution<double> unit;
+    std::vector<double> z(std::size_t(std::max(0, ranks)));
+    for (std::size_t i = 0; i < z.size(); ++i)
+        z[i] = boost::math::quantile(unit, (double(i + 1) - 0.375) / (double(ranks) + 0.25));
+    // Fisher–Yates with our own draws: std::shuffle's order differs between standard libraries.
+    std::seed_seq seq{std::uint64_t(seed), std::uint64_t(0xde51ce)};
+    std::mt19937_64 rng(seq);
+    for (std::size_t i = z.size(); i > 1; --i) std::swap(z[i - 1], z[rng() % i]);
+    std::vector<std::array<double, kKernelClasses>> out(z.size(), EngineConfig::filled(1.0));
+    for (std::size_t r = 0; r < z.size(); ++r) {
+        for (KernelClass k : {KernelClass::gemm, KernelClass::attention})
+            out[r][std::size_t(k)] = std::exp(compute_cv * z[r]);
+        for (KernelClass k : {KernelClass::memory, KernelClass::optimizer, KernelClass::copy})
+            out[r][std::size_t(k)] = std::exp(memory_cv * z[r]);
+    }
+    return out;
 }
 
 Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, EngineConfig cfg)
@@ -94,6 +117,8 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
     kernel_sigma_ = lognormalSigmaFromCv(cfg.kernel_cv);
     for (std::size_t k = 0; k < kKernelClasses; ++k) device_gap_[k] = fromSeconds(cfg.device_gap_s[k]);
     straggler_sigma_ = lognormalSigmaFromCv(cfg.straggler_cv);
+    device_speed_ = cfg.jitter ? deviceSpeedFactors(ranks, cfg.device_compute_cv, cfg.device_memory_cv, cfg.seed)
+                               : std::vector(std::size_t(ranks), EngineConfig::filled(1.0));
     tl_.ranks = ranks;
     tl_.step_end.assign(ranks, std::vector<Time>(std::max(1, w.steps)));
     tl_.spans.reserve(total_ops);
@@ -245,7 +270,7 @@ void Engine::startKernel(std::uint32_t slot, const Op& op) {
     st.op = st.queue[st.head];
     st.start = now_;
     st.last = now_;
-    st.remaining = op.work_s * drawKernelFactor(st.rank, op.step);
+    st.remaining = op.work_s * drawKernelFactor(st.rank, op.step) * device_speed_[st.rank][std::size_t(op.cls)];
     st.rate = 0.0;
     GpuState& g = gpus_[st.rank];
     const bool was_idle = g.computing.empty();

@@ -22,7 +22,10 @@
 //   bus bandwidth (÷ comm_slowdown while its source GPU computes) and sharing links max-min fairly
 //   (FlowNetwork.hpp). So a collective alone reproduces its calibration exactly.
 // - Jitter: host launches, kernel durations (cv) and a per-rank, per-step straggler factor, each drawn from
-//   per-rank generators seeded from (seed, rank): the same inputs and seed give the same run, bit for bit.
+//   per-rank generators seeded from (seed, rank): the same inputs and seed give the same run, bit for bit. And
+//   each GPU's own speed, fixed for the run (deviceSpeedFactors): the ranks' compute and memory-bound kernels
+//   run at the expected order statistics of the profile's device spread, so the slowest of N GPUs is as slow
+//   as the slowest of N usually is.
 //
 // The loop (run) pops an event, checks time is monotonic, advances the clock and dispatches on a switch:
 // no virtual call and no allocation per event beyond amortised vector growth.
@@ -52,6 +55,8 @@ struct EngineConfig {
     double host_sigma = 0.0;      // lognormal σ of host launch times
     double kernel_cv = 0.0;       // coefficient of variation of kernel durations
     double straggler_cv = 0.0;    // per rank and step
+    double device_compute_cv = 0.0;  // GPU-to-GPU spread, fixed for the run: GEMM and attention
+    double device_memory_cv = 0.0;   // and memory-bound kernels (memory, optimizer, copy)
     // Slowdown of a compute kernel beside a resident NCCL kernel, by KernelClass: moving data, waiting for peers.
     std::array<double, kKernelClasses> slowdown_transfer = filled(1.0);
     std::array<double, kKernelClasses> slowdown_waiting = filled(1.0);
@@ -62,6 +67,13 @@ struct EngineConfig {
 
 // Reads the jitter and interference parameters of a profile.
 EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t seed);
+
+// Each rank's kernel time factors by KernelClass for GPUs whose speeds spread with the given cvs: exp(cv·z) with z
+// the expected normal order statistics of `ranks` draws (Blom: Φ⁻¹((i − 3/8) / (ranks + 1/4))), dealt to the
+// ranks in a seeded shuffle. One GPU gets 1; the slowest of 2 is 0.59 cv slower than the median, of 1024 3.2 cv.
+// The same GPU is slow for both kinds of kernel (one z per rank). Communication is left alone.
+std::vector<std::array<double, kKernelClasses>> deviceSpeedFactors(int ranks, double compute_cv, double memory_cv,
+                                                                   std::uint64_t seed);
 
 class Engine {
 public:
@@ -154,6 +166,7 @@ private:
     double kernel_sigma_ = 0.0, straggler_sigma_ = 0.0;             // lognormal σ from the cvs
     std::array<Time, kKernelClasses> device_gap_{};                 // cfg_.device_gap_s, converted once
     std::vector<std::vector<double>> straggler_;                    // [rank][step]
+    std::vector<std::array<double, kKernelClasses>> device_speed_;  // [rank][class]: deviceSpeedFactors
 };
 
 }  // namespace stepsim

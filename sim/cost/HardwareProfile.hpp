@@ -180,6 +180,11 @@ struct Interference {
 struct JitterRates {
     double kernel_cv = 0.01;          // coefficient of variation of kernel durations
     double straggler_cv = 0.003;      // per-rank, per-step speed variation
+    // GPU-to-GPU speed spread at the power limit, fixed for a run (coefficient of variation across devices):
+    // compute-bound kernels (GEMM, attention) and memory-bound ones. In data parallel training the slowest GPU
+    // sets the pace (H200 pair: GEMMs 1.3-1.8% apart, HBM bandwidth 0.1%).
+    double device_compute_cv = 0.0;
+    double device_memory_cv = 0.0;
 };
 
 struct HardwareProfile {

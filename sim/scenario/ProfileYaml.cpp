@@ -208,6 +208,8 @@ template <class V>
 void describe(V& v, JitterRates& j) {
     v.field("kernel_cv", j.kernel_cv);
     v.field("straggler_cv", j.straggler_cv);
+    v.field("device_compute_cv", j.device_compute_cv);
+    v.field("device_memory_cv", j.device_memory_cv);
 }
 
 template <class V>
@@ -404,6 +406,8 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
 
     nonNegative("jitter.kernel_cv", p.jitter.kernel_cv);
     nonNegative("jitter.straggler_cv", p.jitter.straggler_cv);
+    nonNegative("jitter.device_compute_cv", p.jitter.device_compute_cv);
+    nonNegative("jitter.device_memory_cv", p.jitter.device_memory_cv);
 }
 
 struct BuiltinText {

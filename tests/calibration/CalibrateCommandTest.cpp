@@ -86,7 +86,7 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     fs::remove_all(dir);
     fs::create_directories(dir / "pytorch");
     for (const char* f : {"stepsim_torch_bench.py", "attention_default.py", "gemm_training_shapes.py", "host_overhead.py",
-                          "kernel_gaps.py", "interference_training.py"})
+                          "kernel_gaps.py", "interference_training.py", "device_speed.py"})
         std::ofstream(dir / "pytorch" / f) << "# stand-in\n";
     const std::string x1 = std::string(STEPSIM_SOURCE_DIR) + "/calibration/profiles/h200x1/raw/";
     const std::string gaps = x1 + "kernel_gaps_run12.jsonl", gemms = x1 + "gemm_training_shapes_step_run20.jsonl";
@@ -97,6 +97,7 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
            "if [ \"$1\" = -m ]; then shift 5; case $(basename \"$1\") in\n"
            "  host_overhead.py) grep '\"ddp\": true' '" << kRaw << "host_overhead_run7.jsonl' >> \"$3\";;\n"
            "  interference_training.py) cp '" << kRaw << "interference_training_run21.jsonl' \"$3\";;\n"
+           "  device_speed.py) cp '" << kRaw << "device_speed_run36.jsonl' \"$3\";;\n"
            "  *) exit 1;; esac; exit 0; fi\n"
            "case $(basename \"$1\") in\n"
            "  stepsim_torch_bench.py) cp '" << kRaw << "torch.jsonl' \"$3\";;\n"
@@ -112,7 +113,7 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
                (dir / "pytorch" / "stepsim_torch_bench.py").string(), "--out-dir", out.string()});
     });
     for (const char* f : {"attention_default.jsonl", "gemm_training_shapes.jsonl", "host_overhead.jsonl", "kernel_gaps.jsonl",
-                          "interference_training.jsonl"})
+                          "interference_training.jsonl", "device_speed.jsonl"})
         EXPECT_TRUE(fs::exists(out / f)) << f;
     const HardwareProfile p = loadProfile(out / "profile.yaml");
     const HardwareProfile base = builtinProfile("h200-sxm");
@@ -122,6 +123,7 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     EXPECT_NE(p.launch.forward_host.median_us, base.launch.forward_host.median_us);
     EXPECT_NE(p.launch.nccl_host.median_us, base.launch.nccl_host.median_us);  // from the DDP run
     EXPECT_NEAR(p.interference.beside_waiting.gemm, 1.419, 0.001);             // two GPUs: beside NCCL by class
+    EXPECT_GT(p.jitter.device_compute_cv, 0.005);                              // and the GPUs' spread
     const nlohmann::json report = nlohmann::json::parse(std::ifstream(out / "profile.yaml.fit.json"));
     EXPECT_EQ(report.at("gemm").at("bf16").at("source"), "pytorch-step");       // gemm_training_shapes.py --step
 }

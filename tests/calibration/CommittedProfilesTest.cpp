@@ -102,6 +102,8 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
         near(x.memory, y.memory, std::string("interference.") + w + ".memory");
     }
     near(a.jitter.kernel_cv, b.jitter.kernel_cv, "jitter.kernel_cv");
+    near(a.jitter.device_compute_cv, b.jitter.device_compute_cv, "jitter.device_compute_cv");
+    near(a.jitter.device_memory_cv, b.jitter.device_memory_cv, "jitter.device_memory_cv");
 }
 
 ProfileFitResult refit(const std::string& dir, const std::vector<std::string>& raws, const std::string& name) {
@@ -116,7 +118,9 @@ TEST(CommittedProfiles, H200x2RawRefitsToCommittedProfile) {
                                       "../h200x1/raw/gemm_training_shapes_step_run20.jsonl",
                                       "../h200x1/raw/kernel_gaps_run11.jsonl", "../h200x1/raw/kernel_gaps_run12.jsonl",
                                       "../h200x1/raw/kernel_gaps_run13.jsonl", "raw/kernel_gaps_run19.jsonl", "raw/checkpoint_host_run16.jsonl",
-                                      "raw/checkpoint_host_run17.jsonl", "raw/interference_training_run21.jsonl"}, "h200x2");
+                                      "raw/checkpoint_host_run17.jsonl", "raw/interference_training_run21.jsonl", "raw/device_speed_run36.jsonl",
+                                      "raw/device_speed_swapped_run36.jsonl", "raw/device_speed_run37.jsonl",
+                                      "raw/device_speed_swapped_run37.jsonl"}, "h200x2");
     expectSameProfile(fit.profile, loadProfile(kProfiles + "h200x2/profile.yaml"));
 }
 
@@ -125,7 +129,9 @@ TEST(CommittedProfiles, H200x1RawRefitsToCommittedProfile) {
                                       "raw/gemm_training_shapes_step_run20.jsonl",
                                       "raw/kernel_gaps_run11.jsonl", "raw/kernel_gaps_run12.jsonl", "raw/kernel_gaps_run13.jsonl",
                                       "../h200x2/raw/kernel_gaps_run19.jsonl", "../h200x2/raw/checkpoint_host_run16.jsonl", "../h200x2/raw/checkpoint_host_run17.jsonl",
-                                      "../h200x2/raw/interference_training_run21.jsonl"}, "h200x1");
+                                      "../h200x2/raw/interference_training_run21.jsonl", "../h200x2/raw/device_speed_run36.jsonl",
+                                      "../h200x2/raw/device_speed_swapped_run36.jsonl", "../h200x2/raw/device_speed_run37.jsonl",
+                                      "../h200x2/raw/device_speed_swapped_run37.jsonl"}, "h200x1");
     expectSameProfile(fit.profile, loadProfile(kProfiles + "h200x1/profile.yaml"));
 }
 
@@ -135,7 +141,9 @@ TEST(CommittedProfiles, H200x2HeldOutCollectivesWithinFivePercent) {
                                       "../h200x1/raw/gemm_training_shapes_step_run20.jsonl",
                                       "../h200x1/raw/kernel_gaps_run11.jsonl", "../h200x1/raw/kernel_gaps_run12.jsonl",
                                       "../h200x1/raw/kernel_gaps_run13.jsonl", "raw/kernel_gaps_run19.jsonl", "raw/checkpoint_host_run16.jsonl",
-                                      "raw/checkpoint_host_run17.jsonl", "raw/interference_training_run21.jsonl"}, "h200x2");
+                                      "raw/checkpoint_host_run17.jsonl", "raw/interference_training_run21.jsonl", "raw/device_speed_run36.jsonl",
+                                      "raw/device_speed_swapped_run36.jsonl", "raw/device_speed_run37.jsonl",
+                                      "raw/device_speed_swapped_run37.jsonl"}, "h200x2");
     EXPECT_LE(fit.heldout_collectives, 0.05);
     EXPECT_GE(fit.profile.collectives.size(), 6u);  // every op of the harness, NCCL's choice
 }

@@ -124,6 +124,27 @@ TEST(RawData, InterferenceTrainingWithAnUnknownModeNamesTheKey) {
     }
 }
 
+TEST(RawData, DeviceSpeedRecordsAreRead) {
+    const auto p = writeTemp("stepsim_raw_dspeed.jsonl",
+        R"({"kind":"device_speed","set":"s#0","rank":1,"gpu":"NVIDIA H200","gemm_tflops":657.5,"memory_gbps":4390.3})" "\n");
+    const RawData d = readRaw({p});
+    ASSERT_EQ(d.device_speed.size(), 1u);
+    EXPECT_EQ(d.device_speed[0].set, "s#0");
+    EXPECT_EQ(d.device_speed[0].rank, 1);
+    EXPECT_DOUBLE_EQ(d.device_speed[0].gemm_tflops, 657.5);
+}
+
+TEST(RawData, DeviceSpeedWithoutARateNamesTheKey) {
+    const auto p = writeTemp("stepsim_raw_dspeed_bad.jsonl",
+        R"({"kind":"device_speed","set":"s#0","rank":0,"memory_gbps":4390.3})" "\n");
+    try {
+        readRaw({p});
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("stepsim_raw_dspeed_bad.jsonl:1: gemm_tflops"), std::string::npos) << e.what();
+    }
+}
+
 TEST(RawData, CheckpointHostWithoutAModeNamesTheKey) {
     const auto p = writeTemp("stepsim_raw_ckpt.jsonl",
         R"({"kind":"checkpoint_host","plain_forward_us_per_kernel":25,)"

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <set>
+
 namespace stepsim {
 namespace {
 
@@ -355,6 +358,52 @@ TEST(Engine, DifferentSeedsGiveDifferentJitter) {
     rig.cfg.seed = 2;
     Timeline b = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
     EXPECT_NE(a.step_end[0][0], b.step_end[0][0]);
+}
+
+// One GPU runs at the median speed; two at the expected order statistics of two draws, Φ⁻¹(0.625 / 2.25) =
+// −0.5894 and +0.5894 times the cv, the same z for compute and memory-bound classes, none for communication.
+TEST(Engine, DeviceSpeedFactorsAreTheExpectedOrderStatistics) {
+    const auto one = deviceSpeedFactors(1, 0.01, 0.002, 7);
+    for (double f : one[0]) EXPECT_DOUBLE_EQ(f, 1.0);
+    const auto two = deviceSpeedFactors(2, 0.01, 0.002, 7);
+    ASSERT_EQ(two.size(), 2u);
+    const std::size_t slow = two[0][std::size_t(KernelClass::gemm)] > 1.0 ? 0 : 1;
+    const auto at = [&](std::size_t r, KernelClass k) { return two[r][std::size_t(k)]; };
+    EXPECT_NEAR(at(slow, KernelClass::gemm), std::exp(0.01 * 0.589456), 1e-6);
+    EXPECT_NEAR(at(1 - slow, KernelClass::gemm), std::exp(-0.01 * 0.589456), 1e-6);
+    EXPECT_DOUBLE_EQ(at(slow, KernelClass::attention), at(slow, KernelClass::gemm));
+    for (KernelClass k : {KernelClass::memory, KernelClass::optimizer, KernelClass::copy})
+        EXPECT_NEAR(at(slow, k), std::exp(0.002 * 0.589456), 1e-6);
+    EXPECT_DOUBLE_EQ(at(slow, KernelClass::comm), 1.0);
+    // the slowest of 1024: z = Φ⁻¹(1023.625 / 1024.25) ≈ 3.2
+    const auto many = deviceSpeedFactors(1024, 0.01, 0.0, 7);
+    double worst = 0;
+    for (const auto& f : many) worst = std::max(worst, f[std::size_t(KernelClass::gemm)]);
+    EXPECT_NEAR(std::log(worst) / 0.01, 3.2, 0.05);
+}
+
+// Which rank is slow is dealt by the seed (each rank is the slow one for some seed); a seed always deals alike.
+TEST(Engine, DeviceSpeedFactorsAreDealtBySeed) {
+    std::set<std::size_t> slowest;
+    for (std::uint64_t seed = 1; seed <= 16; ++seed) {
+        const auto f = deviceSpeedFactors(2, 0.01, 0.0, seed);
+        EXPECT_EQ(f, deviceSpeedFactors(2, 0.01, 0.0, seed));
+        slowest.insert(f[0][0] > f[1][0] ? 0 : 1);
+    }
+    EXPECT_EQ(slowest.size(), 2u);
+}
+
+// Two ranks compute 1000 µs, then all-reduce: with a device spread the slower GPU's 1000·exp(0.02·0.5894) =
+// 1011.9 µs sets when the collective starts; without jitter every GPU runs at the median speed.
+TEST(Engine, TheSlowerGpuSetsWhenTheCollectiveStarts) {
+    Rig rig;
+    rig.cfg.device_compute_cv = 0.02;
+    Workload w = oneGroup({computeThenAllReduce(1000, 1e6), computeThenAllReduce(1000, 1e6)});
+    EXPECT_EQ(Engine(w, rig.cost, rig.fabric, rig.cfg).run().collectives[0].start, Time::us(1000));
+    rig.cfg.jitter = true;
+    const Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    EXPECT_NEAR(tl.collectives[0].start.seconds() * 1e6, 1000 * std::exp(0.02 * 0.589456), 0.01);
+    EXPECT_NEAR(tl.collectives[0].first_arrival.seconds() * 1e6, 1000 * std::exp(-0.02 * 0.589456), 0.01);
 }
 
 }  // namespace

@@ -96,8 +96,8 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     const ClassSlowdown &wa = a.interference.beside_waiting, &wb = b.interference.beside_waiting;
     EXPECT_EQ(std::tie(ta.gemm, ta.attention, ta.memory, wa.gemm, wa.attention, wa.memory),
               std::tie(tb.gemm, tb.attention, tb.memory, wb.gemm, wb.attention, wb.memory));
-    EXPECT_EQ(std::tie(a.jitter.kernel_cv, a.jitter.straggler_cv),
-              std::tie(b.jitter.kernel_cv, b.jitter.straggler_cv));
+    EXPECT_EQ(std::tie(a.jitter.kernel_cv, a.jitter.straggler_cv, a.jitter.device_compute_cv, a.jitter.device_memory_cv),
+              std::tie(b.jitter.kernel_cv, b.jitter.straggler_cv, b.jitter.device_compute_cv, b.jitter.device_memory_cv));
 }
 
 // A profile with every member away from its default, and doubles that need all 17 digits.
@@ -131,7 +131,7 @@ HardwareProfile oddProfile() {
     p.collectives.push_back({"all_gather", 16, 2, "auto", "auto", "fp32", {{8, 1e12, 30, 40, 0}}, 0});
     p.links = {451.5, 0.75, 54.68054566957162, 19.5, 47.5, 4.5};
     p.interference = {1.0979, 1.7484, {1.2270666074902217, 1.13, 1.177}, {1.419, 1.1527658356248518, 1.1375}};
-    p.jitter = {0.015, 0.004};
+    p.jitter = {0.015, 0.004, 0.0085, 0.00025};
     return p;
 }
 
@@ -278,7 +278,7 @@ TEST(ProfileYaml, UnorderedSegmentIsRejected) {
 TEST(ProfileYaml, UnknownKeyIsRejected) {
     const std::string text = h200With("kernel_cv:", "  kernel_cov: 0.01");
     EXPECT_EQ(errorOf(text), fmt::format("p.yaml:{}: jitter.kernel_cov: unknown key; allowed in jitter: kernel_cv, "
-                                         "straggler_cv (did you mean 'kernel_cv'?)",
+                                         "straggler_cv, device_compute_cv, device_memory_cv (did you mean 'kernel_cv'?)",
                                          lineOf(text, "kernel_cov:")));
 }
 
