@@ -48,7 +48,7 @@ if [ "$("$py" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null ||
     --out "$out/host_overhead.jsonl" --ddp || echo "calibrate.sh: host_overhead.py --ddp failed (rc $?)" >&2
   rm -f "$out/interference_training.jsonl" "$out/device_speed.jsonl"
   "$py" -m torch.distributed.run --standalone --nproc-per-node 2 "$here/../pytorch/interference_training.py" \
-    --out "$out/interference_training.jsonl" || echo "calibrate.sh: interference_training.py failed (rc $?)" >&2
+    --bucket-mib 4,25,64,128 --out "$out/interference_training.jsonl" || echo "calibrate.sh: interference_training.py failed (rc $?)" >&2
   "$py" -m torch.distributed.run --standalone --nproc-per-node "$("$py" -c 'import torch; print(torch.cuda.device_count())')" \
     "$here/../pytorch/device_speed.py" --out "$out/device_speed.jsonl" || echo "calibrate.sh: device_speed.py failed (rc $?)" >&2
 fi

@@ -531,6 +531,32 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                                  {"range", {*std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())}}};
             }
         }
+        // Beside a moving all-reduce the slowdown grows with its size (more channels, more HBM traffic): with
+        // records at two sizes or more, the median per class at each size too.
+        std::map<double, std::vector<const RawStepInterference*>> sizes;
+        for (const auto& r : raw.step_interference)
+            if (r.mode == "transfer" && r.comm_bytes > 0) sizes[r.comm_bytes].push_back(&r);
+        if (sizes.size() >= 2) {
+            p.interference.beside_transfer_by_size.clear();
+            for (const auto& [bytes, recs] : sizes) {
+                SizedSlowdown s;
+                s.bytes = bytes;
+                json sz = {{"bytes", bytes}};
+                for (auto [cls, field] : {std::pair{"gemm", &ClassSlowdown::gemm}, std::pair{"attention", &ClassSlowdown::attention},
+                                          std::pair{"memory", &ClassSlowdown::memory}}) {
+                    std::vector<double> v;
+                    for (const auto* r : recs)
+                        if (r->cls == cls) v.push_back(r->with_comm_us / r->alone_us);
+                    if (v.empty()) continue;
+                    s.*field = std::max(1.0, median(v));
+                    sz[cls] = {{"slowdown", s.*field}, {"records", v.size()}};
+                }
+                p.interference.beside_transfer_by_size.push_back(s);
+                sj["transfer_by_size"].push_back(sz);
+            }
+        } else {
+            kept.push_back("interference.beside_transfer_by_size");
+        }
         // Bucketed records (each call followed by a bucket's all-reduce, as DDP issues them) are reported, not
         // fitted: the all-reduce beside a long GEMM ran ~3.5x its time alone, beside short memory-bound kernels
         // ~1.05x, where the profile's one comm_slowdown applies to every kernel (README, section 3).

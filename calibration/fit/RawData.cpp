@@ -146,6 +146,7 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
                 throw inputError(file, lineNo, "mode", "expected transfer, waiting or bucketed, got '" + r.mode + "'");
             if (j.contains("comm_with_compute_us") && j.contains("comm_alone_us"))
                 r.comm_slowdown = L.num("comm_with_compute_us") / L.num("comm_alone_us");
+            if (j.contains("comm_bytes")) r.comm_bytes = L.num("comm_bytes");
             if (r.cls != "gemm" && r.cls != "attention" && r.cls != "memory")
                 throw inputError(file, lineNo, "class", "expected gemm, attention or memory, got '" + r.cls + "'");
             if (!(r.alone_us > 0) || !(r.with_comm_us > 0))

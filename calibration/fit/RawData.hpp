@@ -104,6 +104,7 @@ struct RawStepInterference {
     std::string mode, cls, op;
     double alone_us = 0, with_comm_us = 0;
     double comm_slowdown = 0;
+    double comm_bytes = 0;  // the all-reduces' size (0: not recorded)
 };
 
 // One GPU's speed with every GPU of the machine loaded at once, at the power limit (device_speed.py): a set is one

@@ -6,17 +6,19 @@
   (batch, heads, seq, head_dim). Causal, head_dim 64 and 128, sequence 1024 and 2048. Forward, then backward
   from forward + backward minus forward, each timed over back-to-back calls between CUDA events, random data.
 
---step (source "pytorch-step"): the same grid inside the part of a GPT block around it, as a training step runs
-  it: x (batch, seq, hidden) → fused QKV Linear → split, view, transpose → SDPA → transpose, reshape → output
-  projection, forward and backward (autograd.grad for x and both weights), 10 iterations back to back under the
-  PyTorch profiler (CUDA activity). Per iteration, the attention kernels' own device time: forward the fprop
-  kernel, backward the bprop kernel and cuDNN's helpers beside it (dO·O and the dQ conversion). Here q, k, v and
-  dO have the strides of a step's (row stride 3·hidden, dO a view of the projection's input gradient), the
-  kernels run between the block's GEMMs (L2 and power state as in a step), and no host time or launch gap counts.
+--step (source "pytorch-step"): the same grid inside a GPT block, as a training step runs it: x (batch, seq,
+  hidden) → LayerNorm → fused QKV Linear → split, view, transpose → SDPA → transpose, reshape → output projection →
+  residual → LayerNorm → MLP (tanh GELU) → residual, under bf16 autocast with fp32 parameters (--block attention:
+  only the QKV projection, SDPA and the output projection, in bf16), forward and backward (autograd.grad for x and
+  every weight), --warm-s seconds back to back, then 10 iterations under the PyTorch profiler (CUDA activity). Per
+  iteration, the attention kernels' own device time: forward the fprop kernel, backward the bprop kernel and
+  cuDNN's helpers beside it (dO·O and the dQ conversion). Here q, k, v and dO have the strides of a step's (row
+  stride 3·hidden, dO a view of the projection's input gradient), the kernels run between a step's kernels (L2 and,
+  warmed, the power state of a step), and no host time or launch gap counts.
 
 Writes JSON Lines in stepsim_torch_bench.py's record format ("kind": "kernel", "source": "pytorch" or
 "pytorch-step").
-Usage: python3 attention_default.py --out FILE [--step]
+Usage: python3 attention_default.py --out FILE [--step [--warm-s S] [--block full|attention]]
 """
 import argparse
 import json
@@ -87,18 +89,36 @@ def is_attention_kernel(name):
     return "memset" not in n and any(x in n for x in ("sdpa", "cudnn", "flash", "fmha"))
 
 
-def attention_in_block(out, dev, warm_s, iters=10):
+def attention_in_block(out, dev, warm_s, full, iters=10):
     for d, s, tokens, heads, b, h, shape in grid():
-        x = torch.randn(b, s, h, device=dev, dtype=torch.bfloat16, requires_grad=True)
-        w_qkv = (torch.randn(3 * h, h, device=dev, dtype=torch.bfloat16) * h ** -0.5).requires_grad_()
-        w_proj = (torch.randn(h, h, device=dev, dtype=torch.bfloat16) * h ** -0.5).requires_grad_()
-        g = torch.randn(b, s, h, device=dev, dtype=torch.bfloat16)
+        f32 = lambda *size, scale=1.0: (torch.randn(*size, device=dev) * scale).requires_grad_()
+        if full:  # a whole pre-norm GPT block under bf16 autocast, fp32 parameters, as train_gpt.py builds it
+            x = f32(b, s, h)
+            ws = [f32(3 * h, h, scale=h ** -0.5), f32(h, h, scale=h ** -0.5), f32(4 * h, h, scale=h ** -0.5),
+                  f32(h, 4 * h, scale=(4 * h) ** -0.5), f32(h), f32(h), f32(h), f32(h)]
+            g = torch.randn(b, s, h, device=dev)
+        else:  # the attention's part only, in bf16
+            x = torch.randn(b, s, h, device=dev, dtype=torch.bfloat16, requires_grad=True)
+            ws = [(torch.randn(3 * h, h, device=dev, dtype=torch.bfloat16) * h ** -0.5).requires_grad_(),
+                  (torch.randn(h, h, device=dev, dtype=torch.bfloat16) * h ** -0.5).requires_grad_()]
+            g = torch.randn(b, s, h, device=dev, dtype=torch.bfloat16)
 
-        def block():
-            q, k, v = F.linear(x, w_qkv).split(h, dim=-1)
+        def attend(z, w_qkv, w_proj):
+            q, k, v = F.linear(z, w_qkv).split(h, dim=-1)
             q, k, v = (t.view(b, s, heads, d).transpose(1, 2) for t in (q, k, v))
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            torch.autograd.grad(F.linear(y.transpose(1, 2).reshape(b, s, h), w_proj), [x, w_qkv, w_proj], g)
+            return F.linear(y.transpose(1, 2).reshape(b, s, h), w_proj)
+
+        def block():
+            if full:
+                w_qkv, w_proj, w_fc, w_out, n1w, n1b, n2w, n2b = ws
+                with torch.autocast("cuda", dtype=torch.bfloat16):
+                    x1 = x + attend(F.layer_norm(x, (h,), n1w, n1b), w_qkv, w_proj)
+                    y = x1 + F.linear(F.gelu(F.linear(F.layer_norm(x1, (h,), n2w, n2b), w_fc), approximate="tanh"),
+                                      w_out)
+            else:
+                y = attend(x, *ws)
+            torch.autograd.grad(y, [x] + ws, g)
 
         from torch.profiler import ProfilerActivity, profile
         # warm_s of the block back to back first: a step runs seconds of such work, the board at its power limit
@@ -130,11 +150,12 @@ def attention_in_block(out, dev, warm_s, iters=10):
             t = summarize([it[i] for it in per_iter])
             names = sorted(set().union(*(it[2] for it in per_iter)))
             out.write(json.dumps({"kind": "kernel", "op": op, "source": "pytorch-step", "dtype": "bf16",
-                                  "shape": dict(shape, layout="gpt_block"), "warm_s": warm_s, "time_us": t,
+                                  "shape": dict(shape, layout="gpt_block" if full else "attention_block"),
+                                  "warm_s": warm_s, "time_us": t,
                                   "flops": f,
                                   "tflops": f / t["median"] / 1e6,
                                   "kernels": [n for n in names if ("fprop" in n or "fwd" in n) == (i == 0)]}) + "\n")
-        del x, w_qkv, w_proj, g
+        del x, ws, g
         torch.cuda.empty_cache()
 
 
@@ -143,6 +164,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--step", action="store_true", help="inside a GPT block's forward and backward, profiled")
     ap.add_argument("--warm-s", type=float, default=0.0, help="--step: run each shape's block this long first")
+    ap.add_argument("--block", choices=("full", "attention"), default="full",
+                    help="--step: a whole GPT block (norms, MLP, autocast, fp32 parameters) or the attention's part")
     a = ap.parse_args()
     dev = torch.device("cuda", 0)
     torch.manual_seed(0)
@@ -150,7 +173,7 @@ def main():
         out.write(json.dumps({"kind": "metadata", "tool": "attention_default.py", "torch": torch.__version__,
                               "gpu": torch.cuda.get_device_name(), "cudnn": torch.backends.cudnn.version()}) + "\n")
         if a.step:
-            attention_in_block(out, dev, a.warm_s)
+            attention_in_block(out, dev, a.warm_s, a.block == "full")
         else:
             attention(out, dev)
 

@@ -11,7 +11,8 @@ GEMMs of the one-GPU step (aligned kernel by kernel), those outside 1.05x.
 Under torchrun with two processes, each kernel below (GEMMs of transformer linears in the forms a step runs,
 SDPA attention, memory-bound elementwise and norm kernels) is timed on the compute stream over 20 calls between two
 CUDA events, the stream held behind a spin kernel until they are queued (timing.looped): alone, then with a chain
-of all-reduces of one DDP bucket (25 MiB of fp32 gradients) on a second stream, started shortly before the calls
+of all-reduces of one DDP bucket (25 MiB of fp32 gradients; --bucket-mib 4,25,64,128 measures each size in turn)
+on a second stream, started shortly before the calls
 and long enough to cover them (both ranks issue the same number; a record without `with_comm_us` is a kernel the
 chain did not cover). The chain's own time with and without the compute is
 kept too. Two modes: "transfer", both ranks in the chain at once (NCCL moving data all along), and "waiting",
@@ -25,6 +26,7 @@ Writes JSON Lines {"kind": "interference_training", "mode", "class": gemm|attent
 "with_comm_us", "slowdown", "comm_bytes", "comm_alone_us", "comm_with_compute_us", "rank"}; `stepsim calibrate
 fit` takes the median slowdown per mode and class into interference.beside_transfer and .beside_waiting.
 Usage: torchrun --standalone --nproc-per-node 2 interference_training.py --out FILE [--modes transfer,waiting,bucketed]
+       [--bucket-mib 25[,...]] [--heat-s S]
 """
 import argparse
 import json
@@ -38,7 +40,6 @@ import torch.nn.functional as F
 
 from timing import hold_gpu, host_seconds, looped
 
-BUCKET_BYTES = 25 << 20
 
 
 def kernels(dev):
@@ -95,7 +96,7 @@ class Heater:
             self.call()
 
 
-def bucketed(cls, name, fn, a, rank, side, next_grad, ar_us):
+def bucketed(cls, name, fn, a, rank, side, next_grad, ar_us, bucket_bytes):
     """As DDP issues them: after each call, one bucket's all-reduce on the side stream, waiting for that call's end
     (an event), so each all-reduce starts beside the next call. Both ranks run the same loop."""
     alone = statistics.median(looped(fn, reps=5, inner=a.inner))
@@ -127,7 +128,7 @@ def bucketed(cls, name, fn, a, rank, side, next_grad, ar_us):
         per.append(s0.elapsed_time(s1) * 1e3 / a.inner)
         comm.append(statistics.median(c0.elapsed_time(c1) * 1e3 for c0, c1 in marks))
     rec = {"kind": "interference_training", "class": cls, "op": name, "rank": rank, "mode": "bucketed",
-           "buckets": a.buckets, "alone_us": alone, "comm_bytes": BUCKET_BYTES, "comm_alone_us": ar_us,
+           "buckets": a.buckets, "alone_us": alone, "comm_bytes": bucket_bytes, "comm_alone_us": ar_us,
            "with_comm_us": statistics.median(per), "comm_with_compute_us": statistics.median(comm)}
     rec["slowdown"] = rec["with_comm_us"] / alone
     print(f"rank {rank} bucketed {cls:9s} {name:28s} alone {alone:9.1f} us  with buckets {rec['with_comm_us']:9.1f} us"
@@ -139,7 +140,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--inner", type=int, default=20)
-    ap.add_argument("--buckets", type=int, default=8, help="distinct 25 MiB buckets the all-reduces rotate through")
+    ap.add_argument("--buckets", type=int, default=8, help="distinct buckets the all-reduces rotate through")
+    ap.add_argument("--bucket-mib", default="25",
+                    help="comma-separated sizes of the all-reduces, MiB of fp32 gradients, each measured in turn (DDP's "
+                         "bucket_cap_mb; a parameter larger than the cap is its own bucket: 64 MiB for a 2048x8192 "
+                         "weight, and the first bucket is 1 MiB)")
     ap.add_argument("--modes", default="transfer,waiting", help="comma-separated: transfer, waiting, bucketed")
     ap.add_argument("--heat-s", type=float, default=0.0,
                     help="transfer and waiting: hold the stream with this long (at least) of back-to-back GEMMs "
@@ -155,7 +160,7 @@ def main():
     side = torch.cuda.Stream()
     # DDP reduces a different bucket each time, read from HBM: rotate through 8 buckets (200 MiB, four times the
     # L2), not one that stays in L2 (run 21 did: its all-reduces read L2, and slowed the GEMMs less than a step's).
-    grads = [torch.randn(BUCKET_BYTES // 4, device=dev) for _ in range(a.buckets)]
+    grads = []  # per size, below
     turn = [0]
 
     def next_grad():
@@ -182,77 +187,80 @@ def main():
             e1.record()
         return e0, e1
 
-    for _ in range(5):  # NCCL's communicator and buffers
-        dist.all_reduce(next_grad())
-    torch.cuda.synchronize()
-    e0, e1 = chain(20)
-    torch.cuda.synchronize()
-    ar_us = agree_max(e0.elapsed_time(e1) * 1e3 / 20)
-
     heat = Heater(dev) if a.heat_s > 0 else None
     recs = []
     modes = a.modes.split(",")
-    for (cls, name, fn), mode in ((k, m) for k in kernels(dev) for m in modes):
-        if mode == "bucketed":
-            recs.append(bucketed(cls, name, fn, a, rank, side, next_grad, ar_us))
-            continue
-        hold = agree_max(2.0 * host_seconds(fn, a.inner) + 1e-3)  # the same spins on both ranks
-        if heat:
-            hold = agree_max(max(hold, a.heat_s))
-            alone = statistics.median(looped(fn, reps=5, inner=a.inner, holder=heat, hold_s=hold))
-        else:
-            alone = statistics.median(looped(fn, reps=5, inner=a.inner))
-        compute_s = a.inner * alone * 1e-6
-        lead, margin = (0.1, 2.0) if heat else (0.2, 1.5)
-        if mode == "transfer":
-            # both ranks start the chain shortly before the calls; it covers them with margin (same count on both)
-            # (heated: closer to the calls, with more margin, as the heater's last GEMMs slow beside NCCL too)
-            n = int(agree_max(3 + margin * (lead * hold * 1e6 + a.inner * alone) / ar_us))
-            delay = ((1 - lead) * hold, (1 - lead) * hold)
-        else:
-            # rank 1 joins the one all-reduce only after its calls: rank 0's NCCL kernel waits, resident, all along
-            n = 1
-            late_s = 2.0 * agree_max(compute_s) + 1e-3
-            delay = (0.8 * hold, hold + late_s)
-        with_comm, comm_with = [], []
-        for _ in range(5):
-            dist.barrier()
-            torch.cuda.synchronize()
-            late = heat and mode == "waiting" and rank == 1
+    for mib in [int(x) for x in a.bucket_mib.split(",")]:
+        bucket_bytes = mib << 20
+        grads[:] = [torch.randn(bucket_bytes // 4, device=dev) for _ in range(a.buckets)]
+        for _ in range(5):  # NCCL's communicator and buffers
+            dist.all_reduce(next_grad())
+        torch.cuda.synchronize()
+        e0, e1 = chain(20)
+        torch.cuda.synchronize()
+        ar_us = agree_max(e0.elapsed_time(e1) * 1e3 / 20)
+
+        for (cls, name, fn), mode in ((k, m) for k in kernels(dev) for m in modes):
+            if mode == "bucketed":
+                recs.append(bucketed(cls, name, fn, a, rank, side, next_grad, ar_us, bucket_bytes))
+                continue
+            hold = agree_max(2.0 * host_seconds(fn, a.inner) + 1e-3)  # the same spins on both ranks
             if heat:
-                # the chain starts at an event between the heater's GEMMs, not after a spin: a spin kernel counts
-                # cycles, and at the power limit's clock it outlasts the heater
-                heat((1 - lead) * hold)
-                mark = torch.cuda.Event()
-                mark.record()
-                if not late:
-                    c0, c1 = chain(n, after=mark)
-                heat(lead * hold)
+                hold = agree_max(max(hold, a.heat_s))
+                alone = statistics.median(looped(fn, reps=5, inner=a.inner, holder=heat, hold_s=hold))
             else:
-                c0, c1 = chain(n, delay[min(rank, 1)])
-                hold_gpu(hold)
-            s0, s1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s0.record()
-            for _ in range(a.inner):
-                fn()
-            s1.record()
-            if late:  # rank 1 joins after its calls, with a margin: rank 0's NCCL kernel waits through its calls
-                c0, c1 = chain(n, delay_s=late_s, after=s1)
-            torch.cuda.synchronize()
-            covered = c0.elapsed_time(s0) >= 0 and s1.elapsed_time(c1) >= 0  # NCCL resident around all calls
-            if covered:
-                with_comm.append(s0.elapsed_time(s1) * 1e3 / a.inner)
-            comm_with.append(c0.elapsed_time(c1) * 1e3 / n)
-        rec = {"kind": "interference_training", "class": cls, "op": name, "rank": rank, "mode": mode, "buckets": a.buckets,
-               "alone_us": alone, "comm_bytes": BUCKET_BYTES, "comm_alone_us": ar_us, "chain": n, "heat_s": a.heat_s,
-               "comm_with_compute_us": statistics.median(comm_with), "covered_reps": len(with_comm)}
-        if with_comm and (mode == "transfer" or rank == 0):  # waiting: rank 1 computes with no NCCL kernel
-            rec["with_comm_us"] = statistics.median(with_comm)
-            rec["slowdown"] = rec["with_comm_us"] / alone
-        recs.append(rec)
-        print(f"rank {rank} {mode:8s} {cls:9s} {name:28s} alone {alone:9.1f} us  with comm "
-              f"{rec.get('with_comm_us', float('nan')):9.1f} us  x{rec.get('slowdown', float('nan')):.3f}  "
-              f"({len(with_comm)}/5 covered, chain {n})", flush=True)
+                alone = statistics.median(looped(fn, reps=5, inner=a.inner))
+            compute_s = a.inner * alone * 1e-6
+            lead, margin = (0.1, 2.0) if heat else (0.2, 1.5)
+            if mode == "transfer":
+                # both ranks start the chain shortly before the calls; it covers them with margin (same count on both)
+                # (heated: closer to the calls, with more margin, as the heater's last GEMMs slow beside NCCL too)
+                n = int(agree_max(3 + margin * (lead * hold * 1e6 + a.inner * alone) / ar_us))
+                delay = ((1 - lead) * hold, (1 - lead) * hold)
+            else:
+                # rank 1 joins the one all-reduce only after its calls: rank 0's NCCL kernel waits, resident, all along
+                n = 1
+                late_s = 2.0 * agree_max(compute_s) + 1e-3
+                delay = (0.8 * hold, hold + late_s)
+            with_comm, comm_with = [], []
+            for _ in range(5):
+                dist.barrier()
+                torch.cuda.synchronize()
+                late = heat and mode == "waiting" and rank == 1
+                if heat:
+                    # the chain starts at an event between the heater's GEMMs, not after a spin: a spin kernel counts
+                    # cycles, and at the power limit's clock it outlasts the heater
+                    heat((1 - lead) * hold)
+                    mark = torch.cuda.Event()
+                    mark.record()
+                    if not late:
+                        c0, c1 = chain(n, after=mark)
+                    heat(lead * hold)
+                else:
+                    c0, c1 = chain(n, delay[min(rank, 1)])
+                    hold_gpu(hold)
+                s0, s1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                s0.record()
+                for _ in range(a.inner):
+                    fn()
+                s1.record()
+                if late:  # rank 1 joins after its calls, with a margin: rank 0's NCCL kernel waits through its calls
+                    c0, c1 = chain(n, delay_s=late_s, after=s1)
+                torch.cuda.synchronize()
+                covered = c0.elapsed_time(s0) >= 0 and s1.elapsed_time(c1) >= 0  # NCCL resident around all calls
+                if covered:
+                    with_comm.append(s0.elapsed_time(s1) * 1e3 / a.inner)
+                comm_with.append(c0.elapsed_time(c1) * 1e3 / n)
+            rec = {"kind": "interference_training", "class": cls, "op": name, "rank": rank, "mode": mode, "buckets": a.buckets,
+                   "alone_us": alone, "comm_bytes": bucket_bytes, "comm_alone_us": ar_us, "chain": n, "heat_s": a.heat_s,
+                   "comm_with_compute_us": statistics.median(comm_with), "covered_reps": len(with_comm)}
+            if with_comm and (mode == "transfer" or rank == 0):  # waiting: rank 1 computes with no NCCL kernel
+                rec["with_comm_us"] = statistics.median(with_comm)
+                rec["slowdown"] = rec["with_comm_us"] / alone
+            recs.append(rec)
+            print(f"rank {rank} {mode:8s} {cls:9s} {name:28s} alone {alone:9.1f} us  with comm "
+                  f"{rec.get('with_comm_us', float('nan')):9.1f} us  x{rec.get('slowdown', float('nan')):.3f}  "
+                  f"({len(with_comm)}/5 covered, chain {n})", flush=True)
     gathered = [None] * dist.get_world_size()
     dist.all_gather_object(gathered, recs)
     if rank == 0:

@@ -42,6 +42,13 @@ EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t s
     };
     c.slowdown_transfer = slowdowns(p.interference.beside_transfer);
     c.slowdown_waiting = slowdowns(p.interference.beside_waiting);
+    // By size where measured; a class a size lacks takes beside_transfer's (or the one factor).
+    for (const SizedSlowdown& s : p.interference.beside_transfer_by_size) {
+        const ClassSlowdown& all = p.interference.beside_transfer;
+        const auto or_all = [](double x, double y) { return x > 0 ? x : y; };
+        c.transfer_by_size.emplace_back(s.bytes, slowdowns({or_all(s.gemm, all.gemm), or_all(s.attention, all.attention),
+                                                            or_all(s.memory, all.memory)}));
+    }
     // Gaps inside a training step's mix where the profile has them, else the back-to-back launch gap (and that
     // for collectives and markers).
     const StepGaps& g = p.launch.step_gap_us;
@@ -54,6 +61,19 @@ EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t s
     c.device_gap_s[std::size_t(KernelClass::optimizer)] = gap(g.optimizer_us);
     c.device_gap_s[std::size_t(KernelClass::copy)] = gap(g.copy_us);
     return c;
+}
+
+std::array<double, kKernelClasses> transferSlowdown(const EngineConfig& cfg, double bytes) {
+    const auto& t = cfg.transfer_by_size;
+    if (t.empty()) return cfg.slowdown_transfer;
+    if (bytes <= t.front().first) return t.front().second;
+    if (bytes >= t.back().first) return t.back().second;
+    std::size_t k = 1;
+    while (t[k].first < bytes) ++k;
+    const double w = std::log(bytes / t[k - 1].first) / std::log(t[k].first / t[k - 1].first);
+    std::array<double, kKernelClasses> out{};
+    for (std::size_t c = 0; c < kKernelClasses; ++c) out[c] = t[k - 1].second[c] + w * (t[k].second[c] - t[k - 1].second[c]);
+    return out;
 }
 
 std::vector<std::array<double, kKernelClasses>> deviceSpeedFactors(int ranks, double compute_cv, double memory_cv,
@@ -283,12 +303,11 @@ void Engine::refreshCompute(int gpu) {
     GpuState& g = gpus_[gpu];
     if (g.computing.empty()) return;
     const double share = 1.0 / static_cast<double>(g.computing.size());
-    const bool waiting = g.comm_waiting > 0, moving = g.comm_resident > g.comm_waiting;
+    const bool waiting = g.comm_waiting > 0;
     for (std::uint32_t slot : g.computing) {
         StreamState& st = streams_[slot];
         const std::size_t cls = std::size_t(w_.programs[st.rank].ops[st.op].cls);
-        const double rate = share / std::max(waiting ? cfg_.slowdown_waiting[cls] : 1.0,
-                                             moving ? cfg_.slowdown_transfer[cls] : 1.0);
+        const double rate = share / std::max(waiting ? cfg_.slowdown_waiting[cls] : 1.0, g.transfer[cls]);
         if (st.rate == rate) continue;
         st.remaining = std::max(0.0, st.remaining - st.rate * (now_ - st.last).seconds());
         st.last = now_;
@@ -296,6 +315,14 @@ void Engine::refreshCompute(int gpu) {
         ++st.version;
         queue_.push(now_ + fromSeconds(st.remaining / rate), kKernelDone, slot, st.version);
     }
+}
+
+// The factor of the largest collective moving data on this GPU (1 when none is).
+void Engine::refreshTransfer(int gpu) {
+    GpuState& g = gpus_[gpu];
+    g.transfer.fill(1.0);
+    for (std::uint32_t id : g.moving)
+        for (std::size_t c = 0; c < kKernelClasses; ++c) g.transfer[c] = std::max(g.transfer[c], instances_[id].transfer[c]);
 }
 
 void Engine::finishKernel(std::uint32_t slot) {
@@ -354,13 +381,14 @@ void Engine::arrive(std::uint32_t slot, const Op& op) {
         refreshCompute(st.rank);
         return;
     }
-    refreshCompute(st.rank);
-    for (std::size_t i = 0; i < in.member_slot.size(); ++i)
-        if (in.member_slot[i] != slot) {
-            const int r = streams_[in.member_slot[i]].rank;
-            --gpus_[r].comm_waiting;
-            refreshCompute(r);
-        }
+    in.transfer = transferSlowdown(cfg_, in.call->bytes);
+    for (std::size_t i = 0; i < in.member_slot.size(); ++i) {
+        const int r = streams_[in.member_slot[i]].rank;
+        if (in.member_slot[i] != slot) --gpus_[r].comm_waiting;
+        gpus_[r].moving.push_back(id);
+        refreshTransfer(r);
+        refreshCompute(r);
+    }
 
     in.start = now_;
     in.est = cost_.collective(in.call->kind, static_cast<int>(w_.groups[g].ranks.size()), group_nodes_[g],
@@ -428,7 +456,10 @@ void Engine::finishCollective(std::uint32_t id) {
         tl_.spans.push_back(Span{st.rank, st.index, KernelClass::comm, st.op, st.start, now_});
         st.running = false;
         ++st.head;
-        --gpus_[st.rank].comm_resident;
+        GpuState& g = gpus_[st.rank];
+        --g.comm_resident;
+        g.moving.erase(std::find(g.moving.begin(), g.moving.end(), id));
+        refreshTransfer(st.rank);
         refreshCompute(st.rank);
     }
     for (std::uint32_t slot : in.member_slot) tryStart(slot);

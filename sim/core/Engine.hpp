@@ -60,6 +60,8 @@ struct EngineConfig {
     // Slowdown of a compute kernel beside a resident NCCL kernel, by KernelClass: moving data, waiting for peers.
     std::array<double, kKernelClasses> slowdown_transfer = filled(1.0);
     std::array<double, kKernelClasses> slowdown_waiting = filled(1.0);
+    // slowdown_transfer by the collective's bytes, ascending (empty: slowdown_transfer at every size).
+    std::vector<std::pair<double, std::array<double, kKernelClasses>>> transfer_by_size;
     double comm_slowdown = 1.0;
     // Launch gap at the start of each kernel's period on its stream, by KernelClass.
     std::array<double, kKernelClasses> device_gap_s{};
@@ -67,6 +69,10 @@ struct EngineConfig {
 
 // Reads the jitter and interference parameters of a profile.
 EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t seed);
+
+// The slowdown of each class beside an NCCL kernel moving `bytes`: cfg.transfer_by_size interpolated in log bytes,
+// held at its ends; cfg.slowdown_transfer without it.
+std::array<double, kKernelClasses> transferSlowdown(const EngineConfig& cfg, double bytes);
 
 // Each rank's kernel time factors by KernelClass for GPUs whose speeds spread with the given cvs: exp(cv·z) with z
 // the expected normal order statistics of `ranks` draws (Blom: Φ⁻¹((i − 3/8) / (ranks + 1/4))), dealt to the
@@ -106,6 +112,8 @@ private:
         std::vector<std::uint32_t> computing;  // stream slots running compute kernels
         int comm_resident = 0;
         int comm_waiting = 0;                  // of those, NCCL kernels waiting for their peers
+        std::vector<std::uint32_t> moving;     // collectives moving data here (the others resident wait)
+        std::array<double, kKernelClasses> transfer = EngineConfig::filled(1.0);  // the largest of theirs
         std::vector<FlowId> flows;             // flows sourced here
     };
     struct Instance {
@@ -118,6 +126,7 @@ private:
         const CollectiveCall* call = nullptr;
         int step = 0;
         int flows_left = 0;
+        std::array<double, kKernelClasses> transfer{};  // compute beside it while it moves data: transferSlowdown
     };
 
     void hostWake(int rank);
@@ -131,6 +140,7 @@ private:
     void finishCollective(std::uint32_t inst);
     void completeEvent(int rank, std::uint32_t event);
     void refreshCompute(int gpu);
+    void refreshTransfer(int gpu);
     void refreshFlowCaps(int gpu);
     void rescheduleFlows();
     double flowCap(double base_Bps, int gpu) const;

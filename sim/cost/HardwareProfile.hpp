@@ -167,6 +167,11 @@ struct ClassSlowdown {
     double memory = 0.0;
 };
 
+// The slowdown beside an NCCL kernel moving the given bytes (all-reduces of that size, back to back).
+struct SizedSlowdown : ClassSlowdown {
+    double bytes = 0.0;
+};
+
 // Slowdown of each side while a compute kernel and an NCCL kernel run at once on one GPU
 // (rate multiplier = 1 / slowdown). A resident NCCL kernel either moves data (every member has arrived) or spins
 // waiting for its peers; compute beside a waiting one loses more (H200: GEMMs x1.42 against x1.23).
@@ -175,6 +180,9 @@ struct Interference {
     double comm_slowdown = 1.75;
     ClassSlowdown beside_transfer;  // the NCCL kernel moving data
     ClassSlowdown beside_waiting;   // the NCCL kernel waiting for its peers
+    // beside_transfer by the collective's size, ascending (H200, GEMMs: x1.02 beside 4 MiB all-reduces, x1.19-1.23
+    // beside 25 MiB, x1.32 beside 64, x1.40 beside 128); empty: beside_transfer at every size.
+    std::vector<SizedSlowdown> beside_transfer_by_size;
 };
 
 struct JitterRates {

@@ -197,11 +197,18 @@ void describe(V& v, ClassSlowdown& c) {
 }
 
 template <class V>
+void describe(V& v, SizedSlowdown& s) {
+    v.field("bytes", s.bytes);
+    describe(v, static_cast<ClassSlowdown&>(s));
+}
+
+template <class V>
 void describe(V& v, Interference& i) {
     v.field("compute_slowdown", i.compute_slowdown);
     v.field("comm_slowdown", i.comm_slowdown);
     v.section("beside_transfer", i.beside_transfer);
     v.section("beside_waiting", i.beside_waiting);
+    v.sectionList("beside_transfer_by_size", i.beside_transfer_by_size);
 }
 
 template <class V>
@@ -403,6 +410,17 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
         for (const auto& [cls, x] :
              {std::pair{"gemm", c.gemm}, std::pair{"attention", c.attention}, std::pair{"memory", c.memory}})
             if (x != 0) slowdown(fmt::format("interference.{}.{}", name, cls), x);  // 0: not measured
+    const auto& sized = p.interference.beside_transfer_by_size;
+    for (std::size_t k = 0; k < sized.size(); ++k) {
+        const std::string sp = fmt::format("interference.beside_transfer_by_size[{}]", k);
+        positive(sp + ".bytes", sized[k].bytes);
+        if (k > 0 && !(sized[k].bytes > sized[k - 1].bytes))
+            r.fail(sp + ".bytes", fmt::format("expected sizes in ascending order: more than the previous entry's {}, got {}",
+                                              sized[k - 1].bytes, sized[k].bytes));
+        for (const auto& [cls, x] : {std::pair{"gemm", sized[k].gemm}, std::pair{"attention", sized[k].attention},
+                                     std::pair{"memory", sized[k].memory}})
+            if (x != 0) slowdown(fmt::format("{}.{}", sp, cls), x);
+    }
 
     nonNegative("jitter.kernel_cv", p.jitter.kernel_cv);
     nonNegative("jitter.straggler_cv", p.jitter.straggler_cv);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "calibration/fit/ProfileFit.hpp"
@@ -101,6 +102,15 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
         near(x.attention, y.attention, std::string("interference.") + w + ".attention");
         near(x.memory, y.memory, std::string("interference.") + w + ".memory");
     }
+    ASSERT_EQ(a.interference.beside_transfer_by_size.size(), b.interference.beside_transfer_by_size.size());
+    for (std::size_t k = 0; k < a.interference.beside_transfer_by_size.size(); ++k) {
+        const SizedSlowdown &x = a.interference.beside_transfer_by_size[k], &y = b.interference.beside_transfer_by_size[k];
+        const std::string w = fmt::format("interference.beside_transfer_by_size[{}]", k);
+        near(x.bytes, y.bytes, w + ".bytes");
+        near(x.gemm, y.gemm, w + ".gemm");
+        near(x.attention, y.attention, w + ".attention");
+        near(x.memory, y.memory, w + ".memory");
+    }
     near(a.jitter.kernel_cv, b.jitter.kernel_cv, "jitter.kernel_cv");
     near(a.jitter.device_compute_cv, b.jitter.device_compute_cv, "jitter.device_compute_cv");
     near(a.jitter.device_memory_cv, b.jitter.device_memory_cv, "jitter.device_memory_cv");
@@ -118,7 +128,9 @@ TEST(CommittedProfiles, H200x2RawRefitsToCommittedProfile) {
                                       "../h200x1/raw/gemm_training_shapes_step_run20.jsonl",
                                       "../h200x1/raw/kernel_gaps_run11.jsonl", "../h200x1/raw/kernel_gaps_run12.jsonl",
                                       "../h200x1/raw/kernel_gaps_run13.jsonl", "raw/kernel_gaps_run19.jsonl", "raw/checkpoint_host_run16.jsonl",
-                                      "raw/checkpoint_host_run17.jsonl", "raw/interference_training_run21.jsonl", "raw/device_speed_run36.jsonl",
+                                      "raw/checkpoint_host_run17.jsonl", "raw/interference_training_run21.jsonl",
+                                      "raw/interference_training_4mib_run39.jsonl", "raw/interference_training_64mib_run38.jsonl",
+                                      "raw/interference_training_128mib_run39.jsonl", "raw/device_speed_run36.jsonl",
                                       "raw/device_speed_swapped_run36.jsonl", "raw/device_speed_run37.jsonl",
                                       "raw/device_speed_swapped_run37.jsonl"}, "h200x2");
     expectSameProfile(fit.profile, loadProfile(kProfiles + "h200x2/profile.yaml"));
@@ -129,7 +141,9 @@ TEST(CommittedProfiles, H200x1RawRefitsToCommittedProfile) {
                                       "raw/gemm_training_shapes_step_run20.jsonl",
                                       "raw/kernel_gaps_run11.jsonl", "raw/kernel_gaps_run12.jsonl", "raw/kernel_gaps_run13.jsonl",
                                       "../h200x2/raw/kernel_gaps_run19.jsonl", "../h200x2/raw/checkpoint_host_run16.jsonl", "../h200x2/raw/checkpoint_host_run17.jsonl",
-                                      "../h200x2/raw/interference_training_run21.jsonl", "../h200x2/raw/device_speed_run36.jsonl",
+                                      "../h200x2/raw/interference_training_run21.jsonl", "../h200x2/raw/interference_training_4mib_run39.jsonl",
+                                      "../h200x2/raw/interference_training_64mib_run38.jsonl",
+                                      "../h200x2/raw/interference_training_128mib_run39.jsonl", "../h200x2/raw/device_speed_run36.jsonl",
                                       "../h200x2/raw/device_speed_swapped_run36.jsonl", "../h200x2/raw/device_speed_run37.jsonl",
                                       "../h200x2/raw/device_speed_swapped_run37.jsonl"}, "h200x1");
     expectSameProfile(fit.profile, loadProfile(kProfiles + "h200x1/profile.yaml"));
@@ -141,7 +155,9 @@ TEST(CommittedProfiles, H200x2HeldOutCollectivesWithinFivePercent) {
                                       "../h200x1/raw/gemm_training_shapes_step_run20.jsonl",
                                       "../h200x1/raw/kernel_gaps_run11.jsonl", "../h200x1/raw/kernel_gaps_run12.jsonl",
                                       "../h200x1/raw/kernel_gaps_run13.jsonl", "raw/kernel_gaps_run19.jsonl", "raw/checkpoint_host_run16.jsonl",
-                                      "raw/checkpoint_host_run17.jsonl", "raw/interference_training_run21.jsonl", "raw/device_speed_run36.jsonl",
+                                      "raw/checkpoint_host_run17.jsonl", "raw/interference_training_run21.jsonl",
+                                      "raw/interference_training_4mib_run39.jsonl", "raw/interference_training_64mib_run38.jsonl",
+                                      "raw/interference_training_128mib_run39.jsonl", "raw/device_speed_run36.jsonl",
                                       "raw/device_speed_swapped_run36.jsonl", "raw/device_speed_run37.jsonl",
                                       "raw/device_speed_swapped_run37.jsonl"}, "h200x2");
     EXPECT_LE(fit.heldout_collectives, 0.05);

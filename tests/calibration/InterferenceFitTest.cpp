@@ -36,5 +36,36 @@ TEST(InterferenceFit, MedianByModeAndClass) {
     EXPECT_NE(std::find(kept.begin(), kept.end(), "interference.beside_waiting"), kept.end());
 }
 
+// Transfer records at two sizes or more give a median per size and class (sizes ascending); at one size none
+// (the base's list is kept).
+TEST(InterferenceFit, TransferSlowdownBySize) {
+    RawData raw;
+    const auto at = [](double mib, const std::string& cls, double slowdown) {
+        RawStepInterference r = rec("transfer", cls, slowdown);
+        r.comm_bytes = mib * (1 << 20);
+        return r;
+    };
+    raw.step_interference = {at(64, "gemm", 1.3), at(64, "gemm", 1.34), at(4, "gemm", 1.02), at(4, "memory", 1.05),
+                             at(4, "gemm", 0.99), rec("transfer", "gemm", 1.6)};  // the last: size not recorded
+    const ProfileFitResult r = fitProfile(raw, HardwareProfile{}, "t", "test");
+    const auto& s = r.profile.interference.beside_transfer_by_size;
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_DOUBLE_EQ(s[0].bytes, 4.0 * (1 << 20));
+    EXPECT_DOUBLE_EQ(s[0].gemm, 1.005);
+    EXPECT_DOUBLE_EQ(s[0].memory, 1.05);
+    EXPECT_DOUBLE_EQ(s[1].gemm, 1.32);
+    EXPECT_DOUBLE_EQ(s[1].memory, 0.0);
+    RawData one;
+    one.step_interference = {at(64, "gemm", 1.3)};
+    HardwareProfile base;
+    SizedSlowdown kept;
+    kept.bytes = 1e6;
+    kept.gemm = 1.1;
+    base.interference.beside_transfer_by_size = {kept};
+    const ProfileFitResult r1 = fitProfile(one, base, "t", "test");
+    ASSERT_EQ(r1.profile.interference.beside_transfer_by_size.size(), 1u);
+    EXPECT_DOUBLE_EQ(r1.profile.interference.beside_transfer_by_size[0].gemm, 1.1);
+}
+
 }  // namespace
 }  // namespace stepsim

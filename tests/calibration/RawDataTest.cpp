@@ -105,12 +105,13 @@ TEST(RawData, StepModeGemmWithoutItsBackToBackTimeNamesTheKey) {
 // Records without with_comm_us (the all-reduce chain did not cover the calls) carry nothing to fit.
 TEST(RawData, UncoveredInterferenceTrainingRecordsAreSkipped) {
     const auto p = writeTemp("stepsim_raw_itrain.jsonl",
-        R"({"kind":"interference_training","mode":"waiting","class":"gemm","op":"a","rank":0,"alone_us":100,"with_comm_us":142})" "\n"
+        R"({"kind":"interference_training","mode":"waiting","class":"gemm","op":"a","rank":0,"alone_us":100,"with_comm_us":142,"comm_bytes":26214400})" "\n"
         R"({"kind":"interference_training","mode":"waiting","class":"gemm","op":"a","rank":1,"alone_us":100,"covered_reps":5})" "\n");
     const RawData d = readRaw({p});
     ASSERT_EQ(d.step_interference.size(), 1u);
     EXPECT_EQ(d.step_interference[0].mode, "waiting");
     EXPECT_DOUBLE_EQ(d.step_interference[0].with_comm_us, 142.0);
+    EXPECT_DOUBLE_EQ(d.step_interference[0].comm_bytes, 26214400.0);
 }
 
 TEST(RawData, InterferenceTrainingWithAnUnknownModeNamesTheKey) {

@@ -360,6 +360,55 @@ TEST(Engine, DifferentSeedsGiveDifferentJitter) {
     EXPECT_NE(a.step_end[0][0], b.step_end[0][0]);
 }
 
+// Between measured sizes the factor is linear in log bytes (8 MiB: halfway from 4 to 16 MiB in log), held at the
+// ends; without sizes it is the one transfer factor.
+TEST(Engine, TransferSlowdownInterpolatesInLogBytes) {
+    EngineConfig c;
+    c.slowdown_transfer = EngineConfig::filled(1.2);
+    EXPECT_DOUBLE_EQ(transferSlowdown(c, 1e6)[std::size_t(KernelClass::gemm)], 1.2);
+    c.transfer_by_size = {{4.0 * (1 << 20), EngineConfig::filled(1.0)}, {16.0 * (1 << 20), EngineConfig::filled(1.4)}};
+    const auto at = [&](double mib) { return transferSlowdown(c, mib * (1 << 20))[std::size_t(KernelClass::gemm)]; };
+    EXPECT_DOUBLE_EQ(at(1), 1.0);
+    EXPECT_DOUBLE_EQ(at(4), 1.0);
+    EXPECT_NEAR(at(8), 1.2, 1e-12);
+    EXPECT_DOUBLE_EQ(at(16), 1.4);
+    EXPECT_DOUBLE_EQ(at(256), 1.4);
+}
+
+// engineConfig's sizes take beside_transfer's value for a class a size did not measure.
+TEST(Engine, ConfigTakesTransferSlowdownsBySize) {
+    HardwareProfile prof;
+    prof.interference.compute_slowdown = 1.17;
+    prof.interference.beside_transfer = {1.23, 1.14, 1.18};
+    SizedSlowdown small;
+    small.bytes = 4 << 20;
+    small.gemm = 1.02;
+    prof.interference.beside_transfer_by_size = {small};
+    const EngineConfig c = engineConfig(prof, false, 1);
+    ASSERT_EQ(c.transfer_by_size.size(), 1u);
+    EXPECT_DOUBLE_EQ(c.transfer_by_size[0].second[std::size_t(KernelClass::gemm)], 1.02);
+    EXPECT_DOUBLE_EQ(c.transfer_by_size[0].second[std::size_t(KernelClass::attention)], 1.14);
+    EXPECT_DOUBLE_EQ(c.transfer_by_size[0].second[std::size_t(KernelClass::copy)], 1.18);
+}
+
+// A 200 µs GEMM beside a moving all-reduce (α 10 µs, 100 GB/s, the flow not slowed here): 1 MB moves in 10 + 10 µs
+// at the small size's factor (×1.5 for 20 µs: 13.3 µs of work), 4 MB in 10 + 40 µs at the large one's (×2.0 for
+// 50 µs: 25 µs of work); the rest alone.
+TEST(Engine, ComputeBesideALargerAllReduceSlowsMore) {
+    for (auto [bytes, factor, move_us] : {std::tuple{1e6, 1.5, 20.0}, std::tuple{4e6, 2.0, 50.0}}) {
+        Rig rig;
+        rig.cfg.comm_slowdown = 1.0;
+        rig.cfg.transfer_by_size = {{1e6, EngineConfig::filled(1.5)}, {4e6, EngineConfig::filled(2.0)}};
+        Workload w = oneGroup({allReduceBeside(kernel(200, 0, 0), bytes), allReduceBeside(kernel(0, 0, 0), bytes)});
+        Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+        Time end{};
+        for (const Span& sp : tl.spans)
+            if (sp.rank == 0 && sp.cls == KernelClass::gemm) end = sp.end;
+        const double expect_us = move_us + (200.0 - move_us / factor);
+        EXPECT_NEAR(end.seconds() * 1e6, expect_us, 0.01) << bytes;
+    }
+}
+
 // One GPU runs at the median speed; two at the expected order statistics of two draws, Φ⁻¹(0.625 / 2.25) =
 // −0.5894 and +0.5894 times the cv, the same z for compute and memory-bound classes, none for communication.
 TEST(Engine, DeviceSpeedFactorsAreTheExpectedOrderStatistics) {

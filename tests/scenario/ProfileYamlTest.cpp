@@ -96,6 +96,11 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     const ClassSlowdown &wa = a.interference.beside_waiting, &wb = b.interference.beside_waiting;
     EXPECT_EQ(std::tie(ta.gemm, ta.attention, ta.memory, wa.gemm, wa.attention, wa.memory),
               std::tie(tb.gemm, tb.attention, tb.memory, wb.gemm, wb.attention, wb.memory));
+    ASSERT_EQ(a.interference.beside_transfer_by_size.size(), b.interference.beside_transfer_by_size.size());
+    for (std::size_t k = 0; k < a.interference.beside_transfer_by_size.size(); ++k) {
+        const SizedSlowdown &x = a.interference.beside_transfer_by_size[k], &y = b.interference.beside_transfer_by_size[k];
+        EXPECT_EQ(std::tie(x.bytes, x.gemm, x.attention, x.memory), std::tie(y.bytes, y.gemm, y.attention, y.memory));
+    }
     EXPECT_EQ(std::tie(a.jitter.kernel_cv, a.jitter.straggler_cv, a.jitter.device_compute_cv, a.jitter.device_memory_cv),
               std::tie(b.jitter.kernel_cv, b.jitter.straggler_cv, b.jitter.device_compute_cv, b.jitter.device_memory_cv));
 }
@@ -130,7 +135,14 @@ HardwareProfile oddProfile() {
                              {{0, 1048576, 14.5, 56.84, 0.01}, {1048576, 4294967296.0, 20.25, 348.123, 0.02}}, 0.015});
     p.collectives.push_back({"all_gather", 16, 2, "auto", "auto", "fp32", {{8, 1e12, 30, 40, 0}}, 0});
     p.links = {451.5, 0.75, 54.68054566957162, 19.5, 47.5, 4.5};
-    p.interference = {1.0979, 1.7484, {1.2270666074902217, 1.13, 1.177}, {1.419, 1.1527658356248518, 1.1375}};
+    p.interference = {1.0979, 1.7484, {1.2270666074902217, 1.13, 1.177}, {1.419, 1.1527658356248518, 1.1375}, {}};
+    for (auto [bytes, gemm] : {std::pair{4194304.0, 1.016330101419165}, std::pair{134217728.0, 1.402383894833783}}) {
+        SizedSlowdown s;
+        s.bytes = bytes;
+        s.gemm = gemm;
+        s.memory = 1.26;
+        p.interference.beside_transfer_by_size.push_back(s);
+    }
     p.jitter = {0.015, 0.004, 0.0085, 0.00025};
     return p;
 }
@@ -249,6 +261,14 @@ TEST(ProfileYaml, ClassSlowdownBelowOneIsRejected) {
     const std::string text = writeProfile(p);
     EXPECT_EQ(errorOf(text), fmt::format("p.yaml:{}: interference.beside_waiting.memory: expected a slowdown factor >= 1, got 0.9",
                                          lineOf(text, "memory: 0.9")));
+}
+
+TEST(ProfileYaml, TransferSizesOutOfOrderAreRejected) {
+    HardwareProfile p = oddProfile();
+    std::swap(p.interference.beside_transfer_by_size[0], p.interference.beside_transfer_by_size[1]);
+    EXPECT_THAT(errorOf(writeProfile(p)),
+                HasSubstr("interference.beside_transfer_by_size[1].bytes: expected sizes in ascending order: more than "
+                          "the previous entry's 134217728, got 4194304"));
 }
 
 TEST(ProfileYaml, GemmPointAbovePeakIsRejected) {
