@@ -239,6 +239,19 @@ std::string profileTable(const HardwareProfile& p) {
     s += fmt::format("  shortest kernel {:.2f} us; kernel CV {:.3f}\n", p.memory.min_kernel_us, p.jitter.kernel_cv);
     s += fmt::format("\ninterference: GEMM x{:.2f} slower beside NCCL, NCCL x{:.2f} slower beside a GEMM\n",
                      p.interference.compute_slowdown, p.interference.comm_slowdown);
+    // A class the profile did not measure (0) reads "-": the engine then takes the factor above.
+    const auto cls = [](const ClassSlowdown& c) {
+        const auto f = [](double x) { return x > 0 ? fmt::format("x{:.2f}", x) : std::string("-"); };
+        return fmt::format("GEMM {}, attention {}, memory-bound {}", f(c.gemm), f(c.attention), f(c.memory));
+    };
+    s += "  beside an NCCL kernel waiting for its peers: " + cls(p.interference.beside_waiting) + "\n";
+    s += "  beside one moving data: " + cls(p.interference.beside_transfer) + "\n";
+    for (const SizedSlowdown& z : p.interference.beside_transfer_by_size)
+        s += fmt::format("    moving {:>5.0f} MiB: {}\n", z.bytes / (1 << 20), cls(z));
+    if (!p.interference.beside_transfer_by_size.empty())
+        s += "    (by the collective's size, log-interpolated; -: not measured at that size, the line above applies)\n";
+    s += fmt::format("GPU-to-GPU speed spread at the power limit (cv): compute {:.2f}%, memory-bound {:.3f}%\n",
+                     100 * p.jitter.device_compute_cv, 100 * p.jitter.device_memory_cv);
     if (!p.collectives.empty()) {
         s += fmt::format("\ncollectives (t = alpha + S*factor/busbw per segment; busbw vs NCCL ring model {:.0f} GB/s)\n",
                          p.nccl.ring_busbw_gbps);

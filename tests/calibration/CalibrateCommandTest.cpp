@@ -134,6 +134,12 @@ TEST(CalibrateCommand, ProfileShowPutsRatesBesideDatasheetPeaks) {
     EXPECT_NE(text.find("datasheet"), std::string::npos) << text;
     EXPECT_NE(text.find("989"), std::string::npos) << text;   // BF16 dense peak
     EXPECT_NE(text.find("4800"), std::string::npos) << text;  // HBM
+    // the slowdowns beside NCCL by class and state, moving by size, and the GPUs' spread
+    EXPECT_NE(text.find("beside an NCCL kernel waiting for its peers: GEMM x1.42, attention x1.15, memory-bound x1.14"),
+              std::string::npos) << text;
+    EXPECT_NE(text.find("moving   128 MiB: GEMM x1.40, attention x1.17, memory-bound x1.26"), std::string::npos) << text;
+    EXPECT_NE(text.find("moving     4 MiB: GEMM x1.02, attention -, memory-bound x1.05"), std::string::npos) << text;
+    EXPECT_NE(text.find("speed spread at the power limit (cv): compute 0.98%"), std::string::npos) << text;
 }
 
 TEST(CalibrateCommand, ProfileShowOfAnUnknownNameIsAnInputError) {
