@@ -183,6 +183,28 @@ TEST(Expand, NormBackwardPricesItsWeightGradientPass) {
     EXPECT_EQ(found, 2);
 }
 
+// With GQA the attention backward sums dK and dV over each group of query heads (cuDNN's fmha_reduce_head, twice per
+// layer): bf16 heads·d read and kv·d written per token. Without GQA there is no such kernel.
+TEST(Expand, GqaBackwardReducesKeyAndValueGradientsOverHeads) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    for (int kv : {4, 1}) {
+        Scenario sc = tiny(1);
+        sc.model.kv_heads = kv;
+        const Expansion e = expand(sc, cost);
+        const Program& p = e.workload.programs[0];
+        int found = 0;
+        for (const Op& op : p.ops) {
+            const std::string& name = p.names[op.name];
+            if (op.step != 1 || name.find("grad head reduce") == std::string::npos) continue;
+            ++found;
+            EXPECT_DOUBLE_EQ(op.bytes, 2.0 * 256 * (4 + 1) * 64) << name;  // T = 256 tokens, 4 heads of 64 onto 1
+            EXPECT_GT(op.work_s, 0.0) << name;
+        }
+        EXPECT_EQ(found, kv < 4 ? 4 : 0) << "kv_heads " << kv;  // two per layer, two layers
+    }
+}
+
 // Features not modelled yet are refused with the key named, never silently ignored.
 TEST(Expand, UnsupportedFeatureIsAnErrorNamingTheKey) {
     const HardwareProfile prof = builtinProfile("h200-sxm");
