@@ -87,6 +87,9 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
                                         rep.value("profile_mode", std::string()).rfind("cuda only", 0) == 0});
             }
         r.measured_ms = median(r.run_ms);
+        const auto [lo, hi] = std::minmax_element(r.run_ms.begin(), r.run_ms.end());
+        r.run_spread_pct = 100.0 * (*hi - *lo) / r.measured_ms;
+        r.reproducible = r.run_ms.size() >= 2 && r.run_spread_pct <= kReproducibleSpreadPct;
         const std::filesystem::path scenario = scenario_dir / (r.id + ".yaml");
         std::vector<std::string> overrides;
         if (!profile.empty()) overrides.push_back("cluster.profile=" + profile);
@@ -129,6 +132,18 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
     if (t.rows.empty()) throw inputError(file, 0, "", "no measured runs with status ok");
     t.median_abs_error_pct = median(errors);
     t.exposed_median_abs_error_ms = median(exposed_errors);
+    for (const bool rep : {true, false}) {
+        StepErrors& e = rep ? t.reproducible : t.irreproducible;
+        std::vector<double> v;
+        for (const ValidationRow& r : t.rows) {
+            if (r.reproducible != rep) continue;
+            v.push_back(std::abs(r.error_pct));
+            if (std::abs(r.error_pct) > e.worst_abs_error_pct) e.worst_abs_error_pct = std::abs(r.error_pct), e.worst_id = r.id;
+            if (!rep) t.irreproducible_max_spread_pct = std::max(t.irreproducible_max_spread_pct, r.run_spread_pct);
+        }
+        e.rows = static_cast<int>(v.size());
+        if (!v.empty()) e.median_abs_error_pct = median(v);
+    }
     return t;
 }
 
@@ -155,6 +170,16 @@ std::string toMarkdown(const ValidationTable& t) {
     }
     s += fmt::format("\nStep time: median |error| {:.1f}%, worst {:.1f}% ({}).\n", t.median_abs_error_pct,
                      t.worst_abs_error_pct, t.worst_id);
+    if (t.reproducible.rows > 0)
+        s += fmt::format("On the {} configurations whose runs reproduce (median steps within {:.0f}% of each other): median "
+                         "|error| {:.1f}%, worst {:.1f}% ({}).\n",
+                         t.reproducible.rows, kReproducibleSpreadPct, t.reproducible.median_abs_error_pct,
+                         t.reproducible.worst_abs_error_pct, t.reproducible.worst_id);
+    if (t.irreproducible.rows > 0)
+        s += fmt::format("On the {} others (one run, or runs up to {:.0f}% apart between machine starts): "
+                         "median |error| {:.1f}%, worst {:.1f}% ({}).\n",
+                         t.irreproducible.rows, t.irreproducible_max_spread_pct, t.irreproducible.median_abs_error_pct,
+                         t.irreproducible.worst_abs_error_pct, t.irreproducible.worst_id);
     s += fmt::format("Exposed communication, on the {} rows with a trusted profile: {} within 20% (or 0.2 ms), "
                      "median |error| {:.2f} ms.\n",
                      t.exposed_scored, t.exposed_within_20pct, t.exposed_median_abs_error_ms);
@@ -168,6 +193,15 @@ std::string toMarkdown(const ValidationTable& t) {
     return s;
 }
 
+namespace {
+nlohmann::ordered_json errorsJson(const StepErrors& e) {
+    return {{"rows", e.rows},
+            {"median_abs_error_pct", e.median_abs_error_pct},
+            {"worst_abs_error_pct", e.worst_abs_error_pct},
+            {"worst_id", e.worst_id}};
+}
+}  // namespace
+
 nlohmann::ordered_json toJson(const ValidationTable& t) {
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const ValidationRow& r : t.rows) {
@@ -177,6 +211,8 @@ nlohmann::ordered_json toJson(const ValidationTable& t) {
                                  {"predicted_step_time_ms", r.predicted_ms},
                                  {"error_pct", r.error_pct},
                                  {"run_step_time_ms", r.run_ms},
+                                 {"run_spread_pct", r.run_spread_pct},
+                                 {"reproducible", r.reproducible},
                                  {"comm_trusted", r.comm_trusted},
                                  {"comm_steady_runs", r.steady_runs}};
         if (r.measured_exposed_ms) {
@@ -191,6 +227,8 @@ nlohmann::ordered_json toJson(const ValidationTable& t) {
             {"median_abs_error_pct", t.median_abs_error_pct},
             {"worst_abs_error_pct", t.worst_abs_error_pct},
             {"worst_id", t.worst_id},
+            {"reproducible", errorsJson(t.reproducible)},
+            {"irreproducible", errorsJson(t.irreproducible)},
             {"exposed_scored", t.exposed_scored},
             {"exposed_within_20pct", t.exposed_within_20pct},
             {"exposed_median_abs_error_ms", t.exposed_median_abs_error_ms},

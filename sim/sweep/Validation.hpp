@@ -11,7 +11,10 @@
 //   exposed comm  = |T_comm \ T_comp| from a profile whose step is within 10% of its run's timed step (the
 //                   profiler's per-op overhead stretches host-bound steps and inflates their comm times);
 //                   CUDA-only profiles are preferred. Rows without such a profile are shown but not scored.
-// The table reports each error, their median and the worst, over all configurations.
+// The table reports each error, their median and the worst, over all configurations, and apart over the
+// configurations whose runs reproduce (their median steps within 10% of each other: max − min ≤ 10% of the median;
+// GPU-bound steps repeat within 1–3%) and over the others (host-bound on a host whose speed moves between machine
+// starts: a model of the median cannot be nearer than the measurement itself holds still).
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -26,10 +29,22 @@ struct ValidationRow {
     int gpus = 1;
     double measured_ms = 0.0, predicted_ms = 0.0, error_pct = 0.0;
     std::vector<double> run_ms;                  // each run's median step, first run first
+    double run_spread_pct = 0.0;                 // (max − min) / median of run_ms, 0 with one run
+    bool reproducible = false;                   // two runs or more, within kReproducibleSpreadPct
     bool comm_trusted = false;                   // the comm figures come from a profile within 10% of its step
     int steady_runs = 0;                         // or, when > 0, the median over this many steady-state profiles
     std::optional<double> measured_exposed_ms, predicted_exposed_ms;
     std::optional<double> measured_overlap, predicted_overlap;
+};
+
+inline constexpr double kReproducibleSpreadPct = 10.0;
+
+// Median and worst |step error| over a set of rows.
+struct StepErrors {
+    int rows = 0;
+    double median_abs_error_pct = 0.0;
+    double worst_abs_error_pct = 0.0;
+    std::string worst_id;
 };
 
 struct ValidationTable {
@@ -38,6 +53,8 @@ struct ValidationTable {
     double median_abs_error_pct = 0.0;
     double worst_abs_error_pct = 0.0;
     std::string worst_id;
+    StepErrors reproducible, irreproducible;     // rows whose runs agree within kReproducibleSpreadPct, the rest
+    double irreproducible_max_spread_pct = 0.0;
     int exposed_scored = 0;                      // rows with trusted comm figures
     int exposed_within_20pct = 0;                // of those, predicted exposed comm within 20% (or 0.2 ms)
     double exposed_median_abs_error_ms = 0.0;

@@ -3,6 +3,7 @@
 #include "sim/sweep/Validation.hpp"
 
 #include <filesystem>
+#include <cmath>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -21,8 +22,10 @@ ValidationTable rerun() {
 // worst of 14.7% over 33 configurations (README, "How good are the predictions?"); exposed communication,
 // measured in steady state where a run profiled it so (runs 23, 24, 27-29, 33, 34, 38), is within 20% on 11 of 22
 // scored rows, a median error of 0.71 ms (the host-bound DDP rows' ranks wait for each other far longer than the
-// model's). The median is held at the issue's target of 5%, the rest at this build's line: a change that makes
-// the predictions worse fails here.
+// model's). On the 16 configurations whose runs reproduce within 10% the median is 3.7% and the worst 6.2%; the 17
+// others are host-bound and moved up to 64% between machine starts. The medians are held at the issue's target of
+// 5%, the worst of the reproducible rows at its 10%, the rest at this build's line: a change that makes the
+// predictions worse fails here.
 TEST(Validation, MedianStepTimeErrorDoesNotGrow) {
     const ValidationTable t = rerun();
     EXPECT_EQ(t.rows.size(), 33u);
@@ -30,6 +33,9 @@ TEST(Validation, MedianStepTimeErrorDoesNotGrow) {
     EXPECT_LE(t.worst_abs_error_pct, 15.0);
     EXPECT_GE(t.exposed_within_20pct, 11);
     EXPECT_LE(t.exposed_median_abs_error_ms, 0.75);
+    EXPECT_GE(t.reproducible.rows, 16);
+    EXPECT_LE(t.reproducible.median_abs_error_pct, 5.0);
+    EXPECT_LE(t.reproducible.worst_abs_error_pct, 10.0);
 }
 
 // The committed table (results/validation/table.json) is what this build predicts: regenerate it with
@@ -74,6 +80,29 @@ TEST(Validation, SteadyStateCommFiguresWinOverAnIsolatedProfiledStep) {
     EXPECT_TRUE(t.rows[0].comm_trusted);
     EXPECT_EQ(t.rows[1].steady_runs, 0);  // no steady profile: the isolated step's figures
     EXPECT_DOUBLE_EQ(*t.rows[1].measured_exposed_ms, 1.08);
+}
+
+// A configuration reproduces when it ran twice or more and its runs' medians lie within 10% of their median:
+// 40.0 and 40.4 ms do (1.0%), 30 and 45 ms do not (40%), one run cannot tell.
+TEST(Validation, RowsSplitByWhetherTheirRunsReproduce) {
+    const auto file = std::filesystem::temp_directory_path() / "stepsim_validation_spread.jsonl";
+    std::ofstream(file)
+        << R"({"id":"d2-l6-h1024-s2048-mb8-b25","status":"ok","step_time_ms":{"median":40.0},"step_time_ms_repeats":[{"median":40.4}]})" "\n"
+        << R"({"id":"d2-l6-h768-s1024-mb1-b25","status":"ok","step_time_ms":{"median":30.0},"step_time_ms_repeats":[{"median":45.0}]})" "\n"
+        << R"({"id":"s1-l12-h768-s1024-mb8","status":"ok","step_time_ms":{"median":22.7}})" "\n";
+    const ValidationTable t = validate(file, kSrc / "scenarios/validation");
+    ASSERT_EQ(t.rows.size(), 3u);
+    EXPECT_NEAR(t.rows[0].run_spread_pct, 100 * 0.4 / 40.2, 1e-9);
+    EXPECT_TRUE(t.rows[0].reproducible);
+    EXPECT_NEAR(t.rows[1].run_spread_pct, 40.0, 1e-9);
+    EXPECT_FALSE(t.rows[1].reproducible);
+    EXPECT_FALSE(t.rows[2].reproducible);
+    EXPECT_EQ(t.reproducible.rows, 1);
+    EXPECT_DOUBLE_EQ(t.reproducible.worst_abs_error_pct, std::abs(t.rows[0].error_pct));
+    EXPECT_EQ(t.irreproducible.rows, 2);
+    EXPECT_DOUBLE_EQ(t.irreproducible_max_spread_pct, 40.0);
+    const std::string md = toMarkdown(t);
+    EXPECT_NE(md.find("On the 1 configurations whose runs reproduce"), std::string::npos) << md;
 }
 
 }  // namespace
