@@ -39,12 +39,14 @@ struct ValidationRow {
 
 inline constexpr double kReproducibleSpreadPct = 10.0;
 
-// Median and worst |step error| over a set of rows.
+// Median and worst |step error| over a set of rows, and how its rows with trusted comm figures score.
 struct StepErrors {
     int rows = 0;
     double median_abs_error_pct = 0.0;
     double worst_abs_error_pct = 0.0;
     std::string worst_id;
+    int exposed_scored = 0, exposed_within_20pct = 0;
+    double exposed_median_abs_error_ms = 0.0;
 };
 
 struct ValidationTable {
