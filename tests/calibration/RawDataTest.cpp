@@ -18,6 +18,16 @@ std::filesystem::path writeTemp(const std::string& name, const std::string& text
     return p;
 }
 
+// The InputError readRaw throws on `p`, or a note that it threw none.
+std::string readError(const std::filesystem::path& p) {
+    try {
+        readRaw({p});
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "no InputError";
+}
+
 TEST(RawData, ReadsEachKind) {
     const auto p = writeTemp("stepsim_raw_ok.jsonl",
         R"({"kind":"metadata","gpus":[{"name":"NVIDIA H200","sms":132,"memory_gib":139.8},{"name":"NVIDIA H200"}]})" "\n"
@@ -57,12 +67,8 @@ TEST(RawData, HostOverheadWithABadPerLayerFieldNamesTheKey) {
     const auto p = writeTemp("stepsim_raw_host_bad.jsonl",
         R"({"kind":"host_overhead","per_layer":{"backward_us":"x"},"forward_us_per_kernel":1,)"
         R"("backward_us_per_kernel":1,"optimizer_us_per_param_tensor":1})" "\n");
-    try {
-        readRaw({p});
-        FAIL() << "expected an InputError";
-    } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find(":1: per_layer.backward_us"), std::string::npos) << e.what();
-    }
+    const std::string error = readError(p);
+    EXPECT_NE(error.find(":1: per_layer.backward_us"), std::string::npos) << error;
 }
 
 // The simulator sums a training step's gaps, so the fit needs their mean; a record without one is an error, not
@@ -71,12 +77,8 @@ TEST(RawData, StepGapWithoutItsMeanNamesTheKey) {
     const auto p = writeTemp("stepsim_raw_gap.jsonl",
         R"({"kind":"launch","op":"step_gap_gemm","time_us":{"median":2.2,"mean":2.3}})" "\n"
         R"({"kind":"launch","op":"step_gap_memory","time_us":{"median":1.7}})" "\n");
-    try {
-        readRaw({p});
-        FAIL() << "expected an InputError";
-    } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find("stepsim_raw_gap.jsonl:2: time_us.mean"), std::string::npos) << e.what();
-    }
+    const std::string error = readError(p);
+    EXPECT_NE(error.find("stepsim_raw_gap.jsonl:2: time_us.mean"), std::string::npos) << error;
 }
 
 // gemm_training_shapes.py --step keeps two times per shape; the fit takes the back-to-back one (it matched the
@@ -94,12 +96,8 @@ TEST(RawData, StepModeGemmTakesTheBackToBackTime) {
 TEST(RawData, StepModeGemmWithoutItsBackToBackTimeNamesTheKey) {
     const auto p = writeTemp("stepsim_raw_step_bad.jsonl",
         R"({"kind":"gemm","source":"pytorch-step","dtype":"bf16","m":8192,"n":8192,"k":2048,"time_us":{"median":395.7}})" "\n");
-    try {
-        readRaw({p});
-        FAIL() << "expected an InputError";
-    } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find("stepsim_raw_step_bad.jsonl:1: back_to_back_us"), std::string::npos) << e.what();
-    }
+    const std::string error = readError(p);
+    EXPECT_NE(error.find("stepsim_raw_step_bad.jsonl:1: back_to_back_us"), std::string::npos) << error;
 }
 
 // Records without with_comm_us (the all-reduce chain did not cover the calls) carry nothing to fit.
@@ -117,12 +115,8 @@ TEST(RawData, UncoveredInterferenceTrainingRecordsAreSkipped) {
 TEST(RawData, InterferenceTrainingWithAnUnknownModeNamesTheKey) {
     const auto p = writeTemp("stepsim_raw_itrain_bad.jsonl",
         R"({"kind":"interference_training","mode":"idle","class":"gemm","op":"a","alone_us":100,"with_comm_us":142})" "\n");
-    try {
-        readRaw({p});
-        FAIL() << "expected an InputError";
-    } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find("stepsim_raw_itrain_bad.jsonl:1: mode"), std::string::npos) << e.what();
-    }
+    const std::string error = readError(p);
+    EXPECT_NE(error.find("stepsim_raw_itrain_bad.jsonl:1: mode"), std::string::npos) << error;
 }
 
 TEST(RawData, DeviceSpeedRecordsAreRead) {
@@ -138,44 +132,28 @@ TEST(RawData, DeviceSpeedRecordsAreRead) {
 TEST(RawData, DeviceSpeedWithoutARateNamesTheKey) {
     const auto p = writeTemp("stepsim_raw_dspeed_bad.jsonl",
         R"({"kind":"device_speed","set":"s#0","rank":0,"memory_gbps":4390.3})" "\n");
-    try {
-        readRaw({p});
-        FAIL() << "expected an InputError";
-    } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find("stepsim_raw_dspeed_bad.jsonl:1: gemm_tflops"), std::string::npos) << e.what();
-    }
+    const std::string error = readError(p);
+    EXPECT_NE(error.find("stepsim_raw_dspeed_bad.jsonl:1: gemm_tflops"), std::string::npos) << error;
 }
 
 TEST(RawData, CheckpointHostWithoutAModeNamesTheKey) {
     const auto p = writeTemp("stepsim_raw_ckpt.jsonl",
         R"({"kind":"checkpoint_host","plain_forward_us_per_kernel":25,)"
         R"("selective":{"forward_extra_us_per_layer":300,"backward_extra_us_per_layer":400,"recomputed_kernels_per_layer":2}})" "\n");
-    try {
-        readRaw({p});
-        FAIL() << "expected an InputError";
-    } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find("stepsim_raw_ckpt.jsonl:1: full"), std::string::npos) << e.what();
-    }
+    const std::string error = readError(p);
+    EXPECT_NE(error.find("stepsim_raw_ckpt.jsonl:1: full"), std::string::npos) << error;
 }
 
 TEST(RawData, NotJsonNamesFileAndLine) {
     const auto p = writeTemp("stepsim_raw_bad.jsonl", "{\"kind\":\"run_done\"}\nnot json\n");
-    try {
-        readRaw({p});
-        FAIL() << "expected an InputError";
-    } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find("stepsim_raw_bad.jsonl:2"), std::string::npos) << e.what();
-    }
+    const std::string error = readError(p);
+    EXPECT_NE(error.find("stepsim_raw_bad.jsonl:2"), std::string::npos) << error;
 }
 
 TEST(RawData, MissingFieldNamesKey) {
     const auto p = writeTemp("stepsim_raw_missing.jsonl", R"({"kind":"gemm","dtype":"bf16","m":1,"n":2,"time_us":{"median":1}})" "\n");
-    try {
-        readRaw({p});
-        FAIL() << "expected an InputError";
-    } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find(":1: k: missing"), std::string::npos) << e.what();
-    }
+    const std::string error = readError(p);
+    EXPECT_NE(error.find(":1: k: missing"), std::string::npos) << error;
 }
 
 TEST(RawData, NonPositiveTimeIsRejected) {
