@@ -123,16 +123,18 @@ ProfileFitResult refit(const std::string& dir, const std::vector<std::string>& r
     return fitProfile(readRaw(files), committed, name, committed.source);
 }
 
+// The raw files h200x2/profile.yaml was fitted from (its COMMAND.md, section 2), relative to its folder.
+const std::vector<std::string> kH200x2Raws = {
+    "raw/bench.jsonl", "raw/torch.jsonl", "raw/attention_default.jsonl", "raw/gemm_training_shapes.jsonl",
+    "../h200x1/raw/gemm_training_shapes_step_run20.jsonl", "../h200x1/raw/kernel_gaps_run11.jsonl",
+    "../h200x1/raw/kernel_gaps_run12.jsonl", "../h200x1/raw/kernel_gaps_run13.jsonl", "raw/kernel_gaps_run19.jsonl",
+    "raw/checkpoint_host_run16.jsonl", "raw/checkpoint_host_run17.jsonl", "raw/interference_training_run21.jsonl",
+    "raw/interference_training_4mib_run39.jsonl", "raw/interference_training_64mib_run38.jsonl",
+    "raw/interference_training_128mib_run39.jsonl", "raw/device_speed_run36.jsonl",
+    "raw/device_speed_swapped_run36.jsonl", "raw/device_speed_run37.jsonl", "raw/device_speed_swapped_run37.jsonl"};
+
 TEST(CommittedProfiles, H200x2RawRefitsToCommittedProfile) {
-    const auto fit = refit("h200x2", {"raw/bench.jsonl", "raw/torch.jsonl", "raw/attention_default.jsonl", "raw/gemm_training_shapes.jsonl",
-                                      "../h200x1/raw/gemm_training_shapes_step_run20.jsonl",
-                                      "../h200x1/raw/kernel_gaps_run11.jsonl", "../h200x1/raw/kernel_gaps_run12.jsonl",
-                                      "../h200x1/raw/kernel_gaps_run13.jsonl", "raw/kernel_gaps_run19.jsonl", "raw/checkpoint_host_run16.jsonl",
-                                      "raw/checkpoint_host_run17.jsonl", "raw/interference_training_run21.jsonl",
-                                      "raw/interference_training_4mib_run39.jsonl", "raw/interference_training_64mib_run38.jsonl",
-                                      "raw/interference_training_128mib_run39.jsonl", "raw/device_speed_run36.jsonl",
-                                      "raw/device_speed_swapped_run36.jsonl", "raw/device_speed_run37.jsonl",
-                                      "raw/device_speed_swapped_run37.jsonl"}, "h200x2");
+    const auto fit = refit("h200x2", kH200x2Raws, "h200x2");
     expectSameProfile(fit.profile, loadProfile(kProfiles + "h200x2/profile.yaml"));
 }
 
@@ -151,15 +153,7 @@ TEST(CommittedProfiles, H200x1RawRefitsToCommittedProfile) {
 
 TEST(CommittedProfiles, H200x2HeldOutCollectivesWithinFivePercent) {
     // Expectation (issue 6): fitted on 3 of 4 sizes, every 4th size is predicted to a median error <= 5%.
-    const auto fit = refit("h200x2", {"raw/bench.jsonl", "raw/torch.jsonl", "raw/attention_default.jsonl", "raw/gemm_training_shapes.jsonl",
-                                      "../h200x1/raw/gemm_training_shapes_step_run20.jsonl",
-                                      "../h200x1/raw/kernel_gaps_run11.jsonl", "../h200x1/raw/kernel_gaps_run12.jsonl",
-                                      "../h200x1/raw/kernel_gaps_run13.jsonl", "raw/kernel_gaps_run19.jsonl", "raw/checkpoint_host_run16.jsonl",
-                                      "raw/checkpoint_host_run17.jsonl", "raw/interference_training_run21.jsonl",
-                                      "raw/interference_training_4mib_run39.jsonl", "raw/interference_training_64mib_run38.jsonl",
-                                      "raw/interference_training_128mib_run39.jsonl", "raw/device_speed_run36.jsonl",
-                                      "raw/device_speed_swapped_run36.jsonl", "raw/device_speed_run37.jsonl",
-                                      "raw/device_speed_swapped_run37.jsonl"}, "h200x2");
+    const auto fit = refit("h200x2", kH200x2Raws, "h200x2");
     EXPECT_LE(fit.heldout_collectives, 0.05);
     EXPECT_GE(fit.profile.collectives.size(), 6u);  // every op of the harness, NCCL's choice
 }
