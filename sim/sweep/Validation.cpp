@@ -175,6 +175,7 @@ std::string toMarkdown(const ValidationTable& t) {
             for (double v : r.run_ms) measured += fmt::format(" {:.2f}", v);
             measured += ")";
         }
+        if (!r.reproducible) measured += " §";
         s += fmt::format("| {} | {} | {} | {:.2f} | {:+.1f}% | {} | {} |\n", r.id, r.gpus, measured, r.predicted_ms,
                          r.error_pct, exposed, overlap);
     }
@@ -199,7 +200,8 @@ std::string toMarkdown(const ValidationTable& t) {
                      "median |error| {:.2f} ms.\n",
                      t.exposed_scored, t.exposed_within_20pct, t.exposed_median_abs_error_ms);
     s += "Measured step: the median over runs of each run's median step; \"runs\" lists them when a configuration "
-         "ran more than once (another machine start, or CUDA-only profiling).\n";
+         "ran more than once (another machine start, or CUDA-only profiling). § its runs do not reproduce: one run, or "
+         "runs more than 10% apart.\n";
     s += "Measured communication: ‡ the median over runs that profiled consecutive steps unsynchronized, as the timed "
          "steps run (train_gpt.py --steady-steps), at a step within 10% of the run's timed step; otherwise one isolated "
          "profiled step's.\n";

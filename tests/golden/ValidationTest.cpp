@@ -105,6 +105,8 @@ TEST(Validation, RowsSplitByWhetherTheirRunsReproduce) {
     EXPECT_DOUBLE_EQ(t.irreproducible_max_spread_pct, 40.0);
     const std::string md = toMarkdown(t);
     EXPECT_NE(md.find("On the 1 configurations whose runs reproduce"), std::string::npos) << md;
+    EXPECT_NE(md.find("| 37.50 (runs 30.00 45.00) § |"), std::string::npos) << md;  // marked: 40% apart
+    EXPECT_NE(md.find("| 40.20 (runs 40.00 40.40) |"), std::string::npos) << md;    // not marked
 }
 
 }  // namespace
