@@ -72,7 +72,8 @@ void addExplainCommand(CLI::App& app) {
 
 void addValidateCommand(CLI::App& app) {
     auto* cmd = app.add_subcommand("validate", "Compare predictions with measured training runs and print the table "
-                                               "(step time, exposed communication, overlap; median and worst error)");
+                                               "(step time, exposed communication, overlap; median and worst error, over all "
+                                               "configurations and over those whose runs reproduce within 10%)");
     auto measured = std::make_shared<std::string>();
     auto dir = std::make_shared<std::string>();
     auto profile = std::make_shared<std::string>();
