@@ -374,10 +374,8 @@ void Engine::arrive(std::uint32_t slot, const Op& op) {
     ++in.arrived;
     // The NCCL kernel is now resident on this GPU, slowing its compute kernels: waiting for its peers until the
     // last one arrives, then moving data.
-    GpuState& here = gpus_[st.rank];
-    ++here.comm_resident;
     if (in.arrived < static_cast<int>(in.member_slot.size())) {
-        ++here.comm_waiting;
+        ++gpus_[st.rank].comm_waiting;
         refreshCompute(st.rank);
         return;
     }
@@ -457,7 +455,6 @@ void Engine::finishCollective(std::uint32_t id) {
         st.running = false;
         ++st.head;
         GpuState& g = gpus_[st.rank];
-        --g.comm_resident;
         g.moving.erase(std::find(g.moving.begin(), g.moving.end(), id));
         refreshTransfer(st.rank);
         refreshCompute(st.rank);

@@ -110,8 +110,7 @@ private:
     };
     struct GpuState {
         std::vector<std::uint32_t> computing;  // stream slots running compute kernels
-        int comm_resident = 0;
-        int comm_waiting = 0;                  // of those, NCCL kernels waiting for their peers
+        int comm_waiting = 0;                  // NCCL kernels resident here waiting for their peers
         std::vector<std::uint32_t> moving;     // collectives moving data here (the others resident wait)
         std::array<double, kKernelClasses> transfer = EngineConfig::filled(1.0);  // the largest of theirs
         std::vector<FlowId> flows;             // flows sourced here

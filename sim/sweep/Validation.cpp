@@ -25,6 +25,27 @@ const nlohmann::json& need(const nlohmann::json& j, const char* key, const std::
 // The exposed-communication target: within 20% of the measurement, or 0.2 ms where that is less.
 bool exposedClose(double abs_error_ms, double measured_ms) { return abs_error_ms <= std::max(0.2, 0.2 * measured_ms); }
 
+// The step errors of the rows `keep` selects, and how their rows with trusted comm figures score.
+template <class Keep>
+StepErrors score(const std::vector<ValidationRow>& rows, Keep keep) {
+    StepErrors e;
+    std::vector<double> step, exposed;
+    for (const ValidationRow& r : rows) {
+        if (!keep(r)) continue;
+        step.push_back(std::abs(r.error_pct));
+        if (step.back() > e.worst_abs_error_pct) e.worst_abs_error_pct = step.back(), e.worst_id = r.id;
+        if (r.comm_trusted && r.measured_exposed_ms) {
+            exposed.push_back(std::abs(*r.predicted_exposed_ms - *r.measured_exposed_ms));
+            ++e.exposed_scored;
+            if (exposedClose(exposed.back(), *r.measured_exposed_ms)) ++e.exposed_within_20pct;
+        }
+    }
+    e.rows = static_cast<int>(step.size());
+    e.median_abs_error_pct = median(step);
+    e.exposed_median_abs_error_ms = median(exposed);
+    return e;
+}
+
 }  // namespace
 
 ValidationTable validate(const std::filesystem::path& measured_jsonl, const std::filesystem::path& scenario_dir,
@@ -36,7 +57,6 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
     t.profile = profile.empty() ? "each scenario's cluster.profile" : profile;
     std::string text;
     int line = 0;
-    std::vector<double> errors, exposed_errors;
     while (std::getline(in, text)) {
         ++line;
         if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -121,39 +141,21 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
         if (r.measured_exposed_ms) {
             r.predicted_exposed_ms = sim.results.exposed_comm_ms;
             r.predicted_overlap = sim.results.overlap_ratio;
-            if (r.comm_trusted) {
-                const double err = std::abs(*r.predicted_exposed_ms - *r.measured_exposed_ms);
-                exposed_errors.push_back(err);
-                ++t.exposed_scored;
-                if (exposedClose(err, *r.measured_exposed_ms)) ++t.exposed_within_20pct;
-            }
         }
-        errors.push_back(std::abs(r.error_pct));
-        if (std::abs(r.error_pct) > t.worst_abs_error_pct) t.worst_abs_error_pct = std::abs(r.error_pct), t.worst_id = r.id;
         t.rows.push_back(std::move(r));
     }
     if (t.rows.empty()) throw inputError(file, 0, "", "no measured runs with status ok");
-    t.median_abs_error_pct = median(errors);
-    t.exposed_median_abs_error_ms = median(exposed_errors);
-    for (const bool rep : {true, false}) {
-        StepErrors& e = rep ? t.reproducible : t.irreproducible;
-        std::vector<double> v, exposed;
-        for (const ValidationRow& r : t.rows) {
-            if (r.reproducible != rep) continue;
-            v.push_back(std::abs(r.error_pct));
-            if (r.comm_trusted && r.measured_exposed_ms) {
-                const double err = std::abs(*r.predicted_exposed_ms - *r.measured_exposed_ms);
-                exposed.push_back(err);
-                ++e.exposed_scored;
-                if (exposedClose(err, *r.measured_exposed_ms)) ++e.exposed_within_20pct;
-            }
-            if (std::abs(r.error_pct) > e.worst_abs_error_pct) e.worst_abs_error_pct = std::abs(r.error_pct), e.worst_id = r.id;
-            if (!rep) t.irreproducible_max_spread_pct = std::max(t.irreproducible_max_spread_pct, r.run_spread_pct);
-        }
-        e.rows = static_cast<int>(v.size());
-        if (!v.empty()) e.median_abs_error_pct = median(v);
-        if (!exposed.empty()) e.exposed_median_abs_error_ms = median(exposed);
-    }
+    const StepErrors all = score(t.rows, [](const ValidationRow&) { return true; });
+    t.median_abs_error_pct = all.median_abs_error_pct;
+    t.worst_abs_error_pct = all.worst_abs_error_pct;
+    t.worst_id = all.worst_id;
+    t.exposed_scored = all.exposed_scored;
+    t.exposed_within_20pct = all.exposed_within_20pct;
+    t.exposed_median_abs_error_ms = all.exposed_median_abs_error_ms;
+    t.reproducible = score(t.rows, [](const ValidationRow& r) { return r.reproducible; });
+    t.irreproducible = score(t.rows, [](const ValidationRow& r) { return !r.reproducible; });
+    for (const ValidationRow& r : t.rows)
+        if (!r.reproducible) t.irreproducible_max_spread_pct = std::max(t.irreproducible_max_spread_pct, r.run_spread_pct);
     return t;
 }
 
