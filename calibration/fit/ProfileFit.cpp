@@ -517,19 +517,29 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
     // by class, apart for an NCCL kernel moving data and one waiting for its peer. Classes not measured keep 0
     // (the engine then takes compute_slowdown).
     {
-        json sj = json::object();
-        for (auto [mode, dst] : {std::pair{"transfer", &p.interference.beside_transfer},
-                                 std::pair{"waiting", &p.interference.beside_waiting}}) {
+        // The median slowdown per class of `recs` into `dst` (never below 1), and what went into it.
+        const auto byClass = [](const std::vector<const RawStepInterference*>& recs, ClassSlowdown& dst) {
+            json out = json::object();
             for (auto [cls, field] : {std::pair{"gemm", &ClassSlowdown::gemm}, std::pair{"attention", &ClassSlowdown::attention},
                                       std::pair{"memory", &ClassSlowdown::memory}}) {
                 std::vector<double> v;
-                for (const auto& r : raw.step_interference)
-                    if (r.mode == mode && r.cls == cls) v.push_back(r.with_comm_us / r.alone_us);
+                for (const auto* r : recs)
+                    if (r->cls == cls) v.push_back(r->with_comm_us / r->alone_us);
                 if (v.empty()) continue;
-                dst->*field = std::max(1.0, median(v));
-                sj[mode][cls] = {{"slowdown", dst->*field}, {"records", v.size()},
-                                 {"range", {*std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())}}};
+                dst.*field = std::max(1.0, median(v));
+                out[cls] = {{"slowdown", dst.*field}, {"records", v.size()},
+                            {"range", {*std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())}}};
             }
+            return out;
+        };
+        json sj = json::object();
+        for (auto [mode, dst] : {std::pair{"transfer", &p.interference.beside_transfer},
+                                 std::pair{"waiting", &p.interference.beside_waiting}}) {
+            std::vector<const RawStepInterference*> recs;
+            for (const auto& r : raw.step_interference)
+                if (r.mode == mode) recs.push_back(&r);
+            json fitted = byClass(recs, *dst);
+            if (!fitted.empty()) sj[mode] = fitted;
         }
         // Beside a moving all-reduce the slowdown grows with its size (more channels, more HBM traffic): with
         // records at two sizes or more, the median per class at each size too.
@@ -541,16 +551,8 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             for (const auto& [bytes, recs] : sizes) {
                 SizedSlowdown s;
                 s.bytes = bytes;
-                json sz = {{"bytes", bytes}};
-                for (auto [cls, field] : {std::pair{"gemm", &ClassSlowdown::gemm}, std::pair{"attention", &ClassSlowdown::attention},
-                                          std::pair{"memory", &ClassSlowdown::memory}}) {
-                    std::vector<double> v;
-                    for (const auto* r : recs)
-                        if (r->cls == cls) v.push_back(r->with_comm_us / r->alone_us);
-                    if (v.empty()) continue;
-                    s.*field = std::max(1.0, median(v));
-                    sz[cls] = {{"slowdown", s.*field}, {"records", v.size()}};
-                }
+                json sz = byClass(recs, s);
+                sz["bytes"] = bytes;
                 p.interference.beside_transfer_by_size.push_back(s);
                 sj["transfer_by_size"].push_back(sz);
             }
