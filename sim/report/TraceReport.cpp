@@ -130,6 +130,7 @@ void writeTrace(std::ostream& os, const Timeline& tl, const Workload& wl) {
         const std::string_view cls = kernelClassName(s.cls);
         std::string args = fmt::format(R"("op":{},"class":"{}","step":{},"flops":{},"bytes":{})", s.op, cls, op.step,
                                        number(op.flops), number(op.bytes));
+        if (s.cls == KernelClass::gemm) args += fmt::format(R"(,"m":{},"n":{},"k":{})", op.gemm.m, op.gemm.n, op.gemm.k);
         if (const CollectiveCall* c = callOf(wl, s, op)) {
             const std::string gname = c->group >= 0 && static_cast<std::size_t>(c->group) < wl.groups.size()
                                           ? wl.groups[static_cast<std::size_t>(c->group)].name

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -50,6 +51,25 @@ TEST(TraceReport, OneCompleteEventPerSpan) {
     EXPECT_EQ(first["cat"], "gemm");
     EXPECT_DOUBLE_EQ(first["dur"].get<double>(), 10.0);
     EXPECT_EQ(first["args"]["step"], 0);
+}
+
+// A GEMM carries its shape (what calibration/validation/gemm_shapes.py reads); other kernels do not.
+TEST(TraceReport, GemmsCarryTheirShape) {
+    test::TestRun t = someRun();
+    t.wl.programs[0].ops[0].gemm = {8192, 2048, 2048};
+    const auto j = parse(t);
+    int gemms = 0;
+    for (const auto& e : j["traceEvents"]) {
+        if (e["ph"] != "X") continue;
+        if (e["cat"] == "gemm") {
+            ++gemms;
+            EXPECT_TRUE(e["args"].contains("k"));
+            if (e["pid"] == 0) EXPECT_EQ(std::tuple(e["args"]["m"], e["args"]["n"], e["args"]["k"]), std::tuple(8192, 2048, 2048));
+        } else {
+            EXPECT_FALSE(e["args"].contains("m")) << e;
+        }
+    }
+    EXPECT_EQ(gemms, 3);
 }
 
 // Each collective instance is one flow: one "s", one "f", members − 2 "t", each inside a comm span of
