@@ -1,6 +1,7 @@
 #include "calibration/fit/ProfileFit.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -558,6 +559,24 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             }
         } else {
             kept.push_back("interference.beside_transfer_by_size");
+        }
+        // By GEMM shape: the waiting mode holds the NCCL kernel resident through every call, the state a step's
+        // GEMMs overlapped by a bucket's all-reduce are in (moving data or waiting, the same within ~0.1 for one
+        // shape: runs 38-39). The median per shape; records without a shape only feed the class medians above.
+        std::map<std::array<long, 3>, std::vector<double>> shapes;
+        for (const auto& r : raw.step_interference)
+            if (r.mode == "waiting" && r.m > 0) shapes[{r.m, r.n, r.k}].push_back(r.with_comm_us / r.alone_us);
+        if (!shapes.empty()) {
+            p.interference.gemm_by_shape.clear();
+            std::vector<double> all;
+            for (const auto& [mnk, v] : shapes) {
+                p.interference.gemm_by_shape.push_back({mnk[0], mnk[1], mnk[2], std::max(1.0, median(v))});
+                all.push_back(p.interference.gemm_by_shape.back().slowdown);
+            }
+            sj["gemm_by_shape"] = {{"shapes", all.size()}, {"median", median(all)},
+                                   {"range", {*std::min_element(all.begin(), all.end()), *std::max_element(all.begin(), all.end())}}};
+        } else {
+            kept.push_back("interference.gemm_by_shape");
         }
         // Bucketed records (each call followed by a bucket's all-reduce, as DDP issues them) are reported, not
         // fitted: the all-reduce beside a long GEMM ran ~3.5x its time alone, beside short memory-bound kernels

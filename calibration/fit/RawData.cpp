@@ -149,6 +149,15 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
             if (j.contains("comm_bytes")) r.comm_bytes = L.num("comm_bytes");
             if (r.cls != "gemm" && r.cls != "attention" && r.cls != "memory")
                 throw inputError(file, lineNo, "class", "expected gemm, attention or memory, got '" + r.cls + "'");
+            if (j.contains("m") || j.contains("n") || j.contains("k")) {
+                if (r.cls != "gemm") throw inputError(file, lineNo, "m", "a shape (m, n, k) is a GEMM's; class is " + r.cls);
+                r.m = static_cast<long>(L.num("m"));
+                r.n = static_cast<long>(L.num("n"));
+                r.k = static_cast<long>(L.num("k"));
+                if (r.m < 1 || r.n < 1 || r.k < 1)
+                    throw inputError(file, lineNo, "m", "expected positive m, n, k, got " + std::to_string(r.m) + ", " +
+                                                            std::to_string(r.n) + ", " + std::to_string(r.k));
+            }
             if (!(r.alone_us > 0) || !(r.with_comm_us > 0))
                 throw inputError(file, lineNo, "alone_us", "expected positive times in microseconds");
             d.step_interference.push_back(std::move(r));

@@ -105,6 +105,7 @@ struct RawStepInterference {
     double alone_us = 0, with_comm_us = 0;
     double comm_slowdown = 0;
     double comm_bytes = 0;  // the all-reduces' size (0: not recorded)
+    long m = 0, n = 0, k = 0;  // a GEMM's shape, when the record gives it (--gemm-shapes); 0: not given
 };
 
 // One GPU's speed with every GPU of the machine loaded at once, at the power limit (device_speed.py): a set is one

@@ -22,11 +22,19 @@ through rank 0's calls, as when DDP's ranks drift apart (rank 0's slowdown only)
 bucket's all-reduce after each call, waiting on that call's end, as DDP issues them: the all-reduce then starts
 beside the next call, and its own slowdown is kept (`comm_with_compute_us`); the fit reports these records only.
 
+How much a GEMM loses depends on its shape more than on anything else: NCCL holds one SM per channel (24 for a
+2-GPU fp32 all-reduce), and a GEMM cuBLAS tiles into exactly one wave over every SM (a small output of a long K,
+split across the SMs) runs in two, where one of many tiles loses about the SMs' share (runs 38-39: x1.21 to x1.95
+across 21 shapes, waiting mode). --gemm-shapes FILE times the GEMMs listed there instead of the default kernels
+(lines "forward|dgrad|wgrad M N K", as stepsim names a training step's GEMMs; calibration/validation/gemm_shapes.py
+lists a set of scenarios' shapes), so a model's own shapes can be measured.
+
 Writes JSON Lines {"kind": "interference_training", "mode", "class": gemm|attention|memory, "op", "alone_us",
-"with_comm_us", "slowdown", "comm_bytes", "comm_alone_us", "comm_with_compute_us", "rank"}; `stepsim calibrate
-fit` takes the median slowdown per mode and class into interference.beside_transfer and .beside_waiting.
+"with_comm_us", "slowdown", "comm_bytes", "comm_alone_us", "comm_with_compute_us", "rank", and for GEMMs "m", "n",
+"k"}; `stepsim calibrate fit` takes the median slowdown per mode and class into interference.beside_transfer and
+.beside_waiting, and the waiting mode's per GEMM shape into interference.gemm_by_shape.
 Usage: torchrun --standalone --nproc-per-node 2 interference_training.py --out FILE [--modes transfer,waiting,bucketed]
-       [--bucket-mib 25[,...]] [--heat-s S]
+       [--bucket-mib 25[,...]] [--heat-s S] [--gemm-shapes FILE]
 """
 import argparse
 import json
@@ -42,28 +50,60 @@ from timing import hold_gpu, host_seconds, looped
 
 
 
-def kernels(dev):
-    """(class, name, fn) of the kernels timed, with their operands."""
+def gemm(r, role, m, n, k):
+    """(class, name, fn, shape) of one GEMM in the form a training step runs it for `role`, shaped as stepsim names
+    it: forward m=T n=out k=in (F.linear(x, W)), dgrad m=T n=in k=out (dy @ W), wgrad m=out n=in k=T (dy^T @ x)."""
+    if role == "forward":
+        x, w = r(m, k), r(n, k)
+        fn = lambda: F.linear(x, w)
+    elif role == "dgrad":
+        dy, w = r(m, k), r(k, n)
+        fn = lambda: torch.mm(dy, w)
+    else:
+        dy, x = r(k, m), r(k, n)
+        fn = lambda: torch.mm(dy.t(), x)
+    return ("gemm", f"{role} {m}x{n}x{k}", fn, (m, n, k))
+
+
+def read_shapes(path):
+    """(role, m, n, k) per line of a --gemm-shapes file: "forward|dgrad|wgrad M N K"; '#' starts a comment."""
+    out = []
+    with open(path) as f:
+        for no, line in enumerate(f, 1):
+            words = line.split("#")[0].split()
+            if not words:
+                continue
+            if len(words) != 4 or words[0] not in ("forward", "dgrad", "wgrad") or not all(w.isdigit() and int(w) > 0
+                                                                                           for w in words[1:]):
+                raise SystemExit(f"{path}:{no}: expected 'forward|dgrad|wgrad M N K' (positive integers), got {line.strip()!r}")
+            out.append((words[0], *map(int, words[1:])))
+    if not out:
+        raise SystemExit(f"{path}: no shapes")
+    return out
+
+
+def kernels(dev, shapes=None):
+    """(class, name, fn, GEMM shape or None) of the kernels timed, with their operands: `shapes` ((role, m, n, k)) when
+    given, GEMMs only; else GEMMs of transformer linears in the three forms, SDPA attention and memory-bound kernels."""
     bf = torch.bfloat16
     r = lambda *s: torch.randn(*s, device=dev, dtype=bf)
+    if shapes:
+        return [gemm(r, *s) for s in shapes]
     out = []
     for (T, o, i) in ((8192, 6144, 2048), (8192, 8192, 2048), (8192, 2048, 8192), (8192, 2048, 2048),
                       (8192, 2304, 768), (8192, 3072, 768), (4096, 10240, 2560)):
-        x, w, dy = r(T, i), r(o, i), r(T, o)
-        out.append(("gemm", f"forward {T}x{o}x{i}", lambda x=x, w=w: F.linear(x, w)))
-        out.append(("gemm", f"dgrad {T}x{i}x{o}", lambda dy=dy, w=w: torch.mm(dy, w)))
-        out.append(("gemm", f"wgrad {o}x{i}x{T}", lambda dy=dy, x=x: torch.mm(dy.t(), x)))
+        out += [gemm(r, "forward", T, o, i), gemm(r, "dgrad", T, i, o), gemm(r, "wgrad", o, i, T)]
     for (b, h, s, d) in ((4, 16, 2048, 128), (8, 12, 1024, 64)):
         q, k, v = r(b, h, s, d), r(b, h, s, d), r(b, h, s, d)
         out.append(("attention", f"sdpa_fwd b{b} h{h} s{s} d{d}",
-                    lambda q=q, k=k, v=v: F.scaled_dot_product_attention(q, k, v, is_causal=True)))
+                    lambda q=q, k=k, v=v: F.scaled_dot_product_attention(q, k, v, is_causal=True), None))
     for (T, h) in ((8192, 2048), (8192, 768), (16384, 4096)):
         a, b2, c = r(T, h), r(T, h), r(T, h)
         up = r(T, 4 * h)
         wln = torch.ones(h, device=dev, dtype=bf)
-        out.append(("memory", f"add {T}x{h}", lambda a=a, b2=b2, c=c: torch.add(a, b2, out=c)))
-        out.append(("memory", f"gelu {T}x{4 * h}", lambda up=up: F.gelu(up, approximate="tanh")))
-        out.append(("memory", f"layer_norm {T}x{h}", lambda a=a, wln=wln: F.layer_norm(a, (a.shape[-1],), wln)))
+        out.append(("memory", f"add {T}x{h}", lambda a=a, b2=b2, c=c: torch.add(a, b2, out=c), None))
+        out.append(("memory", f"gelu {T}x{4 * h}", lambda up=up: F.gelu(up, approximate="tanh"), None))
+        out.append(("memory", f"layer_norm {T}x{h}", lambda a=a, wln=wln: F.layer_norm(a, (a.shape[-1],), wln), None))
     return out
 
 
@@ -149,6 +189,8 @@ def main():
     ap.add_argument("--heat-s", type=float, default=0.0,
                     help="transfer and waiting: hold the stream with this long (at least) of back-to-back GEMMs "
                          "before each timed batch, alone and beside NCCL (the board at its power limit), not a spin")
+    ap.add_argument("--gemm-shapes", help="time these GEMMs only: a file of 'forward|dgrad|wgrad M N K' lines, shapes as "
+                                          "stepsim names them (calibration/validation/gemm_shapes.py lists a scenario's)")
     a = ap.parse_args()
     if int(os.environ.get("WORLD_SIZE", "1")) < 2:
         raise SystemExit("interference_training.py: run under torchrun with two processes")
@@ -188,6 +230,7 @@ def main():
         return e0, e1
 
     heat = Heater(dev) if a.heat_s > 0 else None
+    timed = kernels(dev, read_shapes(a.gemm_shapes) if a.gemm_shapes else None)
     recs = []
     modes = a.modes.split(",")
     for mib in [int(x) for x in a.bucket_mib.split(",")]:
@@ -200,7 +243,7 @@ def main():
         torch.cuda.synchronize()
         ar_us = agree_max(e0.elapsed_time(e1) * 1e3 / 20)
 
-        for (cls, name, fn), mode in ((k, m) for k in kernels(dev) for m in modes):
+        for (cls, name, fn, shape), mode in ((k, m) for k in timed for m in modes):
             if mode == "bucketed":
                 recs.append(bucketed(cls, name, fn, a, rank, side, next_grad, ar_us, bucket_bytes))
                 continue
@@ -254,6 +297,8 @@ def main():
             rec = {"kind": "interference_training", "class": cls, "op": name, "rank": rank, "mode": mode, "buckets": a.buckets,
                    "alone_us": alone, "comm_bytes": bucket_bytes, "comm_alone_us": ar_us, "chain": n, "heat_s": a.heat_s,
                    "comm_with_compute_us": statistics.median(comm_with), "covered_reps": len(with_comm)}
+            if shape:
+                rec.update(m=shape[0], n=shape[1], k=shape[2])
             if with_comm and (mode == "transfer" or rank == 0):  # waiting: rank 1 computes with no NCCL kernel
                 rec["with_comm_us"] = statistics.median(with_comm)
                 rec["slowdown"] = rec["with_comm_us"] / alone

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -113,10 +114,11 @@ fs::path findTorchScript(const std::string& given) {
 // file in the output folder (an earlier run's file is removed first): attention as SDPA runs it, PyTorch's own
 // GEMMs over the transformer grid, the host's cost per kernel (one GPU, then DDP over two GPUs when there are two)
 // with activation checkpointing's, the gaps inside a step, and, with two GPUs, the step's kernels beside
-// bucket-sized all-reduces and every GPU's speed with all of them loaded at once. A script that fails is noted and
-// its fields keep the base's.
+// bucket-sized all-reduces and every GPU's speed with all of them loaded at once; and, given a --gemm-shapes file
+// (calibration/validation/gemm_shapes.py writes a scenario's), those GEMMs beside a resident NCCL kernel one by one.
+// A script that fails is noted and its fields keep the base's.
 void runTrainingScripts(const std::string& python, const fs::path& dir, const fs::path& outDir, int gpus,
-                        std::vector<std::string>& raws) {
+                        const std::string& gemmShapes, std::vector<std::string>& raws) {
     // one process; then again over two GPUs (--ddp); only over two; over every GPU (from two)
     enum class Ranks { one, then_two, two, all };
     struct Script {
@@ -124,6 +126,7 @@ void runTrainingScripts(const std::string& python, const fs::path& dir, const fs
         const char* what;
         const char* args;
         Ranks ranks;
+        bool gemm_shapes = false;  // runs only with a --gemm-shapes file, which it is given
     };
     constexpr Script kScripts[] = {
         {"attention_default.py", "attention as training runs it", "", Ranks::one},
@@ -131,18 +134,23 @@ void runTrainingScripts(const std::string& python, const fs::path& dir, const fs
         {"host_overhead.py", "host cost per kernel and of checkpointing", "", Ranks::then_two},
         {"kernel_gaps.py", "gaps inside a training step", "", Ranks::one},
         {"interference_training.py", "kernels beside NCCL by class and size", " --bucket-mib 4,25,64,128", Ranks::two},
-        {"device_speed.py", "the GPUs' speed spread", "", Ranks::all}};
+        {"device_speed.py", "the GPUs' speed spread", "", Ranks::all},
+        {"interference_training.py", "the listed GEMMs beside NCCL", " --modes waiting --bucket-mib 25", Ranks::two, true}};
     const std::string twoRanks = " -m torch.distributed.run --standalone --nproc-per-node 2";
     const std::string allRanks = fmt::format(" -m torch.distributed.run --standalone --nproc-per-node {}", gpus);
     for (const Script& sc : kScripts) {
         if ((sc.ranks == Ranks::two || sc.ranks == Ranks::all) && gpus < 2) continue;
-        const fs::path script = dir / sc.file, out = outDir / (fs::path(sc.file).stem().string() + ".jsonl");
+        const bool shapes = sc.gemm_shapes;
+        if (shapes && gemmShapes.empty()) continue;
+        const fs::path script = dir / sc.file,
+                       out = outDir / (fs::path(sc.file).stem().string() + (shapes ? "_shapes.jsonl" : ".jsonl"));
         if (!fs::is_regular_file(script)) {
             std::cout << fmt::format("note: {} not found; {} keep the base profile's values\n", script.string(), sc.what);
             continue;
         }
         fs::remove(out);
-        const std::string args = " " + shellQuote(script.string()) + " --out " + shellQuote(out.string()) + sc.args;
+        const std::string args = " " + shellQuote(script.string()) + " --out " + shellQuote(out.string()) + sc.args +
+                                 (shapes ? " --gemm-shapes " + shellQuote(fs::absolute(gemmShapes).string()) : "");
         const std::string& ranks = sc.ranks == Ranks::two ? twoRanks : sc.ranks == Ranks::all ? allRanks : "";
         int rc = runCommand(shellQuote(python) + ranks + args);
         if (rc == 0 && gpus >= 2 && sc.ranks == Ranks::then_two)
@@ -250,6 +258,13 @@ std::string profileTable(const HardwareProfile& p) {
         s += fmt::format("    moving {:>5.0f} MiB: {}\n", z.bytes / (1 << 20), cls(z));
     if (!p.interference.beside_transfer_by_size.empty())
         s += "    (by the collective's size, log-interpolated; -: not measured at that size, the line above applies)\n";
+    if (const auto& by = p.interference.gemm_by_shape; !by.empty()) {
+        const auto [lo, hi] = std::minmax_element(by.begin(), by.end(),
+                                                  [](const GemmSlowdown& a, const GemmSlowdown& b) { return a.slowdown < b.slowdown; });
+        s += fmt::format("  GEMMs by shape, beside a resident NCCL kernel: {} shapes, x{:.2f} ({}x{}x{}) to x{:.2f} ({}x{}x{}); a GEMM "
+                         "within 2x of one on every dimension takes the nearest one's factor\n",
+                         by.size(), lo->slowdown, lo->m, lo->n, lo->k, hi->slowdown, hi->m, hi->n, hi->k);
+    }
     s += fmt::format("GPU-to-GPU speed spread at the power limit (cv): compute {:.2f}%, memory-bound {:.3f}%\n",
                      100 * p.jitter.device_compute_cv, 100 * p.jitter.device_memory_cv);
     if (!p.collectives.empty()) {
@@ -275,6 +290,7 @@ void addCalibrateCommands(CLI::App& app) {
     struct CalOpts {
         std::string out_dir = "calibration-run", harness, torch_script, python = "python3", name = "calibrated",
                     base = "h200-sxm", out;
+        std::string gemm_shapes;
         bool no_pytorch = false, quick = false;
         double time_limit = 480;
     };
@@ -286,6 +302,11 @@ void addCalibrateCommands(CLI::App& app) {
                     "its folder)");
     cal->add_option("--python", co->python, "Python with PyTorch, for the kernel benchmarks")->capture_default_str();
     cal->add_flag("--no-pytorch", co->no_pytorch, "Skip the PyTorch benchmarks (kernels, host costs, gaps)");
+    cal->add_option("--gemm-shapes", co->gemm_shapes,
+                    "With two GPUs or more, also time these GEMMs beside a resident NCCL kernel, for the profile's "
+                    "interference.gemm_by_shape: lines 'forward|dgrad|wgrad M N K' (calibration/validation/"
+                    "gemm_shapes.py lists a scenario's)")
+        ->check(CLI::ExistingFile);
     cal->add_flag("--quick", co->quick, "Small grids (a smoke test, not a calibration)");
     cal->add_option("--time-limit", co->time_limit, "Seconds the harness may measure before it skips the rest")
         ->capture_default_str();
@@ -349,7 +370,8 @@ void addCalibrateCommands(CLI::App& app) {
                                            shellQuote(torch.string()) + (co->quick ? " --quick" : ""));
                 if (prc == 0) raws.push_back(torch.string());
                 else std::cout << fmt::format("note: the PyTorch benchmarks exited with {}; fitting without them\n", prc);
-                runTrainingScripts(co->python, script.parent_path(), co->out_dir, readRaw({bench}).gpu_count, raws);
+                runTrainingScripts(co->python, script.parent_path(), co->out_dir, readRaw({bench}).gpu_count,
+                                   co->gemm_shapes, raws);
             }
         }
         const double tTorch = since();

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include <boost/math/distributions/normal.hpp>
 #include <fmt/format.h>
@@ -158,6 +159,7 @@ Timeline Engine::run() {
                 if (streams_[e.target].version == e.version) finishKernel(e.target);
                 break;
             case kAlphaDone: startFlows(e.target); break;
+            case kStreamWake: tryStart(e.target); break;
             case kFlowDone:
                 if (net_.active(e.target) && net_.version(e.target) == e.version) flowDone(e.target);
                 break;
@@ -260,7 +262,16 @@ void Engine::tryStart(std::uint32_t slot) {
                     tl_.step_end[st.rank][op.step] = now_;
                 break;
             case OpKind::kernel: startKernel(slot, op); return;
-            case OpKind::collective: arrive(slot, op); return;
+            case OpKind::collective:
+                // A compute kernel's CTAs hold the SMs: the NCCL kernel's blocks are placed once it ends.
+                if (!gpus_[st.rank].computing.empty()) {
+                    st.running = true;
+                    st.op = st.queue[st.head];
+                    gpus_[st.rank].sm_wait.push_back(slot);
+                    return;
+                }
+                arrive(slot, op);
+                return;
             case OpKind::host_work:
             case OpKind::host_sync: ++st.head; break;  // never enqueued; skip defensively
         }
@@ -272,10 +283,12 @@ void Engine::completeEvent(int rank, std::uint32_t event) {
     event_done_[rank][event] = 1;
     const std::uint32_t base = stream_base_[rank];
     const std::uint32_t n = static_cast<std::uint32_t>(w_.programs[rank].streams.size());
+    // Streams waiting on the event resume after what runs now: a kernel next on the recording stream reaches the
+    // SMs first, as on the GPU, where a stream's next kernel starts before a cross-stream wait resolves.
     for (std::uint32_t s = base; s < base + n; ++s)
         if (streams_[s].blocked_on == std::int64_t(event)) {
             streams_[s].blocked_on = -1;
-            tryStart(s);
+            queue_.push(now_, kStreamWake, s);
         }
     HostState& h = hosts_[rank];
     if (h.blocked_on == std::int64_t(event)) {
@@ -304,10 +317,15 @@ void Engine::refreshCompute(int gpu) {
     if (g.computing.empty()) return;
     const double share = 1.0 / static_cast<double>(g.computing.size());
     const bool waiting = g.comm_waiting > 0;
+    const bool resident = waiting || !g.moving.empty();
     for (std::uint32_t slot : g.computing) {
         StreamState& st = streams_[slot];
-        const std::size_t cls = std::size_t(w_.programs[st.rank].ops[st.op].cls);
-        const double rate = share / std::max(waiting ? cfg_.slowdown_waiting[cls] : 1.0, g.transfer[cls]);
+        const Op& op = w_.programs[st.rank].ops[st.op];
+        const std::size_t cls = std::size_t(op.cls);
+        const double slow = !resident             ? 1.0
+                            : op.beside_nccl > 0 ? op.beside_nccl
+                                                 : std::max(waiting ? cfg_.slowdown_waiting[cls] : 1.0, g.transfer[cls]);
+        const double rate = share / slow;
         if (st.rate == rate) continue;
         st.remaining = std::max(0.0, st.remaining - st.rate * (now_ - st.last).seconds());
         st.last = now_;
@@ -336,6 +354,8 @@ void Engine::finishKernel(std::uint32_t slot) {
     ++st.head;
     GpuState& g = gpus_[st.rank];
     g.computing.erase(std::find(g.computing.begin(), g.computing.end(), slot));
+    // NCCL kernels that waited for SMs take them now, before this stream's next kernel.
+    for (const std::uint32_t c : std::exchange(g.sm_wait, {})) arrive(c, w_.programs[st.rank].ops[streams_[c].op]);
     refreshCompute(st.rank);
     if (g.computing.empty() && !g.flows.empty()) refreshFlowCaps(st.rank);
     tryStart(slot);

@@ -9,7 +9,8 @@
 // - GPU compute: kernels of one GPU running at once share its SMs equally (processor sharing); while an
 //   NCCL kernel is resident on the GPU each compute kernel slows by its class's factor, larger while the NCCL
 //   kernel spins waiting for its peers than while it moves data (`slowdown_waiting`, `slowdown_transfer`; the
-//   larger of the two when kernels of both kinds are resident). A kernel's cost is
+//   larger of the two when kernels of both kinds are resident); a GEMM whose shape the profile measured beside a
+//   resident NCCL kernel slows by its own factor instead (Op::beside_nccl), in either state. A kernel's cost is
 //   its calibrated period on a busy stream (loops of back-to-back launches): the first `device_gap` of it,
 //   by the kernel's class, is the launch gap, when the stream holds it but the GPU runs nothing of it, so its
 //   span starts there (the profile's gaps inside a training step's mix: H200, 1.6–1.8 µs before memory-bound
@@ -87,7 +88,7 @@ public:
     Timeline run();
 
 private:
-    enum EventType : std::uint32_t { kHostWake, kKernelDone, kAlphaDone, kFlowDone };
+    enum EventType : std::uint32_t { kHostWake, kKernelDone, kAlphaDone, kFlowDone, kStreamWake };
 
     struct HostState {
         std::uint32_t next = 0;
@@ -112,6 +113,7 @@ private:
         std::vector<std::uint32_t> computing;  // stream slots running compute kernels
         int comm_waiting = 0;                  // NCCL kernels resident here waiting for their peers
         std::vector<std::uint32_t> moving;     // collectives moving data here (the others resident wait)
+        std::vector<std::uint32_t> sm_wait;    // NCCL kernels ready while a compute kernel held the SMs
         std::array<double, kKernelClasses> transfer = EngineConfig::filled(1.0);  // the largest of theirs
         std::vector<FlowId> flows;             // flows sourced here
     };

@@ -152,7 +152,11 @@ double CostModel::memorySeconds(double bytes, MemKind kind) const {
 bool CostModel::price(Op& op, DType dtype) const {
     bool in_domain = true;
     switch (op.cls) {
-        case KernelClass::gemm: op.work_s = gemmSeconds(op.gemm, dtype, &in_domain); break;
+        case KernelClass::gemm:
+            op.work_s = gemmSeconds(op.gemm, dtype, &in_domain);
+            if (const GemmSlowdown* g = nearestShape(profile_.interference.gemm_by_shape, op.gemm))
+                op.beside_nccl = g->slowdown;
+            break;
         case KernelClass::attention:
             op.work_s = attentionSeconds(op.flops, op.phase == Phase::backward, dtype, op.gemm, &in_domain);
             break;

@@ -17,15 +17,7 @@ double gemmModelSeconds(const GemmShape& s, const GemmEfficiency& e, double peak
 GemmEstimate gemmSeconds(const GemmShape& s, const GemmEfficiency& e, double peak_flops, int sms) {
     GemmEstimate out{gemmModelSeconds(s, e, peak_flops, sms), e.points.empty()};
     if (e.points.empty()) return out;
-    const GemmPoint* best = nullptr;
-    double best_d = 0.0;
-    for (const GemmPoint& p : e.points) {
-        const double dm = std::log2(double(s.m) / p.m), dn = std::log2(double(s.n) / p.n),
-                     dk = std::log2(double(s.k) / p.k);
-        if (std::max({std::abs(dm), std::abs(dn), std::abs(dk)}) > 1.0) continue;
-        const double d = dm * dm + dn * dn + dk * dk;
-        if (!best || d < best_d) best = &p, best_d = d;
-    }
+    const GemmPoint* best = nearestShape(e.points, s);
     if (!best) {
         out.in_domain = false;
         return out;

@@ -8,6 +8,10 @@
 // Guide": tile and wave quantization); e_k models the main loop's prologue/epilogue amortised over K.
 // c corrects the model towards measurements: the ratio measured/model at the measured point nearest in
 // log-shape (within a factor 2 on every dimension, else c = 1 and the query is outside the measured domain).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 #include "sim/cost/HardwareProfile.hpp"
 #include "sim/workload/Program.hpp"
 
@@ -17,6 +21,22 @@ struct GemmEstimate {
     double seconds = 0.0;
     bool in_domain = true;  // a measured point was near enough to anchor the model
 };
+
+// The entry of `points` (anything with m, n, k) nearest `s` in log-shape among those within a factor 2 of it on
+// every dimension; nullptr when none is.
+template <class Point>
+const Point* nearestShape(const std::vector<Point>& points, const GemmShape& s) {
+    const Point* best = nullptr;
+    double best_d = 0.0;
+    for (const Point& p : points) {
+        const double dm = std::log2(double(s.m) / double(p.m)), dn = std::log2(double(s.n) / double(p.n)),
+                     dk = std::log2(double(s.k) / double(p.k));
+        if (std::max({std::abs(dm), std::abs(dn), std::abs(dk)}) > 1.0) continue;
+        const double d = dm * dm + dn * dn + dk * dk;
+        if (!best || d < best_d) best = &p, best_d = d;
+    }
+    return best;
+}
 
 // Model time without correction (what calibration fits e_max, k_half and overhead against).
 double gemmModelSeconds(const GemmShape& s, const GemmEfficiency& e, double peak_flops, int sms);

@@ -44,6 +44,20 @@ std::string formatValue(const AttentionPoint& p) {
                        formatValue(p.bwd_tflops));
 }
 
+// A GemmSlowdown is the flow list [m, n, k, slowdown].
+void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, GemmSlowdown& out) {
+    if (!n.IsSequence() || n.size() != 4)
+        r.failAt(n, path, "expected [m, n, k, slowdown], got " + describeNode(n));
+    readValue(r, n[0], path + "[0]", out.m);
+    readValue(r, n[1], path + "[1]", out.n);
+    readValue(r, n[2], path + "[2]", out.k);
+    readValue(r, n[3], path + "[3]", out.slowdown);
+}
+
+std::string formatValue(const GemmSlowdown& p) {
+    return fmt::format("[{}, {}, {}, {}]", p.m, p.n, p.k, formatValue(p.slowdown));
+}
+
 namespace {
 
 // The whole file: the schema version, then the profile's members.
@@ -209,6 +223,7 @@ void describe(V& v, Interference& i) {
     v.section("beside_transfer", i.beside_transfer);
     v.section("beside_waiting", i.beside_waiting);
     v.sectionList("beside_transfer_by_size", i.beside_transfer_by_size);
+    v.field("gemm_by_shape", i.gemm_by_shape);
 }
 
 template <class V>
@@ -420,6 +435,13 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
         for (const auto& [cls, x] : {std::pair{"gemm", sized[k].gemm}, std::pair{"attention", sized[k].attention},
                                      std::pair{"memory", sized[k].memory}})
             if (x != 0) slowdown(fmt::format("{}.{}", sp, cls), x);
+    }
+    for (std::size_t i = 0; i < p.interference.gemm_by_shape.size(); ++i) {
+        const GemmSlowdown& g = p.interference.gemm_by_shape[i];
+        const std::string gp = fmt::format("interference.gemm_by_shape[{}]", i);
+        if (g.m < 1 || g.n < 1 || g.k < 1)
+            r.fail(gp, fmt::format("expected positive m, n, k, got [{}, {}, {}]", g.m, g.n, g.k));
+        slowdown(gp + "[3]", g.slowdown);
     }
 
     nonNegative("jitter.kernel_cv", p.jitter.kernel_cv);

@@ -80,7 +80,8 @@ TEST(CalibrateCommand, NoGpuIsAClearError) {
 // measurements, and a "python" that answers each PyTorch script with its committed output (the DDP host run,
 // under torch.distributed.run, with the DDP records). Every script beside stepsim_torch_bench.py runs, and the
 // profile takes its fields from their files: attention points, PyTorch's GEMM grid, host costs, checkpointing's,
-// the step gaps and, as the harness's run had two GPUs, the kernels' slowdown beside NCCL.
+// the step gaps and, as the harness's run had two GPUs, the kernels' slowdown beside NCCL, and with --gemm-shapes
+// each listed GEMM's.
 TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     const fs::path dir = fs::temp_directory_path() / "stepsim_cal_scripts", out = dir / "out";
     fs::remove_all(dir);
@@ -91,13 +92,16 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     const std::string x1 = std::string(STEPSIM_SOURCE_DIR) + "/calibration/profiles/h200x1/raw/";
     const std::string gaps = x1 + "kernel_gaps_run12.jsonl", gemms = x1 + "gemm_training_shapes_step_run20.jsonl";
     const fs::path harness = dir / "bench.sh", python = dir / "python.sh";
+    const std::string shapes = std::string(STEPSIM_SOURCE_DIR) + "/calibration/validation/gemm_shapes.txt";
     std::ofstream(harness) << "#!/bin/sh\ncp '" << kRaw << "bench.jsonl' \"$2\"\n";
     std::ofstream(python)
         << "#!/bin/sh\n"
            "if [ \"$1\" = -m ]; then shift 5; case $(basename \"$1\") in\n"
            "  host_overhead.py) grep '\"ddp\": true' '" << kRaw << "host_overhead_run7.jsonl' >> \"$3\";;\n"
-           "  interference_training.py) [ \"$4 $5\" = '--bucket-mib 4,25,64,128' ] || exit 1;\n"
-           "    cp '" << kRaw << "interference_training_run21.jsonl' \"$3\";;\n"
+           "  interference_training.py) if [ \"$4 $5\" = '--bucket-mib 4,25,64,128' ]; then\n"
+           "    cp '" << kRaw << "interference_training_run21.jsonl' \"$3\"; exit 0; fi\n"
+           "    [ \"$4 $5 $6 $7 $8 $9\" = '--modes waiting --bucket-mib 25 --gemm-shapes " << shapes << "' ] || exit 1;\n"
+           "    cp '" << kRaw << "interference_training_shapes_waiting_run42.jsonl' \"$3\";;\n"
            "  device_speed.py) cp '" << kRaw << "device_speed_run36.jsonl' \"$3\";;\n"
            "  *) exit 1;; esac; exit 0; fi\n"
            "case $(basename \"$1\") in\n"
@@ -111,10 +115,10 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     for (const fs::path& f : {harness, python}) fs::permissions(f, fs::perms::owner_all);
     captureStdout([&] {
         parse({"calibrate", "--harness", harness.string(), "--python", python.string(), "--torch-script",
-               (dir / "pytorch" / "stepsim_torch_bench.py").string(), "--out-dir", out.string()});
+               (dir / "pytorch" / "stepsim_torch_bench.py").string(), "--out-dir", out.string(), "--gemm-shapes", shapes});
     });
     for (const char* f : {"attention_default.jsonl", "gemm_training_shapes.jsonl", "host_overhead.jsonl", "kernel_gaps.jsonl",
-                          "interference_training.jsonl", "device_speed.jsonl"})
+                          "interference_training.jsonl", "device_speed.jsonl", "interference_training_shapes.jsonl"})
         EXPECT_TRUE(fs::exists(out / f)) << f;
     const HardwareProfile p = loadProfile(out / "profile.yaml");
     const HardwareProfile base = builtinProfile("h200-sxm");
@@ -123,8 +127,9 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     EXPECT_NE(p.launch.step_gap_us.gemm_us, base.launch.step_gap_us.gemm_us);
     EXPECT_NE(p.launch.forward_host.median_us, base.launch.forward_host.median_us);
     EXPECT_NE(p.launch.nccl_host.median_us, base.launch.nccl_host.median_us);  // from the DDP run
-    EXPECT_NEAR(p.interference.beside_waiting.gemm, 1.419, 0.001);             // two GPUs: beside NCCL by class
+    EXPECT_NEAR(p.interference.beside_waiting.gemm, 1.565, 0.001);             // two GPUs: beside NCCL by class
     EXPECT_GT(p.jitter.device_compute_cv, 0.005);                              // and the GPUs' spread
+    EXPECT_EQ(p.interference.gemm_by_shape.size(), 152u);                      // --gemm-shapes: each GEMM's own
     const nlohmann::json report = nlohmann::json::parse(std::ifstream(out / "profile.yaml.fit.json"));
     EXPECT_EQ(report.at("gemm").at("bf16").at("source"), "pytorch-step");       // gemm_training_shapes.py --step
 }
@@ -140,6 +145,12 @@ TEST(CalibrateCommand, ProfileShowPutsRatesBesideDatasheetPeaks) {
     EXPECT_NE(text.find("moving   128 MiB: GEMM x1.40, attention x1.17, memory-bound x1.26"), std::string::npos) << text;
     EXPECT_NE(text.find("moving     4 MiB: GEMM x1.02, attention -, memory-bound x1.05"), std::string::npos) << text;
     EXPECT_NE(text.find("speed spread at the power limit (cv): compute 0.98%"), std::string::npos) << text;
+    // the datasheet base has no GEMM measured by shape; the measured profile has the validation's 152
+    EXPECT_EQ(text.find("GEMMs by shape"), std::string::npos) << text;
+    const std::string measured = captureStdout([] { parse({"profile", "show", "h200x2"}); });
+    EXPECT_NE(measured.find("GEMMs by shape, beside a resident NCCL kernel: 152 shapes, x1.01 (4096x50304x2560) to "
+                            "x1.92 (2560x2560x4096)"),
+              std::string::npos) << measured;
 }
 
 TEST(CalibrateCommand, ProfileShowOfAnUnknownNameIsAnInputError) {

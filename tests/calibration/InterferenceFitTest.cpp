@@ -67,5 +67,38 @@ TEST(InterferenceFit, TransferSlowdownBySize) {
     EXPECT_DOUBLE_EQ(r1.profile.interference.beside_transfer_by_size[0].gemm, 1.1);
 }
 
+// Waiting records that give a GEMM's shape: the median per shape (never below 1), in ascending shape order; the
+// others still feed the class medians. Without any, the base's list is kept and the report says so.
+TEST(InterferenceFit, GemmSlowdownByShape) {
+    const auto shaped = [](long m, long n, long k, double slowdown, const std::string& mode = "waiting") {
+        RawStepInterference r = rec(mode, "gemm", slowdown);
+        r.m = m, r.n = n, r.k = k;
+        return r;
+    };
+    RawData raw;
+    raw.step_interference = {shaped(8192, 2048, 2048, 1.42), shaped(8192, 2048, 2048, 1.40),
+                             shaped(8192, 2048, 2048, 1.44), shaped(2048, 2048, 8192, 1.86),
+                             shaped(4096, 4096, 4096, 0.97), shaped(1024, 1024, 1024, 1.9, "transfer"),
+                             rec("waiting", "gemm", 1.3)};
+    const ProfileFitResult r = fitProfile(raw, HardwareProfile{}, "t", "test");
+    const auto& by = r.profile.interference.gemm_by_shape;
+    ASSERT_EQ(by.size(), 3u);  // the transfer record is not a shape's
+    EXPECT_EQ(by[0].m, 2048);
+    EXPECT_EQ(by[0].k, 8192);
+    EXPECT_DOUBLE_EQ(by[0].slowdown, 1.86);
+    EXPECT_DOUBLE_EQ(by[1].slowdown, 1.0);  // 4096³: never faster than alone
+    EXPECT_EQ(by[2].m, 8192);
+    EXPECT_DOUBLE_EQ(by[2].slowdown, 1.42);
+    EXPECT_DOUBLE_EQ(r.profile.interference.beside_waiting.gemm, 1.41);  // the median of all six waiting records
+    EXPECT_EQ(r.report.at("interference_training").at("gemm_by_shape").at("shapes"), 3);
+
+    HardwareProfile base;
+    base.interference.gemm_by_shape = {{1, 2, 3, 1.5}};
+    const ProfileFitResult none = fitProfile(RawData{}, base, "t", "test");
+    ASSERT_EQ(none.profile.interference.gemm_by_shape.size(), 1u);
+    const auto& kept = none.report.at("kept_from_base");
+    EXPECT_NE(std::find(kept.begin(), kept.end(), "interference.gemm_by_shape"), kept.end());
+}
+
 }  // namespace
 }  // namespace stepsim

@@ -112,6 +112,26 @@ TEST(RawData, UncoveredInterferenceTrainingRecordsAreSkipped) {
     EXPECT_DOUBLE_EQ(d.step_interference[0].comm_bytes, 26214400.0);
 }
 
+TEST(RawData, InterferenceTrainingKeepsAGemmsShape) {
+    const auto p = writeTemp("stepsim_raw_itrain_shape.jsonl",
+        R"({"kind":"interference_training","mode":"waiting","class":"gemm","op":"wgrad 2048x2048x8192","rank":0,"alone_us":86.5,"with_comm_us":160.9,"m":2048,"n":2048,"k":8192})" "\n"
+        R"({"kind":"interference_training","mode":"waiting","class":"gemm","op":"b","rank":0,"alone_us":100,"with_comm_us":142})" "\n");
+    const RawData d = readRaw({p});
+    ASSERT_EQ(d.step_interference.size(), 2u);
+    EXPECT_EQ(d.step_interference[0].m, 2048);
+    EXPECT_EQ(d.step_interference[0].n, 2048);
+    EXPECT_EQ(d.step_interference[0].k, 8192);
+    EXPECT_EQ(d.step_interference[1].m, 0);
+}
+
+TEST(RawData, AShapeOnAKernelOtherThanAGemmNamesTheKey) {
+    const auto p = writeTemp("stepsim_raw_itrain_shape_bad.jsonl",
+        R"({"kind":"interference_training","mode":"waiting","class":"memory","op":"add","alone_us":10,"with_comm_us":12,"m":8192,"n":2048,"k":1})" "\n");
+    const std::string error = readError(p);
+    EXPECT_NE(error.find("stepsim_raw_itrain_shape_bad.jsonl:1: m: a shape (m, n, k) is a GEMM's; class is memory"),
+              std::string::npos) << error;
+}
+
 TEST(RawData, InterferenceTrainingWithAnUnknownModeNamesTheKey) {
     const auto p = writeTemp("stepsim_raw_itrain_bad.jsonl",
         R"({"kind":"interference_training","mode":"idle","class":"gemm","op":"a","alone_us":100,"with_comm_us":142})" "\n");

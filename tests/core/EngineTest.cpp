@@ -253,6 +253,74 @@ TEST(Engine, WaitingThenMovingDataChangesTheFactor) {
     EXPECT_NEAR(double(tl.step_end[0][0].count()), end_us * double(Time::us(1).count()), 2.0);
 }
 
+// A GEMM whose shape was measured beside NCCL slows by its own factor instead of its class's, in both states.
+// Waiting: rank 1 arrives at 300 µs, after the 100 µs GEMM would end even at 1/1.8: 180 µs (its class: 150).
+// Moving: both arrive at 0, the flows take 10 µs α + 1e6 B / 50 GB/s = 30 µs; 30 µs at 1/1.8, then alone:
+// 30 + (100 − 30/1.8) = 113.3 µs (its class, 1.25: 106).
+TEST(Engine, AGemmsOwnSlowdownReplacesItsClasssBesideNccl) {
+    Rig rig;
+    rig.cfg.slowdown_waiting = EngineConfig::filled(1.5);
+    Op k = kernel(100, 0, 0);
+    k.beside_nccl = 1.8;
+    const auto gemmEnd = [](const Timeline& tl) {
+        Time end{};
+        for (const Span& sp : tl.spans)
+            if (sp.rank == 0 && sp.cls == KernelClass::gemm) end = sp.end;
+        return end.seconds() * 1e6;
+    };
+    Workload waiting = oneGroup({allReduceBeside(k, 1e6), computeThenAllReduce(300, 1e6)});
+    EXPECT_NEAR(gemmEnd(Engine(waiting, rig.cost, rig.fabric, rig.cfg).run()), 180.0, 0.01);
+    Workload moving = oneGroup({allReduceBeside(k, 1e6), allReduceBeside(kernel(0, 0, 0), 1e6)});
+    EXPECT_NEAR(gemmEnd(Engine(moving, rig.cost, rig.fabric, rig.cfg).run()), 30.0 + (100.0 - 30.0 / 1.8), 0.01);
+}
+
+// The GEMM's CTAs hold every SM: an NCCL kernel launched while it runs (rank 0's host issues it at 10 µs, into
+// the 100 µs GEMM) is placed when the GEMM ends, so the collective starts at 100 µs, rank 1 waiting from 0, and
+// the GEMM runs alone.
+TEST(Engine, AnNcclKernelWaitsForTheRunningKernelsSms) {
+    Rig rig;
+    Program p0 = twoStreams(), p1 = twoStreams();
+    p0.ops.push_back(kernel(100, 0, 0));
+    p0.ops.push_back(allReduce(p0, 1e6, 1));
+    p0.ops.back().host_s = 10e-6;
+    p0.ops.push_back(stepEnd(1));
+    p1.ops.push_back(allReduce(p1, 1e6, 1));
+    p1.ops.push_back(stepEnd(1));
+    Timeline tl = Engine(oneGroup({p0, p1}), rig.cost, rig.fabric, rig.cfg).run();
+    ASSERT_EQ(tl.collectives.size(), 1u);
+    EXPECT_EQ(tl.collectives[0].first_arrival, Time{});
+    EXPECT_EQ(tl.collectives[0].start, Time::us(100));
+    EXPECT_EQ(tl.collectives[0].end, Time::us(120));  // α 10 µs + 1e6 B at 100 GB/s, nothing computing
+    for (const Span& sp : tl.spans) {
+        if (sp.rank == 0 && sp.cls == KernelClass::gemm) EXPECT_EQ(sp.end, Time::us(100));
+        if (sp.rank == 0 && sp.cls == KernelClass::comm) EXPECT_EQ(sp.start, Time::us(100));
+    }
+}
+
+// When A ends, the event the NCCL stream waits on completes and B, next on A's stream, starts at the same instant:
+// B reaches the SMs first, and the NCCL kernel is placed when B ends (90 µs), as on the GPU, where a bucket's
+// all-reduce starts at the tail of the kernel after the one it waits for.
+TEST(Engine, AStreamsNextKernelReachesTheSmsBeforeACrossStreamWait) {
+    Rig rig;
+    Program p0 = twoStreams(), p1 = twoStreams();
+    p0.events = 1;
+    Op rec;
+    rec.kind = OpKind::record_event;
+    rec.stream = 0;
+    Op wait = rec;
+    wait.kind = OpKind::wait_event;
+    wait.stream = 1;
+    p0.ops = {kernel(40, 0, 0), rec, kernel(50, 0, 0), wait};
+    p0.ops.push_back(allReduce(p0, 1e6, 1));
+    p0.ops.push_back(stepEnd(1));
+    p1.ops.push_back(allReduce(p1, 1e6, 1));
+    p1.ops.push_back(stepEnd(1));
+    Timeline tl = Engine(oneGroup({p0, p1}), rig.cost, rig.fabric, rig.cfg).run();
+    ASSERT_EQ(tl.collectives.size(), 1u);
+    EXPECT_EQ(tl.collectives[0].start, Time::us(90));
+    EXPECT_EQ(tl.step_end[0][0], Time::us(110));
+}
+
 // engineConfig takes the profile's measured factors by class (memory for every memory-bound class), and the one
 // compute_slowdown for what was not measured.
 TEST(Engine, ConfigTakesSlowdownsByClassElseTheOneFactor) {

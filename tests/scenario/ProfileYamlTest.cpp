@@ -101,6 +101,11 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
         const SizedSlowdown &x = a.interference.beside_transfer_by_size[k], &y = b.interference.beside_transfer_by_size[k];
         EXPECT_EQ(std::tie(x.bytes, x.gemm, x.attention, x.memory), std::tie(y.bytes, y.gemm, y.attention, y.memory));
     }
+    ASSERT_EQ(a.interference.gemm_by_shape.size(), b.interference.gemm_by_shape.size());
+    for (std::size_t k = 0; k < a.interference.gemm_by_shape.size(); ++k) {
+        const GemmSlowdown &x = a.interference.gemm_by_shape[k], &y = b.interference.gemm_by_shape[k];
+        EXPECT_EQ(std::tie(x.m, x.n, x.k, x.slowdown), std::tie(y.m, y.n, y.k, y.slowdown));
+    }
     EXPECT_EQ(std::tie(a.jitter.kernel_cv, a.jitter.straggler_cv, a.jitter.device_compute_cv, a.jitter.device_memory_cv),
               std::tie(b.jitter.kernel_cv, b.jitter.straggler_cv, b.jitter.device_compute_cv, b.jitter.device_memory_cv));
 }
@@ -143,6 +148,7 @@ HardwareProfile oddProfile() {
         s.memory = 1.26;
         p.interference.beside_transfer_by_size.push_back(s);
     }
+    p.interference.gemm_by_shape = {{8192, 2048, 2048, 1.4187}, {2048, 2048, 8192, 1.0 / 3.0 + 1.5}};
     p.jitter = {0.015, 0.004, 0.0085, 0.00025};
     return p;
 }
@@ -269,6 +275,22 @@ TEST(ProfileYaml, TransferSizesOutOfOrderAreRejected) {
     EXPECT_THAT(errorOf(writeProfile(p)),
                 HasSubstr("interference.beside_transfer_by_size[1].bytes: expected sizes in ascending order: more than "
                           "the previous entry's 134217728, got 4194304"));
+}
+
+TEST(ProfileYaml, GemmSlowdownBelowOneOrWithoutAShapeIsRejected) {
+    HardwareProfile p = oddProfile();
+    p.interference.gemm_by_shape[1].slowdown = 0.9;
+    EXPECT_THAT(errorOf(writeProfile(p)),
+                HasSubstr("interference.gemm_by_shape[1][3]: expected a slowdown factor >= 1, got 0.9"));
+    p = oddProfile();
+    p.interference.gemm_by_shape[0].n = 0;
+    EXPECT_THAT(errorOf(writeProfile(p)),
+                HasSubstr("interference.gemm_by_shape[0]: expected positive m, n, k, got [8192, 0, 2048]"));
+    std::string yaml = writeProfile(oddProfile());
+    const std::string entry = "[8192, 2048, 2048, 1.4187]";
+    ASSERT_NE(yaml.find(entry), std::string::npos);
+    yaml.replace(yaml.find(entry), entry.size(), "[8192, 2048, 1.4187]");
+    EXPECT_THAT(errorOf(yaml), HasSubstr("interference.gemm_by_shape[0]: expected [m, n, k, slowdown], got"));
 }
 
 TEST(ProfileYaml, GemmPointAbovePeakIsRejected) {
