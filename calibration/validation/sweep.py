@@ -56,7 +56,8 @@ def worker_cmd(world, ids, out, progress, args):
     script = args.worker
     common = [script, "--ids", ",".join(ids), "--out", out, "--progress", progress,
               "--gqa", args.gqa, "--profile-cpu", args.profile_cpu, "--steady-steps", str(args.steady_steps),
-              "--host-probe", str(args.host_probe)] + (
+              "--host-probe", str(args.host_probe), "--timed-seconds", str(args.timed_seconds),
+              "--max-steps", str(args.max_steps)] + (
                   ["--trace-dir", args.trace_dir] if args.trace_dir else [])
     if world == 1:
         return [sys.executable] + common
@@ -194,6 +195,8 @@ def main(argv=None):
     ap.add_argument("--profile-cpu", choices=("on", "off"), default="on")
     ap.add_argument("--steady-steps", type=int, default=0, help="train_gpt.py --steady-steps")
     ap.add_argument("--host-probe", type=int, default=0, help="train_gpt.py --host-probe")
+    ap.add_argument("--timed-seconds", type=float, default=1.5, help="train_gpt.py --timed-seconds")
+    ap.add_argument("--max-steps", type=int, default=30, help="train_gpt.py --max-steps")
     ap.add_argument("--keep-traces", action="store_true")
     ap.add_argument("--traces-max-mib", type=float, default=15.0)
     ap.add_argument("--dry-run", action="store_true")

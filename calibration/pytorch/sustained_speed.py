@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""A GPU's speed over seconds of sustained load, window by window: does it hold still?
+
+A training step's timed steps do not run at one speed: in every run of the 1.4B model on H200 (one GPU and two) the
+steps slowed by 4-17% for two or three steps about once a second, in the same pattern from run to run
+(results/validation/measured, `step_time_ms.all`). This script separates the GPU from the model: under torchrun,
+every rank at once, `--seconds` of back-to-back 8192x8192x8192 BF16 GEMMs (then the same of causal SDPA forward and
+backward at the 1.4B model's shape, then of a memory-bound add over 1 GiB operands), with a CUDA event after every
+`--per-window` calls, so each window's rate is known; the windows'
+start times are kept so the series can be laid beside nvidia-smi's clock and power samples.
+
+Writes JSON Lines {"kind": "sustained_speed", "rank", "gpu", "load": "gemm"|"attention"|"memory", "window_s", "t_s": [...],
+"rate": [...], "unit": "TFLOP/s"|"GB/s", "median", "p10", "p90", "below_97pct_of_p90": fraction of windows}, one
+per rank and load.
+Usage: torchrun --standalone --nproc-per-node N sustained_speed.py --out FILE [--seconds 8] [--per-window 5]
+"""
+import argparse
+import json
+import os
+import statistics
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+
+def series(fn, work, seconds, per_window):
+    """Start offsets (s) and rates (work per second) of consecutive windows of `per_window` calls over `seconds`."""
+    e = torch.cuda.Event(enable_timing=True)
+    e.record()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    # queue ahead in chunks so the host never starves the stream, keeping at most ~1 s of work in flight
+    marks = [e]
+    while time.perf_counter() - t0 < seconds:
+        for _ in range(per_window):
+            fn()
+        m = torch.cuda.Event(enable_timing=True)
+        m.record()
+        marks.append(m)
+        if len(marks) % 50 == 0:
+            marks[-40].synchronize()
+    torch.cuda.synchronize()
+    ends = [marks[0].elapsed_time(m) * 1e-3 for m in marks]
+    t = ends[:-1]
+    rate = [work * per_window / (b - a) for a, b in zip(ends, ends[1:])]
+    return t, rate, (ends[-1] / (len(ends) - 1))
+
+
+def summary(rate):
+    s = sorted(rate)
+    p90 = s[int(0.9 * (len(s) - 1))]
+    return {"median": statistics.median(s), "p10": s[int(0.1 * (len(s) - 1))], "p90": p90,
+            "below_97pct_of_p90": sum(1 for x in s if x < 0.97 * p90) / len(s)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--seconds", type=float, default=8.0)
+    ap.add_argument("--per-window", type=int, default=5, help="calls between two events")
+    a = ap.parse_args()
+    dist.init_process_group("nccl")
+    rank = int(os.environ.get("LOCAL_RANK", "0"))
+    torch.cuda.set_device(rank)
+    dev = torch.device("cuda", rank)
+    bf = torch.bfloat16
+    x, w, y = (torch.randn(8192, 8192, device=dev, dtype=bf) for _ in range(3))
+    p, q, r = (torch.empty(2**29, device=dev, dtype=bf) for _ in range(3))
+    # causal SDPA forward and backward at the 1.4B model's shape (batch 4, 16 heads, 2048 tokens, head_dim 128)
+    qkv = [torch.randn(4, 16, 2048, 128, device=dev, dtype=bf, requires_grad=True) for _ in range(3)]
+    dout = torch.randn(4, 16, 2048, 128, device=dev, dtype=bf)
+
+    def sdpa():
+        torch.autograd.grad(F.scaled_dot_product_attention(*qkv, is_causal=True), qkv, dout)
+
+    sdpa_flop = 4 * 4 * 16 * 2048 * 2048 * 128 / 2 * 3.5 / 1e12  # causal: forward 2 GEMMs, backward 5, halved
+    recs = []
+    for load, fn, work, unit in (("gemm", lambda: torch.mm(x, w, out=y), 2 * 8192**3 / 1e12, "TFLOP/s"),
+                                 ("attention", sdpa, sdpa_flop, "TFLOP/s"),
+                                 ("memory", lambda: torch.add(p, q, out=r), 3 * 2**30 / 1e9, "GB/s")):
+        for _ in range(20):
+            fn()
+        dist.barrier()
+        torch.cuda.synchronize()
+        wall = time.time()
+        t, rate, window_s = series(fn, work, a.seconds, a.per_window)
+        recs.append({"kind": "sustained_speed", "rank": rank, "gpu": torch.cuda.get_device_name(dev), "load": load,
+                     "start_unix_s": wall, "window_s": window_s, "unit": unit, "t_s": [round(v, 5) for v in t],
+                     "rate": [round(v, 2) for v in rate], **summary(rate)})
+        s = recs[-1]
+        print(f"rank {rank} {load}: {len(rate)} windows of {1e3 * window_s:.1f} ms, median {s['median']:.1f} {unit}, "
+              f"p10 {s['p10']:.1f}, p90 {s['p90']:.1f}, {100 * s['below_97pct_of_p90']:.0f}% of windows under 97% of "
+              f"p90", flush=True)
+    gathered = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, recs)
+    if rank == 0:
+        with open(a.out, "w") as f:
+            for rs in gathered:
+                for rec in rs:
+                    f.write(json.dumps(rec) + "\n")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
