@@ -68,6 +68,23 @@ json lineJson(const LineFit& l) {
 
 Distribution dist(const RawTimes& t) { return {t.median, std::max(t.p99, t.median)}; }
 
+// Values measured per GEMM shape, by (m, n, k).
+using ByShape = std::map<std::array<long, 3>, std::vector<double>>;
+
+// The median per shape, never below `floor`, in ascending shape order.
+std::vector<GemmShapeValue> medianByShape(const ByShape& v, double floor) {
+    std::vector<GemmShapeValue> out;
+    for (const auto& [mnk, x] : v) out.push_back({mnk[0], mnk[1], mnk[2], std::max(floor, median(x))});
+    return out;
+}
+
+json shapeReport(const std::vector<GemmShapeValue>& list) {
+    std::vector<double> all;
+    for (const auto& g : list) all.push_back(g.value);
+    return {{"shapes", all.size()}, {"median", median(all)},
+            {"range", {*std::min_element(all.begin(), all.end()), *std::max_element(all.begin(), all.end())}}};
+}
+
 }  // namespace
 
 ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, const std::string& name,
@@ -263,6 +280,16 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                 gj[cls] = {{"mean_us", p.launch.step_gap_us.*field}, {"runs", means}};
             }
             if (!gj.empty()) lj["step_gap_us"] = gj;
+            // Before a GEMM, by its shape (gemm_gaps.py): the median over runs of each run's mean gap.
+            ByShape gaps;
+            for (const auto& l : raw.launches)
+                if (l.op == "step_gap_gemm_shape") gaps[{l.m, l.n, l.k}].push_back(l.time.mean);
+            if (!gaps.empty()) {
+                p.launch.gemm_gap_by_shape = medianByShape(gaps, 0.0);
+                lj["gemm_gap_by_shape"] = shapeReport(p.launch.gemm_gap_by_shape);
+            } else {
+                kept.push_back("launch.gemm_gap_by_shape");
+            }
         }
         for (const auto& d : raw.dispatch) {
             lj["pytorch_" + d.op] = {{"median_us", d.time.median}, {"p99_us", d.time.p99}};
@@ -563,18 +590,12 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
         // By GEMM shape: the waiting mode holds the NCCL kernel resident through every call, the state a step's
         // GEMMs overlapped by a bucket's all-reduce are in (moving data or waiting, the same within ~0.1 for one
         // shape: runs 38-39). The median per shape; records without a shape only feed the class medians above.
-        std::map<std::array<long, 3>, std::vector<double>> shapes;
+        ByShape shapes;
         for (const auto& r : raw.step_interference)
             if (r.mode == "waiting" && r.m > 0) shapes[{r.m, r.n, r.k}].push_back(r.with_comm_us / r.alone_us);
         if (!shapes.empty()) {
-            p.interference.gemm_by_shape.clear();
-            std::vector<double> all;
-            for (const auto& [mnk, v] : shapes) {
-                p.interference.gemm_by_shape.push_back({mnk[0], mnk[1], mnk[2], std::max(1.0, median(v))});
-                all.push_back(p.interference.gemm_by_shape.back().slowdown);
-            }
-            sj["gemm_by_shape"] = {{"shapes", all.size()}, {"median", median(all)},
-                                   {"range", {*std::min_element(all.begin(), all.end()), *std::max_element(all.begin(), all.end())}}};
+            p.interference.gemm_by_shape = medianByShape(shapes, 1.0);
+            sj["gemm_by_shape"] = shapeReport(p.interference.gemm_by_shape);
         } else {
             kept.push_back("interference.gemm_by_shape");
         }

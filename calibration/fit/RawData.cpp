@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <fstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +38,14 @@ struct Line {
         const json& v = at(key);
         if (!v.is_string()) throw inputError(file, line, key, "expected a string, got " + v.dump());
         return v.get<std::string>();
+    }
+    // A GEMM's (m, n, k), each a positive integer.
+    std::tuple<long, long, long> shape() const {
+        const long m = static_cast<long>(num("m")), n = static_cast<long>(num("n")), k = static_cast<long>(num("k"));
+        if (m < 1 || n < 1 || k < 1)
+            throw inputError(file, line, "m", "expected positive m, n, k, got " + std::to_string(m) + ", " +
+                                                  std::to_string(n) + ", " + std::to_string(k));
+        return {m, n, k};
     }
     RawTimes times(const std::string& key = "time_us") const {
         const json& t = at(key);
@@ -128,6 +137,7 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
             // A training step's gaps are summed by the simulator, so the fit takes their mean, never the median.
             if (l.op.starts_with("step_gap") && !j.at("time_us").contains("mean"))
                 throw inputError(file, lineNo, "time_us.mean", "expected the mean gap in microseconds (kernel_gaps.py writes it)");
+            if (l.op == "step_gap_gemm_shape") std::tie(l.m, l.n, l.k) = L.shape();
             d.launches.push_back(std::move(l));
         } else if (kind == "interference") {
             RawInterference r;
@@ -151,12 +161,7 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
                 throw inputError(file, lineNo, "class", "expected gemm, attention or memory, got '" + r.cls + "'");
             if (j.contains("m") || j.contains("n") || j.contains("k")) {
                 if (r.cls != "gemm") throw inputError(file, lineNo, "m", "a shape (m, n, k) is a GEMM's; class is " + r.cls);
-                r.m = static_cast<long>(L.num("m"));
-                r.n = static_cast<long>(L.num("n"));
-                r.k = static_cast<long>(L.num("k"));
-                if (r.m < 1 || r.n < 1 || r.k < 1)
-                    throw inputError(file, lineNo, "m", "expected positive m, n, k, got " + std::to_string(r.m) + ", " +
-                                                            std::to_string(r.n) + ", " + std::to_string(r.k));
+                std::tie(r.m, r.n, r.k) = L.shape();
             }
             if (!(r.alone_us > 0) || !(r.with_comm_us > 0))
                 throw inputError(file, lineNo, "alone_us", "expected positive times in microseconds");

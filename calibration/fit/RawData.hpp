@@ -52,6 +52,7 @@ struct RawTransfer {  // op ∈ peer_ce, peer_sm, peer_ce_both, h2d_pinned, d2h_
 struct RawLaunch {  // op ∈ host_enqueue, device_gap, device_period, graph_per_kernel, graph_host_launch, ...
     std::string op;
     RawTimes time;
+    long m = 0, n = 0, k = 0;  // step_gap_gemm_shape (gemm_gaps.py): the GEMM after the gap
 };
 
 struct RawInterference {

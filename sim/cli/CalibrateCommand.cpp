@@ -18,6 +18,7 @@
 #include "calibration/fit/ProfileFit.hpp"
 #include "calibration/fit/RawData.hpp"
 #include "sim/core/InputError.hpp"
+#include "sim/core/Statistics.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 
 #ifndef STEPSIM_SOURCE_DIR_FOR_CALIBRATE
@@ -115,7 +116,8 @@ fs::path findTorchScript(const std::string& given) {
 // GEMMs over the transformer grid, the host's cost per kernel (one GPU, then DDP over two GPUs when there are two)
 // with activation checkpointing's, the gaps inside a step, and, with two GPUs, the step's kernels beside
 // bucket-sized all-reduces and every GPU's speed with all of them loaded at once; and, given a --gemm-shapes file
-// (calibration/validation/gemm_shapes.py writes a scenario's), those GEMMs beside a resident NCCL kernel one by one.
+// (calibration/validation/gemm_shapes.py writes a scenario's), those GEMMs one by one beside a resident NCCL kernel
+// and after a memory-bound kernel, for the gap before each.
 // A script that fails is noted and its fields keep the base's.
 void runTrainingScripts(const std::string& python, const fs::path& dir, const fs::path& outDir, int gpus,
                         const std::string& gemmShapes, std::vector<std::string>& raws) {
@@ -135,7 +137,8 @@ void runTrainingScripts(const std::string& python, const fs::path& dir, const fs
         {"kernel_gaps.py", "gaps inside a training step", "", Ranks::one},
         {"interference_training.py", "kernels beside NCCL by class and size", " --bucket-mib 4,25,64,128", Ranks::two},
         {"device_speed.py", "the GPUs' speed spread", "", Ranks::all},
-        {"interference_training.py", "the listed GEMMs beside NCCL", " --modes waiting --bucket-mib 25", Ranks::two, true}};
+        {"interference_training.py", "the listed GEMMs beside NCCL", " --modes waiting --bucket-mib 25", Ranks::two, true},
+        {"gemm_gaps.py", "the listed GEMMs' launch gaps", "", Ranks::one, true}};
     const std::string twoRanks = " -m torch.distributed.run --standalone --nproc-per-node 2";
     const std::string allRanks = fmt::format(" -m torch.distributed.run --standalone --nproc-per-node {}", gpus);
     for (const Script& sc : kScripts) {
@@ -244,6 +247,13 @@ std::string profileTable(const HardwareProfile& p) {
     s += fmt::format("  gap before, in a training step (mean): GEMM {:.2f}, attention {:.2f}, memory-bound {:.2f}, "
                      "optimizer {:.2f}, copy {:.2f} us\n",
                      g.gemm_us, g.attention_us, g.memory_us, g.optimizer_us, g.copy_us);
+    if (const auto& by = p.launch.gemm_gap_by_shape; !by.empty()) {
+        std::vector<double> v;
+        for (const GemmShapeValue& g : by) v.push_back(g.value);
+        std::sort(v.begin(), v.end());
+        s += fmt::format("  gap before a GEMM by shape: {} shapes, {:.2f} to {:.2f} us, median {:.2f} (in place of the GEMM "
+                         "gap above)\n", v.size(), v.front(), v.back(), median(v));
+    }
     s += fmt::format("  shortest kernel {:.2f} us; kernel CV {:.3f}\n", p.memory.min_kernel_us, p.jitter.kernel_cv);
     s += fmt::format("\ninterference: GEMM x{:.2f} slower beside NCCL, NCCL x{:.2f} slower beside a GEMM\n",
                      p.interference.compute_slowdown, p.interference.comm_slowdown);
@@ -260,10 +270,10 @@ std::string profileTable(const HardwareProfile& p) {
         s += "    (by the collective's size, log-interpolated; -: not measured at that size, the line above applies)\n";
     if (const auto& by = p.interference.gemm_by_shape; !by.empty()) {
         const auto [lo, hi] = std::minmax_element(by.begin(), by.end(),
-                                                  [](const GemmSlowdown& a, const GemmSlowdown& b) { return a.slowdown < b.slowdown; });
+                                                  [](const GemmShapeValue& a, const GemmShapeValue& b) { return a.value < b.value; });
         s += fmt::format("  GEMMs by shape, beside a resident NCCL kernel: {} shapes, x{:.2f} ({}x{}x{}) to x{:.2f} ({}x{}x{}); a GEMM "
                          "within 2x of one on every dimension takes the nearest one's factor\n",
-                         by.size(), lo->slowdown, lo->m, lo->n, lo->k, hi->slowdown, hi->m, hi->n, hi->k);
+                         by.size(), lo->value, lo->m, lo->n, lo->k, hi->value, hi->m, hi->n, hi->k);
     }
     s += fmt::format("GPU-to-GPU speed spread at the power limit (cv): compute {:.2f}%, memory-bound {:.3f}%\n",
                      100 * p.jitter.device_compute_cv, 100 * p.jitter.device_memory_cv);
@@ -303,8 +313,9 @@ void addCalibrateCommands(CLI::App& app) {
     cal->add_option("--python", co->python, "Python with PyTorch, for the kernel benchmarks")->capture_default_str();
     cal->add_flag("--no-pytorch", co->no_pytorch, "Skip the PyTorch benchmarks (kernels, host costs, gaps)");
     cal->add_option("--gemm-shapes", co->gemm_shapes,
-                    "With two GPUs or more, also time these GEMMs beside a resident NCCL kernel, for the profile's "
-                    "interference.gemm_by_shape: lines 'forward|dgrad|wgrad M N K' (calibration/validation/"
+                    "Also measure these GEMMs one by one: the gap before each in a step's stream "
+                    "(launch.gemm_gap_by_shape) and, with two GPUs or more, its slowdown beside a resident NCCL kernel "
+                    "(interference.gemm_by_shape); lines 'forward|dgrad|wgrad M N K' (calibration/validation/"
                     "gemm_shapes.py lists a scenario's)")
         ->check(CLI::ExistingFile);
     cal->add_flag("--quick", co->quick, "Small grids (a smoke test, not a calibration)");

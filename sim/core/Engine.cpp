@@ -346,7 +346,8 @@ void Engine::refreshTransfer(int gpu) {
 void Engine::finishKernel(std::uint32_t slot) {
     StreamState& st = streams_[slot];
     const Op& op = w_.programs[st.rank].ops[st.op];
-    const Time busy_from = std::min(st.start + device_gap_[std::size_t(op.cls)], now_);
+    const Time gap = op.gap_s > 0 ? fromSeconds(op.gap_s) : device_gap_[std::size_t(op.cls)];
+    const Time busy_from = std::min(st.start + gap, now_);
     tl_.spans.push_back(Span{st.rank, st.index, op.cls, st.op, busy_from, now_});
     st.running = false;
     st.rate = 0.0;

@@ -14,7 +14,8 @@
 //   its calibrated period on a busy stream (loops of back-to-back launches): the first `device_gap` of it,
 //   by the kernel's class, is the launch gap, when the stream holds it but the GPU runs nothing of it, so its
 //   span starts there (the profile's gaps inside a training step's mix: H200, 1.6–1.8 µs before memory-bound
-//   kernels, copies and the optimizer, 2.3–2.5 before GEMMs and attention). Those holes are what an NCCL kernel
+//   kernels, copies and the optimizer, 2.3–2.5 before GEMMs and attention; a GEMM whose shape the profile measured
+//   takes its own, Op::gap_s: 1.6 µs, or 3.3 after cuBLAS's semaphore memset). Those holes are what an NCCL kernel
 //   beside a dense stream of compute is exposed through.
 // - Collective: an NCCL kernel becomes resident on a rank when it reaches its stream head (and stays,
 //   spinning, until the collective ends — the barrier that breaks overlap windows). When every member has

@@ -154,8 +154,10 @@ bool CostModel::price(Op& op, DType dtype) const {
     switch (op.cls) {
         case KernelClass::gemm:
             op.work_s = gemmSeconds(op.gemm, dtype, &in_domain);
-            if (const GemmSlowdown* g = nearestShape(profile_.interference.gemm_by_shape, op.gemm))
-                op.beside_nccl = g->slowdown;
+            if (const GemmShapeValue* g = nearestShape(profile_.interference.gemm_by_shape, op.gemm))
+                op.beside_nccl = g->value;
+            if (const GemmShapeValue* g = nearestShape(profile_.launch.gemm_gap_by_shape, op.gemm))
+                op.gap_s = g->value * 1e-6;
             break;
         case KernelClass::attention:
             op.work_s = attentionSeconds(op.flops, op.phase == Phase::backward, dtype, op.gemm, &in_domain);

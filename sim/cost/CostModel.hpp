@@ -74,8 +74,9 @@ public:
     double attentionSeconds(double flops, bool backward, DType dtype, const GemmShape& shape = {},
                             bool* in_domain = nullptr) const;
     double memorySeconds(double bytes, MemKind kind = MemKind::elementwise) const;
-    // Prices a kernel op (work_s) by its class, and a GEMM's slowdown beside NCCL (beside_nccl) by its shape when
-    // the profile measured one near it; returns false if a query fell outside measured domains.
+    // Prices a kernel op (work_s) by its class, and a GEMM's slowdown beside NCCL (beside_nccl) and launch gap
+    // (gap_s) by its shape when the profile measured one near it; returns false if a query fell outside measured
+    // domains.
     bool price(Op& op, DType dtype) const;
 
     CollectiveEstimate collective(CollectiveKind kind, int ranks, int nodes, double bytes) const;

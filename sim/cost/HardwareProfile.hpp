@@ -27,6 +27,13 @@ struct GpuRates {
 };
 
 // One measured GEMM: TFLOP/s achieved at shape (m, n, k).
+// A value measured for one GEMM shape (m, n, k as stepsim names a step's GEMMs): a slowdown, a gap. A GEMM within a
+// factor 2 of a listed shape on every dimension takes the nearest one's (GemmModel.hpp, nearestShape).
+struct GemmShapeValue {
+    long m = 0, n = 0, k = 0;
+    double value = 0.0;
+};
+
 struct GemmPoint {
     long m = 0, n = 0, k = 0;
     double tflops = 0.0;
@@ -112,6 +119,10 @@ struct LaunchRates {
     Distribution graph_host;        // host cost per kernel inside a CUDA graph replay
     Distribution device_gap;        // gap between back-to-back kernels on one stream
     StepGaps step_gap_us;           // gap before each class of operation in a training step's stream
+    // The gap before a GEMM by its shape (µs; calibration/pytorch/gemm_gaps.py), in place of step_gap_us.gemm: cuBLAS
+    // launches some GEMMs after a semaphore memset, and the GPU idles longer before them (H200: 3.27 µs against 1.63
+    // over the validation's 198 GEMMs). Empty or no shape near: step_gap_us.gemm.
+    std::vector<GemmShapeValue> gemm_gap_by_shape;
     CheckpointHost checkpoint_host_us;  // activation checkpointing, per checkpointed layer
     Distribution nccl_host;         // host cost of issuing one NCCL collective through torch.distributed
 };
@@ -172,15 +183,6 @@ struct SizedSlowdown : ClassSlowdown {
     double bytes = 0.0;
 };
 
-// One GEMM shape's slowdown beside an NCCL kernel resident on its GPU all along. NCCL holds an SM per channel,
-// and how much a GEMM loses to that depends on how cuBLAS tiles it, not on its class: H200 beside a 2-GPU fp32
-// all-reduce (24 blocks), x1.2-1.3 for wide outputs of many tiles, x1.4 for 512-tile outputs, x1.8-1.9 for
-// small outputs of a long K (split across every SM, the grid goes to two waves).
-struct GemmSlowdown {
-    long m = 0, n = 0, k = 0;
-    double slowdown = 1.0;
-};
-
 // Slowdown of each side while a compute kernel and an NCCL kernel run at once on one GPU
 // (rate multiplier = 1 / slowdown). A resident NCCL kernel either moves data (every member has arrived) or spins
 // waiting for its peers; compute beside a waiting one loses more (H200: GEMMs x1.42 against x1.23).
@@ -192,10 +194,13 @@ struct Interference {
     // beside_transfer by the collective's size, ascending (H200, GEMMs: x1.02 beside 4 MiB all-reduces, x1.19-1.23
     // beside 25 MiB, x1.32 beside 64, x1.40 beside 128); empty: beside_transfer at every size.
     std::vector<SizedSlowdown> beside_transfer_by_size;
-    // By GEMM shape (interference_training.py --gemm-shapes, waiting mode): a GEMM within a factor 2 on every
-    // dimension of a listed shape takes the nearest one's slowdown beside a resident NCCL kernel, moving data or
-    // waiting (the two differ little for one shape), in place of its class's; empty or no shape near: the class's.
-    std::vector<GemmSlowdown> gemm_by_shape;
+    // A GEMM's own slowdown beside an NCCL kernel resident all along, moving data or waiting (the two differ little
+    // for one shape), by shape (interference_training.py --gemm-shapes, waiting mode), in place of its class's;
+    // empty or no shape near: the class's. NCCL holds an SM per channel, and what a GEMM loses to that depends on
+    // how cuBLAS tiles it: H200 beside a 2-GPU fp32 all-reduce (24 blocks), x1.2-1.3 for wide outputs of many
+    // tiles, x1.4 for 512-tile outputs, x1.8-1.9 for small outputs of a long K (split across every SM, the grid
+    // goes to two waves).
+    std::vector<GemmShapeValue> gemm_by_shape;
 };
 
 struct JitterRates {

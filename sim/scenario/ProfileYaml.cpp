@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <span>
@@ -44,18 +45,18 @@ std::string formatValue(const AttentionPoint& p) {
                        formatValue(p.bwd_tflops));
 }
 
-// A GemmSlowdown is the flow list [m, n, k, slowdown].
-void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, GemmSlowdown& out) {
+// A GemmShapeValue is the flow list [m, n, k, value].
+void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, GemmShapeValue& out) {
     if (!n.IsSequence() || n.size() != 4)
         r.failAt(n, path, "expected [m, n, k, slowdown], got " + describeNode(n));
     readValue(r, n[0], path + "[0]", out.m);
     readValue(r, n[1], path + "[1]", out.n);
     readValue(r, n[2], path + "[2]", out.k);
-    readValue(r, n[3], path + "[3]", out.slowdown);
+    readValue(r, n[3], path + "[3]", out.value);
 }
 
-std::string formatValue(const GemmSlowdown& p) {
-    return fmt::format("[{}, {}, {}, {}]", p.m, p.n, p.k, formatValue(p.slowdown));
+std::string formatValue(const GemmShapeValue& p) {
+    return fmt::format("[{}, {}, {}, {}]", p.m, p.n, p.k, formatValue(p.value));
 }
 
 namespace {
@@ -157,6 +158,7 @@ void describe(V& v, LaunchRates& l) {
     v.section("graph_host", l.graph_host);
     v.section("device_gap", l.device_gap);
     v.section("step_gap_us", l.step_gap_us);
+    v.field("gemm_gap_by_shape", l.gemm_gap_by_shape);
     v.section("checkpoint_host_us", l.checkpoint_host_us);
     v.section("nccl_host", l.nccl_host);
 }
@@ -361,6 +363,17 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
     positive("launch.step_gap_us.memory", gaps.memory_us);
     positive("launch.step_gap_us.optimizer", gaps.optimizer_us);
     positive("launch.step_gap_us.copy", gaps.copy_us);
+    const auto shapes = [&](const std::string& path, const std::vector<GemmShapeValue>& list,
+                            const std::function<void(const std::string&, double)>& check) {
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            const GemmShapeValue& g = list[i];
+            const std::string gp = fmt::format("{}[{}]", path, i);
+            if (g.m < 1 || g.n < 1 || g.k < 1)
+                r.fail(gp, fmt::format("expected positive m, n, k, got [{}, {}, {}]", g.m, g.n, g.k));
+            check(gp + "[3]", g.value);
+        }
+    };
+    shapes("launch.gemm_gap_by_shape", p.launch.gemm_gap_by_shape, positive);
     const CheckpointHost& ck = p.launch.checkpoint_host_us;
     nonNegative("launch.checkpoint_host_us.selective_forward", ck.selective_forward_us);
     nonNegative("launch.checkpoint_host_us.selective_backward", ck.selective_backward_us);
@@ -436,13 +449,7 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
                                      std::pair{"memory", sized[k].memory}})
             if (x != 0) slowdown(fmt::format("{}.{}", sp, cls), x);
     }
-    for (std::size_t i = 0; i < p.interference.gemm_by_shape.size(); ++i) {
-        const GemmSlowdown& g = p.interference.gemm_by_shape[i];
-        const std::string gp = fmt::format("interference.gemm_by_shape[{}]", i);
-        if (g.m < 1 || g.n < 1 || g.k < 1)
-            r.fail(gp, fmt::format("expected positive m, n, k, got [{}, {}, {}]", g.m, g.n, g.k));
-        slowdown(gp + "[3]", g.slowdown);
-    }
+    shapes("interference.gemm_by_shape", p.interference.gemm_by_shape, slowdown);
 
     nonNegative("jitter.kernel_cv", p.jitter.kernel_cv);
     nonNegative("jitter.straggler_cv", p.jitter.straggler_cv);

@@ -86,6 +86,7 @@ struct Op {
     double work_s = 0.0;      // kernel duration at full speed, set by pricing
     double host_s = 0.0;      // host time to issue this op (median; the engine adds jitter)
     double beside_nccl = 0.0; // a GEMM's own slowdown beside a resident NCCL kernel, set by pricing (0: its class's)
+    double gap_s = 0.0;       // a GEMM's own launch gap in a step, set by pricing (0: its class's)
 };
 
 enum class StreamKind : std::uint8_t { compute, comm, copy };

@@ -87,7 +87,7 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     fs::remove_all(dir);
     fs::create_directories(dir / "pytorch");
     for (const char* f : {"stepsim_torch_bench.py", "attention_default.py", "gemm_training_shapes.py", "host_overhead.py",
-                          "kernel_gaps.py", "interference_training.py", "device_speed.py"})
+                          "kernel_gaps.py", "interference_training.py", "device_speed.py", "gemm_gaps.py"})
         std::ofstream(dir / "pytorch" / f) << "# stand-in\n";
     const std::string x1 = std::string(STEPSIM_SOURCE_DIR) + "/calibration/profiles/h200x1/raw/";
     const std::string gaps = x1 + "kernel_gaps_run12.jsonl", gemms = x1 + "gemm_training_shapes_step_run20.jsonl";
@@ -111,6 +111,7 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
            "  host_overhead.py) cat '" << kRaw << "host_overhead_run16_1gpu.jsonl' '" << kRaw
         << "checkpoint_host_run16.jsonl' > \"$3\";;\n"
            "  kernel_gaps.py) cp '" << gaps << "' \"$3\";;\n"
+           "  gemm_gaps.py) [ \"$4 $5\" = '--gemm-shapes " << shapes << "' ] || exit 1; cp '" << x1 << "gemm_gaps_run46.jsonl' \"$3\";;\n"
            "esac\n";
     for (const fs::path& f : {harness, python}) fs::permissions(f, fs::perms::owner_all);
     captureStdout([&] {
@@ -118,7 +119,8 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
                (dir / "pytorch" / "stepsim_torch_bench.py").string(), "--out-dir", out.string(), "--gemm-shapes", shapes});
     });
     for (const char* f : {"attention_default.jsonl", "gemm_training_shapes.jsonl", "host_overhead.jsonl", "kernel_gaps.jsonl",
-                          "interference_training.jsonl", "device_speed.jsonl", "interference_training_shapes.jsonl"})
+                          "interference_training.jsonl", "device_speed.jsonl", "interference_training_shapes.jsonl",
+                          "gemm_gaps_shapes.jsonl"})
         EXPECT_TRUE(fs::exists(out / f)) << f;
     const HardwareProfile p = loadProfile(out / "profile.yaml");
     const HardwareProfile base = builtinProfile("h200-sxm");
@@ -130,6 +132,7 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     EXPECT_NEAR(p.interference.beside_waiting.gemm, 1.565, 0.001);             // two GPUs: beside NCCL by class
     EXPECT_GT(p.jitter.device_compute_cv, 0.005);                              // and the GPUs' spread
     EXPECT_EQ(p.interference.gemm_by_shape.size(), 152u);                      // --gemm-shapes: each GEMM's own
+    EXPECT_EQ(p.launch.gemm_gap_by_shape.size(), 152u);                        // slowdown beside NCCL and gap
     const nlohmann::json report = nlohmann::json::parse(std::ifstream(out / "profile.yaml.fit.json"));
     EXPECT_EQ(report.at("gemm").at("bf16").at("source"), "pytorch-step");       // gemm_training_shapes.py --step
 }

@@ -85,10 +85,10 @@ TEST(InterferenceFit, GemmSlowdownByShape) {
     ASSERT_EQ(by.size(), 3u);  // the transfer record is not a shape's
     EXPECT_EQ(by[0].m, 2048);
     EXPECT_EQ(by[0].k, 8192);
-    EXPECT_DOUBLE_EQ(by[0].slowdown, 1.86);
-    EXPECT_DOUBLE_EQ(by[1].slowdown, 1.0);  // 4096³: never faster than alone
+    EXPECT_DOUBLE_EQ(by[0].value, 1.86);
+    EXPECT_DOUBLE_EQ(by[1].value, 1.0);  // 4096³: never faster than alone
     EXPECT_EQ(by[2].m, 8192);
-    EXPECT_DOUBLE_EQ(by[2].slowdown, 1.42);
+    EXPECT_DOUBLE_EQ(by[2].value, 1.42);
     EXPECT_DOUBLE_EQ(r.profile.interference.beside_waiting.gemm, 1.41);  // the median of all six waiting records
     EXPECT_EQ(r.report.at("interference_training").at("gemm_by_shape").at("shapes"), 3);
 

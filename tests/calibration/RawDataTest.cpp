@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <tuple>
+
 #include <gtest/gtest.h>
 
 #include "sim/core/InputError.hpp"
@@ -122,6 +124,19 @@ TEST(RawData, InterferenceTrainingKeepsAGemmsShape) {
     EXPECT_EQ(d.step_interference[0].n, 2048);
     EXPECT_EQ(d.step_interference[0].k, 8192);
     EXPECT_EQ(d.step_interference[1].m, 0);
+}
+
+TEST(RawData, GemmGapRecordsKeepTheirShape) {
+    const auto p = writeTemp("stepsim_raw_gemm_gap.jsonl",
+        R"({"kind":"launch","op":"step_gap_gemm_shape","form":"wgrad","m":2048,"n":2048,"k":8192,"time_us":{"mean":3.31,"median":3.25,"n":11}})" "\n");
+    const RawData d = readRaw({p});
+    ASSERT_EQ(d.launches.size(), 1u);
+    EXPECT_EQ(std::tie(d.launches[0].m, d.launches[0].n, d.launches[0].k), std::tuple(2048L, 2048L, 8192L));
+    EXPECT_DOUBLE_EQ(d.launches[0].time.mean, 3.31);
+    const auto bad = writeTemp("stepsim_raw_gemm_gap_bad.jsonl",
+        R"({"kind":"launch","op":"step_gap_gemm_shape","m":2048,"n":2048,"time_us":{"mean":3.31,"median":3.25}})" "\n");
+    const std::string error = readError(bad);
+    EXPECT_NE(error.find("stepsim_raw_gemm_gap_bad.jsonl:1: k: missing"), std::string::npos) << error;
 }
 
 TEST(RawData, AShapeOnAKernelOtherThanAGemmNamesTheKey) {

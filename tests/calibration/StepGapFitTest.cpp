@@ -1,6 +1,7 @@
 // The fit's gaps inside a training step (calibration/fit/ProfileFit.hpp, "launch"): kernel_gaps.py's mean gap
 // before each class of operation, the median over runs; the gaps beside NCCL are not these.
 #include <algorithm>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -44,6 +45,28 @@ TEST(StepGapFit, UnmeasuredClassKeepsTheBase) {
     const auto& kept = r.report.at("kept_from_base");
     EXPECT_NE(std::find(kept.begin(), kept.end(), "launch.step_gap_us.copy"), kept.end());
     EXPECT_EQ(std::find(kept.begin(), kept.end(), "launch.step_gap_us.gemm"), kept.end());
+    EXPECT_NE(std::find(kept.begin(), kept.end(), "launch.gemm_gap_by_shape"), kept.end());
+}
+
+// gemm_gaps.py's records: the median over runs of each shape's mean gap, in ascending shape order, apart from the
+// class's gap (which they do not feed).
+TEST(StepGapFit, GemmGapByShape) {
+    const auto shaped = [](long m, long n, long k, double mean) {
+        RawLaunch l = gap("step_gap_gemm_shape", mean);
+        l.m = m, l.n = n, l.k = k;
+        return l;
+    };
+    RawData raw;
+    raw.launches = {shaped(8192, 2048, 2048, 3.3), shaped(8192, 2048, 2048, 3.1), shaped(8192, 2048, 2048, 3.2),
+                    shaped(8192, 768, 768, 1.6), gap("step_gap_gemm", 2.3)};
+    const ProfileFitResult r = fitProfile(raw, HardwareProfile{}, "t", "test");
+    const auto& by = r.profile.launch.gemm_gap_by_shape;
+    ASSERT_EQ(by.size(), 2u);
+    EXPECT_EQ(std::tie(by[0].m, by[0].n, by[0].k), std::tuple(8192L, 768L, 768L));
+    EXPECT_DOUBLE_EQ(by[0].value, 1.6);
+    EXPECT_DOUBLE_EQ(by[1].value, 3.2);
+    EXPECT_DOUBLE_EQ(r.profile.launch.step_gap_us.gemm_us, 2.3);
+    EXPECT_EQ(r.report.at("launch").at("gemm_gap_by_shape").at("shapes"), 2);
 }
 
 }  // namespace

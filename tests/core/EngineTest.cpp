@@ -160,6 +160,21 @@ TEST(Engine, ConfigTakesStepGapsByClassElseTheLaunchGap) {
 }
 
 // A kernel shorter than the gap is an empty span at its end, never one that ends before it starts.
+// A GEMM with its own gap (measured for its shape) opens that hole, not its class's.
+TEST(Engine, AGemmsOwnGapReplacesItsClasss) {
+    Rig rig;
+    rig.cfg.device_gap_s = EngineConfig::filled(2e-6);
+    Program p = twoStreams();
+    Op own = kernel(50, 0);
+    own.gap_s = 3.3e-6;
+    p.ops = {kernel(100, 0), own, stepEnd()};
+    Timeline tl = Engine(oneGroup({p}), rig.cost, rig.fabric, rig.cfg).run();
+    ASSERT_EQ(tl.spans.size(), 2u);
+    EXPECT_EQ(tl.spans[0].start, Time::us(2));
+    EXPECT_EQ(tl.spans[1].start, Time::us(100) + fromSeconds(3.3e-6));
+    EXPECT_EQ(tl.step_end[0][0], Time::us(150));  // the stream's timing keeps the kernels' periods
+}
+
 TEST(Engine, DeviceGapNeverOutlastsTheKernel) {
     Rig rig;
     rig.cfg.device_gap_s.fill(5e-6);

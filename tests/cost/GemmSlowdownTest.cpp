@@ -47,6 +47,18 @@ TEST(GemmSlowdown, NoShapeNearLeavesTheClassFactor) {
     EXPECT_EQ(plain.beside_nccl, 0.0);
 }
 
+// The gap before a GEMM, by shape, in seconds; none near: the class's (0).
+TEST(GemmSlowdown, PricingTakesTheGemmsOwnGap) {
+    HardwareProfile p = withShapes();
+    p.launch.gemm_gap_by_shape = {{8192, 2048, 2048, 3.27}, {8192, 768, 768, 1.63}};
+    const CostModel cost(p, NcclSpec{}, false);
+    Op a = gemmOp(8192, 2048, 2560), b = gemmOp(8192, 1024, 768), c = gemmOp(512, 512, 512);
+    for (Op* op : {&a, &b, &c}) cost.price(*op, DType::bf16);
+    EXPECT_DOUBLE_EQ(a.gap_s, 3.27e-6);
+    EXPECT_DOUBLE_EQ(b.gap_s, 1.63e-6);
+    EXPECT_EQ(c.gap_s, 0.0);
+}
+
 TEST(GemmSlowdown, NearestShapeIsTheClosestInLogShape) {
     const std::vector<GemmPoint> pts = {{1024, 1024, 1024, 1}, {2048, 2048, 2048, 2}, {4096, 4096, 4096, 3}};
     EXPECT_EQ(nearestShape(pts, {1400, 1400, 1400})->tflops, 1);

@@ -20,26 +20,24 @@ ValidationTable rerun() {
 // Issue 5's target is a median step-time error ≤ 5% and a worst ≤ 10%, exposed communication within 20%.
 // Against the median of each configuration's runs (up to thirteen runs) this build reaches a median of 3.7% and a
 // worst of 14.0% over 33 configurations (README, "How good are the predictions?"); exposed communication,
-// measured in steady state where a run profiled it so (runs 23, 24, 27-29, 33, 34, 38, 43, 45), is within 20% on 12
-// of 22 scored rows, a median error of 0.30 ms (the host-bound DDP rows' ranks wait for each other far longer than
+// measured in steady state where a run profiled it so (runs 23, 24, 27-29, 33, 34, 38, 43, 45), is within 20% on 13
+// of 22 scored rows, a median error of 0.26 ms (the host-bound DDP rows' ranks wait for each other far longer than
 // the model's). On the 16 configurations whose runs reproduce within 10% the median is 3.6% and the worst 5.2%; the
-// 17 others are host-bound and moved up to 67% between machine starts. Exposed communication is within 20% on 7 of
-// the 9 reproducible rows with a trusted profile (5 of 13 on the others; since GEMMs slow by their own shape's
-// factor and an NCCL kernel waits for the SMs of the kernel running when it becomes ready, the hidden-2048 rows' exposed
-// communication reads 10-32% under the measured, which sums holes of 3.2-3.5 µs before each of the 1.4B model's
-// GEMMs where the profile's step gap is 2.3). The medians are held at the issue's target of 5%, the worst of the
-// reproducible rows at its 10%, the rest at this build's line: a change that makes the predictions worse fails here.
+// 17 others are host-bound and moved up to 67% between machine starts. Exposed communication is within 20% on 8 of
+// the 9 reproducible rows with a trusted profile (5 of 13 on the others; the miss is SwiGLU/GQA at hidden 2048,
+// 0.69 against 0.93). The medians are held at the issue's target of 5%, the worst of the reproducible rows at its
+// 10%, the rest at this build's line: a change that makes the predictions worse fails here.
 TEST(Validation, MedianStepTimeErrorDoesNotGrow) {
     const ValidationTable t = rerun();
     EXPECT_EQ(t.rows.size(), 33u);
     EXPECT_LE(t.median_abs_error_pct, 5.0);
     EXPECT_LE(t.worst_abs_error_pct, 14.5);
-    EXPECT_GE(t.exposed_within_20pct, 12);
-    EXPECT_LE(t.exposed_median_abs_error_ms, 0.35);
+    EXPECT_GE(t.exposed_within_20pct, 13);
+    EXPECT_LE(t.exposed_median_abs_error_ms, 0.30);
     EXPECT_GE(t.reproducible.rows, 16);
     EXPECT_LE(t.reproducible.median_abs_error_pct, 5.0);
     EXPECT_LE(t.reproducible.worst_abs_error_pct, 10.0);
-    EXPECT_GE(t.reproducible.exposed_within_20pct, 7);
+    EXPECT_GE(t.reproducible.exposed_within_20pct, 8);
 }
 
 // The committed table (results/validation/table.json) is what this build predicts: regenerate it with

@@ -101,10 +101,15 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
         const SizedSlowdown &x = a.interference.beside_transfer_by_size[k], &y = b.interference.beside_transfer_by_size[k];
         EXPECT_EQ(std::tie(x.bytes, x.gemm, x.attention, x.memory), std::tie(y.bytes, y.gemm, y.attention, y.memory));
     }
+    ASSERT_EQ(a.launch.gemm_gap_by_shape.size(), b.launch.gemm_gap_by_shape.size());
+    for (std::size_t k = 0; k < a.launch.gemm_gap_by_shape.size(); ++k) {
+        const GemmShapeValue &x = a.launch.gemm_gap_by_shape[k], &y = b.launch.gemm_gap_by_shape[k];
+        EXPECT_EQ(std::tie(x.m, x.n, x.k, x.value), std::tie(y.m, y.n, y.k, y.value));
+    }
     ASSERT_EQ(a.interference.gemm_by_shape.size(), b.interference.gemm_by_shape.size());
     for (std::size_t k = 0; k < a.interference.gemm_by_shape.size(); ++k) {
-        const GemmSlowdown &x = a.interference.gemm_by_shape[k], &y = b.interference.gemm_by_shape[k];
-        EXPECT_EQ(std::tie(x.m, x.n, x.k, x.slowdown), std::tie(y.m, y.n, y.k, y.slowdown));
+        const GemmShapeValue &x = a.interference.gemm_by_shape[k], &y = b.interference.gemm_by_shape[k];
+        EXPECT_EQ(std::tie(x.m, x.n, x.k, x.value), std::tie(y.m, y.n, y.k, y.value));
     }
     EXPECT_EQ(std::tie(a.jitter.kernel_cv, a.jitter.straggler_cv, a.jitter.device_compute_cv, a.jitter.device_memory_cv),
               std::tie(b.jitter.kernel_cv, b.jitter.straggler_cv, b.jitter.device_compute_cv, b.jitter.device_memory_cv));
@@ -149,6 +154,7 @@ HardwareProfile oddProfile() {
         p.interference.beside_transfer_by_size.push_back(s);
     }
     p.interference.gemm_by_shape = {{8192, 2048, 2048, 1.4187}, {2048, 2048, 8192, 1.0 / 3.0 + 1.5}};
+    p.launch.gemm_gap_by_shape = {{8192, 2048, 2048, 3.2683}, {8192, 768, 768, 1.0 / 3.0 + 1.3}};
     p.jitter = {0.015, 0.004, 0.0085, 0.00025};
     return p;
 }
@@ -279,7 +285,7 @@ TEST(ProfileYaml, TransferSizesOutOfOrderAreRejected) {
 
 TEST(ProfileYaml, GemmSlowdownBelowOneOrWithoutAShapeIsRejected) {
     HardwareProfile p = oddProfile();
-    p.interference.gemm_by_shape[1].slowdown = 0.9;
+    p.interference.gemm_by_shape[1].value = 0.9;
     EXPECT_THAT(errorOf(writeProfile(p)),
                 HasSubstr("interference.gemm_by_shape[1][3]: expected a slowdown factor >= 1, got 0.9"));
     p = oddProfile();
@@ -291,6 +297,12 @@ TEST(ProfileYaml, GemmSlowdownBelowOneOrWithoutAShapeIsRejected) {
     ASSERT_NE(yaml.find(entry), std::string::npos);
     yaml.replace(yaml.find(entry), entry.size(), "[8192, 2048, 1.4187]");
     EXPECT_THAT(errorOf(yaml), HasSubstr("interference.gemm_by_shape[0]: expected [m, n, k, slowdown], got"));
+}
+
+TEST(ProfileYaml, GemmGapThatIsNotPositiveIsRejected) {
+    HardwareProfile p = oddProfile();
+    p.launch.gemm_gap_by_shape[1].value = 0;
+    EXPECT_THAT(errorOf(writeProfile(p)), HasSubstr("launch.gemm_gap_by_shape[1][3]: expected a positive"));
 }
 
 TEST(ProfileYaml, GemmPointAbovePeakIsRejected) {
