@@ -19,19 +19,12 @@ Usage: python3 gemm_gaps.py --gemm-shapes FILE --out FILE [--pairs 12]
 """
 import argparse
 import json
-import os
-import sys
-import tempfile
 
 import torch
-from torch.profiler import ProfilerActivity, profile
 
 from interference_training import gemm, read_shapes
-from kernel_gaps import MAX_GAP_US, stats
-from timing import hold_gpu, host_seconds
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "validation"))
-from trace_metrics import device_events  # noqa: E402
+from kernel_gaps import MAX_GAP_US, profiled, stats
+from timing import host_seconds
 
 
 def is_gemm(name):
@@ -56,19 +49,14 @@ def main():
         for _ in range(3):
             fn()
             add()
-        hold = 2.0 * host_seconds(lambda: (add(), fn()), a.pairs) + 2e-3
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            hold_gpu(hold)
+
+        def pairs():
             for _ in range(a.pairs):
                 add()
                 fn()
-            torch.cuda.synchronize()
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "trace.json")
-            prof.export_chrome_trace(path)
-            with open(path) as f:
-                events = device_events(json.load(f))
-        holes, memsets, prev_end, busy, pairs = [], 0, None, 0.0, 0
+
+        events = profiled(pairs, None, 2.0 * host_seconds(pairs, 1) + 2e-3, 1)
+        holes, memsets, prev_end, busy, seen = [], 0, None, 0.0, 0
         for start, end, kname, cat, *_ in events:
             if "sleep" in kname or "spin" in kname:
                 prev_end, busy = None, 0.0
@@ -78,9 +66,9 @@ def main():
                 memsets += 1
                 continue
             if is_gemm(kname):
-                pairs += 1
+                seen += 1
                 hole = None if prev_end is None else max(0.0, start - prev_end - busy)
-                if pairs > 1 and hole is not None and hole <= MAX_GAP_US:
+                if seen > 1 and hole is not None and hole <= MAX_GAP_US:
                     holes.append(hole)
             prev_end, busy = end, 0.0
         if not holes:

@@ -15,18 +15,31 @@
 
 namespace stepsim {
 
-// A GemmPoint is the flow list [m, n, k, tflops].
-void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, GemmPoint& out) {
-    if (!n.IsSequence() || n.size() != 4)
-        r.failAt(n, path, "expected [m, n, k, tflops], got " + describeNode(n));
+// GEMM shapes with one number each are the flow list [m, n, k, x]: a GemmPoint's x is its TFLOP/s, a GemmShapeValue's
+// its value.
+template <class P>
+void readShape(YamlReader& r, const YAML::Node& n, const std::string& path, P& out, double P::*x, const char* what) {
+    if (!n.IsSequence() || n.size() != 4) r.failAt(n, path, std::string("expected [m, n, k, ") + what + "], got " + describeNode(n));
     readValue(r, n[0], path + "[0]", out.m);
     readValue(r, n[1], path + "[1]", out.n);
     readValue(r, n[2], path + "[2]", out.k);
-    readValue(r, n[3], path + "[3]", out.tflops);
+    readValue(r, n[3], path + "[3]", out.*x);
+}
+
+void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, GemmPoint& out) {
+    readShape(r, n, path, out, &GemmPoint::tflops, "tflops");
 }
 
 std::string formatValue(const GemmPoint& p) {
     return fmt::format("[{}, {}, {}, {}]", p.m, p.n, p.k, formatValue(p.tflops));
+}
+
+void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, GemmShapeValue& out) {
+    readShape(r, n, path, out, &GemmShapeValue::value, "value");
+}
+
+std::string formatValue(const GemmShapeValue& p) {
+    return fmt::format("[{}, {}, {}, {}]", p.m, p.n, p.k, formatValue(p.value));
 }
 
 // An AttentionPoint is the flow list [head_dim, seq, batch_heads, fwd_tflops, bwd_tflops].
@@ -43,20 +56,6 @@ void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, Atte
 std::string formatValue(const AttentionPoint& p) {
     return fmt::format("[{}, {}, {}, {}, {}]", p.head_dim, p.seq, p.batch_heads, formatValue(p.fwd_tflops),
                        formatValue(p.bwd_tflops));
-}
-
-// A GemmShapeValue is the flow list [m, n, k, value].
-void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, GemmShapeValue& out) {
-    if (!n.IsSequence() || n.size() != 4)
-        r.failAt(n, path, "expected [m, n, k, slowdown], got " + describeNode(n));
-    readValue(r, n[0], path + "[0]", out.m);
-    readValue(r, n[1], path + "[1]", out.n);
-    readValue(r, n[2], path + "[2]", out.k);
-    readValue(r, n[3], path + "[3]", out.value);
-}
-
-std::string formatValue(const GemmShapeValue& p) {
-    return fmt::format("[{}, {}, {}, {}]", p.m, p.n, p.k, formatValue(p.value));
 }
 
 namespace {

@@ -21,7 +21,7 @@ ValidationTable rerun() {
 // Against the median of each configuration's runs (up to thirteen runs) this build reaches a median of 3.7% and a
 // worst of 14.0% over 33 configurations (README, "How good are the predictions?"); exposed communication,
 // measured in steady state where a run profiled it so (runs 23, 24, 27-29, 33, 34, 38, 43, 45), is within 20% on 13
-// of 22 scored rows, a median error of 0.26 ms (the host-bound DDP rows' ranks wait for each other far longer than
+// of 22 scored rows, a median error of 0.25 ms (the host-bound DDP rows' ranks wait for each other far longer than
 // the model's). On the 16 configurations whose runs reproduce within 10% the median is 3.6% and the worst 5.2%; the
 // 17 others are host-bound and moved up to 67% between machine starts. Exposed communication is within 20% on 8 of
 // the 9 reproducible rows with a trusted profile (5 of 13 on the others; the miss is SwiGLU/GQA at hidden 2048,

@@ -296,7 +296,7 @@ TEST(ProfileYaml, GemmSlowdownBelowOneOrWithoutAShapeIsRejected) {
     const std::string entry = "[8192, 2048, 2048, 1.4187]";
     ASSERT_NE(yaml.find(entry), std::string::npos);
     yaml.replace(yaml.find(entry), entry.size(), "[8192, 2048, 1.4187]");
-    EXPECT_THAT(errorOf(yaml), HasSubstr("interference.gemm_by_shape[0]: expected [m, n, k, slowdown], got"));
+    EXPECT_THAT(errorOf(yaml), HasSubstr("interference.gemm_by_shape[0]: expected [m, n, k, value], got"));
 }
 
 TEST(ProfileYaml, GemmGapThatIsNotPositiveIsRejected) {
