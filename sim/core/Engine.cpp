@@ -356,7 +356,8 @@ void Engine::finishKernel(std::uint32_t slot) {
     GpuState& g = gpus_[st.rank];
     g.computing.erase(std::find(g.computing.begin(), g.computing.end(), slot));
     // NCCL kernels that waited for SMs take them now, before this stream's next kernel.
-    for (const std::uint32_t c : std::exchange(g.sm_wait, {})) arrive(c, w_.programs[st.rank].ops[streams_[c].op]);
+    if (!g.sm_wait.empty())
+        for (const std::uint32_t c : std::exchange(g.sm_wait, {})) arrive(c, w_.programs[st.rank].ops[streams_[c].op]);
     refreshCompute(st.rank);
     if (g.computing.empty() && !g.flows.empty()) refreshFlowCaps(st.rank);
     tryStart(slot);

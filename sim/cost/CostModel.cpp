@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "sim/cost/GemmModel.hpp"
 
@@ -111,6 +112,15 @@ double CostModel::gemmUncached(const GemmShape& s, DType dtype, bool& in_domain)
     return e.seconds;
 }
 
+std::pair<double, double> CostModel::gemmByShape(const GemmShape& s) const {
+    const auto key = std::make_tuple(s.m, s.n, s.k);
+    if (auto hit = shape_memo_.find(key); hit != shape_memo_.end()) return hit->second;
+    std::pair<double, double> v{0.0, 0.0};
+    if (const GemmShapeValue* g = nearestShape(profile_.interference.gemm_by_shape, s)) v.first = g->value;
+    if (const GemmShapeValue* g = nearestShape(profile_.launch.gemm_gap_by_shape, s)) v.second = g->value * 1e-6;
+    return shape_memo_.emplace(key, v).first->second;
+}
+
 double CostModel::attentionSeconds(double flops, bool backward, DType dtype, const GemmShape& shape,
                                    bool* in_domain) const {
     const double floor_s = profile_.memory.min_kernel_us * 1e-6;
@@ -152,13 +162,13 @@ double CostModel::memorySeconds(double bytes, MemKind kind) const {
 bool CostModel::price(Op& op, DType dtype) const {
     bool in_domain = true;
     switch (op.cls) {
-        case KernelClass::gemm:
+        case KernelClass::gemm: {
             op.work_s = gemmSeconds(op.gemm, dtype, &in_domain);
-            if (const GemmShapeValue* g = nearestShape(profile_.interference.gemm_by_shape, op.gemm))
-                op.beside_nccl = g->value;
-            if (const GemmShapeValue* g = nearestShape(profile_.launch.gemm_gap_by_shape, op.gemm))
-                op.gap_s = g->value * 1e-6;
+            const auto [beside, gap_s] = gemmByShape(op.gemm);
+            op.beside_nccl = static_cast<float>(beside);
+            op.gap_s = static_cast<float>(gap_s);
             break;
+        }
         case KernelClass::attention:
             op.work_s = attentionSeconds(op.flops, op.phase == Phase::backward, dtype, op.gemm, &in_domain);
             break;

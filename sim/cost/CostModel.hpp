@@ -83,6 +83,8 @@ public:
 
 private:
     double gemmUncached(const GemmShape& s, DType dtype, bool& in_domain) const;
+    // A GEMM's own slowdown beside NCCL and launch gap (s) from the profile's lists by shape; 0 where none is near.
+    std::pair<double, double> gemmByShape(const GemmShape& s) const;
 
     const HardwareProfile& profile_;
     NcclSpec nccl_;
@@ -93,6 +95,7 @@ private:
     // A step prices the same few GEMM shapes on every layer and rank; each is worked out once (the anchored
     // model scans every measured point). Not shared between threads: one CostModel per simulation.
     mutable std::map<std::tuple<long, long, long, DType>, std::pair<double, bool>> gemm_memo_;
+    mutable std::map<std::tuple<long, long, long>, std::pair<double, double>> shape_memo_;  // gemmByShape
 };
 
 }  // namespace stepsim

@@ -85,8 +85,10 @@ struct Op {
     double bytes = 0.0;       // HBM bytes moved by a kernel, or collective size
     double work_s = 0.0;      // kernel duration at full speed, set by pricing
     double host_s = 0.0;      // host time to issue this op (median; the engine adds jitter)
-    double beside_nccl = 0.0; // a GEMM's own slowdown beside a resident NCCL kernel, set by pricing (0: its class's)
-    double gap_s = 0.0;       // a GEMM's own launch gap in a step, set by pricing (0: its class's)
+    // A GEMM's own slowdown beside a resident NCCL kernel and launch gap in a step (s), set by pricing; 0: its
+    // class's. Floats keep the op at 88 bytes (the engine streams through millions of them).
+    float beside_nccl = 0.0f;
+    float gap_s = 0.0f;
 };
 
 enum class StreamKind : std::uint8_t { compute, comm, copy };

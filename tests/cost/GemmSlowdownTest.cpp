@@ -29,7 +29,7 @@ TEST(GemmSlowdown, PricingTakesTheNearestMeasuredShape) {
                                  std::tuple{4096L, 2048L, 6144L, 1.86}}) {
         Op op = gemmOp(m, n, k);
         cost.price(op, DType::bf16);
-        EXPECT_DOUBLE_EQ(op.beside_nccl, want) << m << "x" << n << "x" << k;
+        EXPECT_FLOAT_EQ(op.beside_nccl, float(want)) << m << "x" << n << "x" << k;
         EXPECT_GT(op.work_s, 0.0);
     }
 }
@@ -40,11 +40,11 @@ TEST(GemmSlowdown, NoShapeNearLeavesTheClassFactor) {
     const CostModel cost(p, NcclSpec{}, false);
     Op op = gemmOp(8192, 768, 768);
     cost.price(op, DType::bf16);
-    EXPECT_EQ(op.beside_nccl, 0.0);
+    EXPECT_EQ(op.beside_nccl, 0.0f);
     const CostModel bare(HardwareProfile{}, NcclSpec{}, false);
     Op plain = gemmOp(8192, 2048, 2048);
     bare.price(plain, DType::bf16);
-    EXPECT_EQ(plain.beside_nccl, 0.0);
+    EXPECT_EQ(plain.beside_nccl, 0.0f);
 }
 
 // The gap before a GEMM, by shape, in seconds; none near: the class's (0).
@@ -54,9 +54,9 @@ TEST(GemmSlowdown, PricingTakesTheGemmsOwnGap) {
     const CostModel cost(p, NcclSpec{}, false);
     Op a = gemmOp(8192, 2048, 2560), b = gemmOp(8192, 1024, 768), c = gemmOp(512, 512, 512);
     for (Op* op : {&a, &b, &c}) cost.price(*op, DType::bf16);
-    EXPECT_DOUBLE_EQ(a.gap_s, 3.27e-6);
-    EXPECT_DOUBLE_EQ(b.gap_s, 1.63e-6);
-    EXPECT_EQ(c.gap_s, 0.0);
+    EXPECT_FLOAT_EQ(a.gap_s, 3.27e-6f);
+    EXPECT_FLOAT_EQ(b.gap_s, 1.63e-6f);
+    EXPECT_EQ(c.gap_s, 0.0f);
 }
 
 TEST(GemmSlowdown, NearestShapeIsTheClosestInLogShape) {
