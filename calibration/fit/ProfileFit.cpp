@@ -588,8 +588,8 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             kept.push_back("interference.beside_transfer_by_size");
         }
         // By GEMM shape: the waiting mode holds the NCCL kernel resident through every call, the state a step's
-        // GEMMs overlapped by a bucket's all-reduce are in (moving data or waiting, the same within ~0.1 for one
-        // shape: runs 38-39). The median per shape; records without a shape only feed the class medians above.
+        // GEMMs overlapped by a bucket's all-reduce are in (moving data or waiting: for one shape the two differ by
+        // +0.01 in the median, run 42). The median per shape; every record also feeds the class medians above.
         ByShape shapes;
         for (const auto& r : raw.step_interference)
             if (r.mode == "waiting" && r.m > 0) shapes[{r.m, r.n, r.k}].push_back(r.with_comm_us / r.alone_us);

@@ -160,7 +160,8 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
             if (r.cls != "gemm" && r.cls != "attention" && r.cls != "memory")
                 throw inputError(file, lineNo, "class", "expected gemm, attention or memory, got '" + r.cls + "'");
             if (j.contains("m") || j.contains("n") || j.contains("k")) {
-                if (r.cls != "gemm") throw inputError(file, lineNo, "m", "a shape (m, n, k) is a GEMM's; class is " + r.cls);
+                if (r.cls != "gemm")
+                    throw inputError(file, lineNo, "m", "a shape (m, n, k) is a GEMM's; class is " + r.cls);
                 std::tie(r.m, r.n, r.k) = L.shape();
             }
             if (!(r.alone_us > 0) || !(r.with_comm_us > 0))

@@ -137,7 +137,8 @@ void runTrainingScripts(const std::string& python, const fs::path& dir, const fs
         {"kernel_gaps.py", "gaps inside a training step", "", Ranks::one},
         {"interference_training.py", "kernels beside NCCL by class and size", " --bucket-mib 4,25,64,128", Ranks::two},
         {"device_speed.py", "the GPUs' speed spread", "", Ranks::all},
-        {"interference_training.py", "the listed GEMMs beside NCCL", " --modes waiting --bucket-mib 25", Ranks::two, true},
+        {"interference_training.py", "the listed GEMMs beside NCCL", " --modes waiting --bucket-mib 25", Ranks::two,
+         true},
         {"gemm_gaps.py", "the listed GEMMs' launch gaps", "", Ranks::one, true}};
     const std::string twoRanks = " -m torch.distributed.run --standalone --nproc-per-node 2";
     const std::string allRanks = fmt::format(" -m torch.distributed.run --standalone --nproc-per-node {}", gpus);
@@ -251,8 +252,9 @@ std::string profileTable(const HardwareProfile& p) {
         std::vector<double> v;
         for (const GemmShapeValue& g : by) v.push_back(g.value);
         std::sort(v.begin(), v.end());
-        s += fmt::format("  gap before a GEMM by shape: {} shapes, {:.2f} to {:.2f} us, median {:.2f} (in place of the GEMM "
-                         "gap above)\n", v.size(), v.front(), v.back(), median(v));
+        s += fmt::format("  gap before a GEMM by shape: {} shapes, {:.2f} to {:.2f} us, median {:.2f} (in place of "
+                         "the GEMM gap above)\n",
+                         v.size(), v.front(), v.back(), median(v));
     }
     s += fmt::format("  shortest kernel {:.2f} us; kernel CV {:.3f}\n", p.memory.min_kernel_us, p.jitter.kernel_cv);
     s += fmt::format("\ninterference: GEMM x{:.2f} slower beside NCCL, NCCL x{:.2f} slower beside a GEMM\n",
@@ -269,10 +271,10 @@ std::string profileTable(const HardwareProfile& p) {
     if (!p.interference.beside_transfer_by_size.empty())
         s += "    (by the collective's size, log-interpolated; -: not measured at that size, the line above applies)\n";
     if (const auto& by = p.interference.gemm_by_shape; !by.empty()) {
-        const auto [lo, hi] = std::minmax_element(by.begin(), by.end(),
-                                                  [](const GemmShapeValue& a, const GemmShapeValue& b) { return a.value < b.value; });
-        s += fmt::format("  GEMMs by shape, beside a resident NCCL kernel: {} shapes, x{:.2f} ({}x{}x{}) to x{:.2f} ({}x{}x{}); a GEMM "
-                         "within 2x of one on every dimension takes the nearest one's factor\n",
+        const auto [lo, hi] = std::minmax_element(
+            by.begin(), by.end(), [](const GemmShapeValue& a, const GemmShapeValue& b) { return a.value < b.value; });
+        s += fmt::format("  GEMMs by shape, beside a resident NCCL kernel: {} shapes, x{:.2f} ({}x{}x{}) to x{:.2f} "
+                         "({}x{}x{}); a GEMM within 2x of one on every dimension takes the nearest one's factor\n",
                          by.size(), lo->value, lo->m, lo->n, lo->k, hi->value, hi->m, hi->n, hi->k);
     }
     s += fmt::format("GPU-to-GPU speed spread at the power limit (cv): compute {:.2f}%, memory-bound {:.3f}%\n",

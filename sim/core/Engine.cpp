@@ -322,9 +322,8 @@ void Engine::refreshCompute(int gpu) {
         StreamState& st = streams_[slot];
         const Op& op = w_.programs[st.rank].ops[st.op];
         const std::size_t cls = std::size_t(op.cls);
-        const double slow = !resident             ? 1.0
-                            : op.beside_nccl > 0 ? op.beside_nccl
-                                                 : std::max(waiting ? cfg_.slowdown_waiting[cls] : 1.0, g.transfer[cls]);
+        const double by_class = std::max(waiting ? cfg_.slowdown_waiting[cls] : 1.0, g.transfer[cls]);
+        const double slow = !resident ? 1.0 : op.beside_nccl > 0 ? double(op.beside_nccl) : by_class;
         const double rate = share / slow;
         if (st.rate == rate) continue;
         st.remaining = std::max(0.0, st.remaining - st.rate * (now_ - st.last).seconds());

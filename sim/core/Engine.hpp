@@ -4,8 +4,10 @@
 // Model (DESIGN.md, "The engine's model"):
 // - Host: issues its Program in order. A launch takes the op's host time (a mean: lognormal jitter of mean 1);
 //   then the op joins its stream. `host_work` keeps the host busy; `host_sync` blocks it until an event.
-// - Stream: FIFO; the head op starts once the previous one finished and any awaited event completed.
-//   record_event completes when reached; step_end records the step's end on this rank.
+// - Stream: FIFO; the head op starts once the previous one finished and any awaited event completed;
+//   record_event completes when reached; step_end records the step's end on this rank. A stream waiting on an
+//   event resumes after the recording stream's next kernel has started (that kernel reaches the SMs first, as on
+//   the GPU).
 // - GPU compute: kernels of one GPU running at once share its SMs equally (processor sharing); while an
 //   NCCL kernel is resident on the GPU each compute kernel slows by its class's factor, larger while the NCCL
 //   kernel spins waiting for its peers than while it moves data (`slowdown_waiting`, `slowdown_transfer`; the
@@ -17,9 +19,11 @@
 //   kernels, copies and the optimizer, 2.3–2.5 before GEMMs and attention; a GEMM whose shape the profile measured
 //   takes its own, Op::gap_s: 1.6 µs, or 3.3 after cuBLAS's semaphore memset). Those holes are what an NCCL kernel
 //   beside a dense stream of compute is exposed through.
-// - Collective: an NCCL kernel becomes resident on a rank when it reaches its stream head (and stays,
-//   spinning, until the collective ends — the barrier that breaks overlap windows). When every member has
-//   arrived it pays the latency α, then moves its data as the flows of the chosen algorithm
+// - Collective: an NCCL kernel becomes resident on a rank when it reaches its stream head, or, if a compute kernel
+//   holds the SMs then, when that kernel ends (H200 traces: NCCL kernels start in the last µs of the kernel
+//   running when they become ready), and stays, spinning, until the collective ends — the barrier that breaks
+//   overlap windows. When every member has arrived it pays the latency α, then moves its data as the flows of
+//   the chosen algorithm
 //   (CollectiveAlgorithms.hpp: rail-aligned ring, tree, NVLS, ...), each bounded by its share of the calibrated
 //   bus bandwidth (÷ comm_slowdown while its source GPU computes) and sharing links max-min fairly
 //   (FlowNetwork.hpp). So a collective alone reproduces its calibration exactly.

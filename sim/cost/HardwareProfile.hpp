@@ -26,7 +26,6 @@ struct GpuRates {
     double peak_tflops_fp32 = 67.0;
 };
 
-// One measured GEMM: TFLOP/s achieved at shape (m, n, k).
 // A value measured for one GEMM shape (m, n, k as stepsim names a step's GEMMs): a slowdown, a gap. A GEMM within a
 // factor 2 of a listed shape on every dimension takes the nearest one's (GemmModel.hpp, nearestShape).
 struct GemmShapeValue {
@@ -34,6 +33,7 @@ struct GemmShapeValue {
     double value = 0.0;
 };
 
+// One measured GEMM: TFLOP/s achieved at shape (m, n, k).
 struct GemmPoint {
     long m = 0, n = 0, k = 0;
     double tflops = 0.0;

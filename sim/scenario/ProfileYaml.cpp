@@ -19,7 +19,8 @@ namespace stepsim {
 // its value.
 template <class P>
 void readShape(YamlReader& r, const YAML::Node& n, const std::string& path, P& out, double P::*x, const char* what) {
-    if (!n.IsSequence() || n.size() != 4) r.failAt(n, path, std::string("expected [m, n, k, ") + what + "], got " + describeNode(n));
+    if (!n.IsSequence() || n.size() != 4)
+        r.failAt(n, path, std::string("expected [m, n, k, ") + what + "], got " + describeNode(n));
     readValue(r, n[0], path + "[0]", out.m);
     readValue(r, n[1], path + "[1]", out.n);
     readValue(r, n[2], path + "[2]", out.k);

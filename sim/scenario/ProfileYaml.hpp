@@ -3,8 +3,9 @@
 //
 // Keys are exactly the C++ member names of HardwareProfile (sim/cost/HardwareProfile.hpp) and its parts;
 // `gemm` maps a dtype name (bf16, fp16, fp8, fp32) to its GemmEfficiency; a GemmPoint is the list
-// [m, n, k, tflops] and a GemmShapeValue [m, n, k, value]; NcclModel's three-element arrays are lists [LL, LL128, Simple]. Every key is required
-// (a profile is data that a calibration run wrote in full), and values must be consistent:
+// [m, n, k, tflops] and a GemmShapeValue [m, n, k, value]; NcclModel's three-element arrays are lists
+// [LL, LL128, Simple]. Every key is required (a profile is data that a calibration run wrote in full), and values
+// must be consistent:
 //   rates, bandwidths, peaks, sizes > 0; latencies, overheads, errors, CVs >= 0;
 //   efficiencies and protocol bandwidth fractions in (0, 1]; interference slowdowns >= 1;
 //   each Distribution has p99_us >= median_us >= 0; a measured GEMM point is below its dtype's peak;
