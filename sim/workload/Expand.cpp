@@ -259,11 +259,20 @@ private:
         weightCast(name, double(out) * in);
         b_.gemm(name, t_.T, out, in);
     }
-    void linearBackward(const std::string& name, long out, long in, std::size_t param) {
+    // `input_grad`: the kernels the input's gradient goes through next (its cast back to fp32 when the input was
+    // cast by autocast). Autograd runs them before the weight's AccumulateGrad and DDP's hook (H200 traces, PyTorch
+    // 2.11: the norm's cast backward, then the weight's cast and the copy into the bucket, then the all-reduce).
+    void linearBackward(const std::string& name, long out, long in, std::size_t param,
+                        const std::function<void()>& input_grad = {}) {
         b_.gemm(name + " dgrad", t_.T, in, out);
         b_.gemm(name + " wgrad", out, in, t_.T);
+        if (input_grad) input_grad();
         if (c_.autocast) b_.mem(name + " grad cast", (c_.ce + c_.pe) * double(out) * in, MemKind::cast_up);
         if (param != npos) gradReady(param);
+    }
+    // The cast of a norm's output to the compute dtype, backward.
+    void normCastBackward(const std::string& name) {
+        if (c_.autocast) b_.mem(name, (c_.ce + 4) * double(t_.T) * double(t_.h), MemKind::cast_up);
     }
     void gradReady(std::size_t i) {
         if (i == npos) return;
@@ -315,16 +324,18 @@ private:
         if (t_.mlp == MlpKind::gelu) {
             linearBackward(L(l, "mlp.proj"), t_.h, t_.f, paramIndex(L(l, "mlp.proj.weight")));
             b_.mem(L(l, "gelu backward"), 3 * c_.ce * T * f);
-            linearBackward(L(l, "mlp.fc"), t_.f, t_.h, paramIndex(L(l, "mlp.fc.weight")));
+            linearBackward(L(l, "mlp.fc"), t_.f, t_.h, paramIndex(L(l, "mlp.fc.weight")),
+                           [&] { normCastBackward(L(l, "norm2 cast backward")); });
         } else {
             linearBackward(L(l, "mlp.down"), t_.h, t_.f, paramIndex(L(l, "mlp.down.weight")));
             b_.mem(L(l, "silu mul backward"), 5 * c_.ce * T * f);
             b_.mem(L(l, "silu backward"), 3 * c_.ce * T * f);
             linearBackward(L(l, "mlp.up"), t_.f, t_.h, paramIndex(L(l, "mlp.up.weight")));
-            linearBackward(L(l, "mlp.gate"), t_.f, t_.h, paramIndex(L(l, "mlp.gate.weight")));
-            b_.mem(L(l, "mlp input grad add"), 3 * c_.ce * T * h);
+            linearBackward(L(l, "mlp.gate"), t_.f, t_.h, paramIndex(L(l, "mlp.gate.weight")), [&] {
+                b_.mem(L(l, "mlp input grad add"), 3 * c_.ce * T * h);
+                normCastBackward(L(l, "norm2 cast backward"));
+            });
         }
-        if (c_.autocast) b_.mem(L(l, "norm2 cast backward"), (c_.ce + 4) * T * h, MemKind::cast_up);
         normBackward(L(l, "norm2"), L(l, "norm2"));
         b_.mem(L(l, "residual grad add"), 12 * T * h);
         linearBackward(L(l, "attn.proj"), t_.h, t_.h, paramIndex(L(l, "attn.proj.weight")));
@@ -343,8 +354,8 @@ private:
                 b_.mem(L(l, g), c_.ce * double(T) * double((t_.heads + t_.kv) * t_.d));
         // split() backward: dq, dk, dv concatenated into the fused QKV output gradient.
         b_.mem(L(l, "qkv grad cat"), 2 * c_.ce * T * qkv);
-        linearBackward(L(l, "attn.qkv"), t_.qkvOut(), t_.h, paramIndex(L(l, "attn.qkv.weight")));
-        if (c_.autocast) b_.mem(L(l, "norm1 cast backward"), (c_.ce + 4) * T * h, MemKind::cast_up);
+        linearBackward(L(l, "attn.qkv"), t_.qkvOut(), t_.h, paramIndex(L(l, "attn.qkv.weight")),
+                       [&] { normCastBackward(L(l, "norm1 cast backward")); });
         normBackward(L(l, "norm1"), L(l, "norm1"));
     }
 

@@ -110,6 +110,25 @@ TEST(Expand, CopyBackIsOnePerParameterAndAllReducesCostTheNcclIssue) {
     EXPECT_EQ(copies, params);
 }
 
+// Autograd runs a norm-fed linear's input cast before the weight's hook (H200 traces, PyTorch 2.11): in layer 0's
+// backward the order is qkv wgrad, norm1 cast backward, qkv grad cast, qkv weight copy to bucket, norm1 backward.
+TEST(Expand, NormInputCastRunsBeforeTheWeightsHook) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    const Expansion e = expand(tiny(2), cost);
+    const Program& p = e.workload.programs[0];
+    std::vector<std::string> order;
+    for (const Op& op : p.ops) {
+        if (op.step != 1 || op.kind != OpKind::kernel) continue;
+        const std::string& name = p.names[op.name];
+        for (const char* want : {"h.0.attn.qkv wgrad", "h.0.norm1 cast backward", "h.0.attn.qkv grad cast",
+                                 "h.0.attn.qkv.weight copy to bucket", "h.0.norm1 backward"})
+            if (name == want) order.push_back(name);
+    }
+    EXPECT_EQ(order, (std::vector<std::string>{"h.0.attn.qkv wgrad", "h.0.norm1 cast backward", "h.0.attn.qkv grad cast",
+                                               "h.0.attn.qkv.weight copy to bucket", "h.0.norm1 backward"}));
+}
+
 // Counts per step 1 of rank 0: GEMMs by phase, and the checkpoint host work ops with their host times.
 struct CheckpointCounts {
     int forward_gemms = 0, backward_gemms = 0, attention_forward = 0, host_forward = 0, host_backward = 0;
