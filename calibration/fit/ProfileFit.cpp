@@ -280,6 +280,26 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                 gj[cls] = {{"mean_us", p.launch.step_gap_us.*field}, {"runs", means}};
             }
             if (!gj.empty()) lj["step_gap_us"] = gj;
+            // Beside a resident NCCL kernel: the ratio of the mean gap beside to the mean alone within each run
+            // that recorded its all-reduces' size (run 19's 256 MiB chain did not, and loads the GPU more than a
+            // step's buckets), times the gap alone above; the median over runs.
+            json bj = json::object();
+            for (const auto& [cls, field] : kClasses) {
+                const std::string alone = std::string("step_gap_") + cls, beside = alone + "_beside_nccl";
+                std::vector<double> ratios;
+                for (const auto& b : raw.launches) {
+                    if (b.op != beside || b.comm_bytes <= 0) continue;
+                    for (const auto& a : raw.launches)
+                        if (a.op == alone && a.comm_bytes == b.comm_bytes) ratios.push_back(b.time.mean / a.time.mean);
+                }
+                if (ratios.empty() || !(p.launch.step_gap_us.*field > 0)) {
+                    kept.push_back(std::string("launch.step_gap_beside_nccl_us.") + cls);
+                    continue;
+                }
+                p.launch.step_gap_beside_nccl_us.*field = p.launch.step_gap_us.*field * median(ratios);
+                bj[cls] = {{"mean_us", p.launch.step_gap_beside_nccl_us.*field}, {"ratios", ratios}};
+            }
+            if (!bj.empty()) lj["step_gap_beside_nccl_us"] = bj;
             // Before a GEMM, by its shape (gemm_gaps.py): the median over runs of each run's mean gap.
             ByShape gaps;
             for (const auto& l : raw.launches)

@@ -138,6 +138,7 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
             if (l.op.starts_with("step_gap") && !j.at("time_us").contains("mean"))
                 throw inputError(file, lineNo, "time_us.mean", "expected the mean gap in microseconds (kernel_gaps.py writes it)");
             if (l.op == "step_gap_gemm_shape") std::tie(l.m, l.n, l.k) = L.shape();
+            if (j.contains("comm_bytes")) l.comm_bytes = L.num("comm_bytes");
             d.launches.push_back(std::move(l));
         } else if (kind == "interference") {
             RawInterference r;

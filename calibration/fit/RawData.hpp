@@ -53,6 +53,7 @@ struct RawLaunch {  // op ∈ host_enqueue, device_gap, device_period, graph_per
     std::string op;
     RawTimes time;
     long m = 0, n = 0, k = 0;  // step_gap_gemm_shape (gemm_gaps.py): the GEMM after the gap
+    double comm_bytes = 0;     // kernel_gaps.py on two GPUs: the all-reduces beside the step (0: not recorded)
 };
 
 struct RawInterference {

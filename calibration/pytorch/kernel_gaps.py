@@ -19,11 +19,13 @@ between count as busy time, not as operations (the simulator prices them inside 
 
 Writes JSON Lines records {"kind": "launch", "op": ..., "time_us": {mean, median, p10, p90, p99, n}}: op
 step_gap_<class> for the gaps before operations of each of the simulator's kernel classes (gemm, attention,
-memory, copy, optimizer), step_gap for all of them, and the same ops with the suffix _beside_nccl. `stepsim
-calibrate fit` reads the per-class means of the gaps alone; the _beside_nccl records are for reference (a chain of
-256 MiB all-reduces loads the GPU more than a DDP step's buckets: calibration/profiles/h200x2/COMMAND.md, section 5).
+memory, copy, optimizer), step_gap for all of them, and the same ops with the suffix _beside_nccl; on two GPUs
+every record carries comm_bytes, the size of the all-reduces (--bucket-mib). `stepsim calibrate fit` reads the
+per-class means of the gaps alone, and, from runs that recorded comm_bytes, each class's ratio beside NCCL to alone
+(run 19's 256 MiB chain did not, and loads the GPU more than a DDP step's buckets: calibration/profiles/h200x2/
+COMMAND.md, section 5; beside 25 MiB all-reduces, run 48, GEMM gaps 1.42x, memory-bound 1.36x, attention 1.59x).
 Usage: python3 kernel_gaps.py --out FILE            (one GPU: the gaps alone)
-       torchrun --standalone --nproc-per-node 2 kernel_gaps.py --out FILE   (alone and beside NCCL)
+       torchrun --standalone --nproc-per-node 2 kernel_gaps.py --out FILE [--bucket-mib 25]   (alone and beside NCCL)
 """
 import argparse
 import json
@@ -80,7 +82,7 @@ def profiled(step, comm, hold, reps):
             return device_events(json.load(f))
 
 
-def measure(shape, world, reps=5):
+def measure(shape, world, reps=5, bucket_mib=256):
     layers, h, heads, seq, batch = shape
     vocab = 8192
     dev = torch.device("cuda", torch.cuda.current_device())
@@ -108,10 +110,10 @@ def measure(shape, world, reps=5):
     side = torch.cuda.Stream() if world > 1 else None
     if side is not None:
         import torch.distributed as dist
-        buf = torch.zeros(64 * 2**20, device=dev)  # 256 MiB of fp32: ~1 ms per all-reduce on NVLink
+        buf = torch.zeros(bucket_mib * 2**18, device=dev)  # fp32: 256 MiB ~1 ms per all-reduce on NVLink
         longest = torch.tensor([device_ms], device=dev)
         dist.all_reduce(longest, op=dist.ReduceOp.MAX)  # every rank must issue the same number of all-reduces
-        chain = int(1.5 * longest.item()) + 4
+        chain = int(1.5 * longest.item() * 256 / bucket_mib) + 4  # all-reduces of this size covering the step
 
         def comm():
             with torch.cuda.stream(side):
@@ -159,6 +161,9 @@ def measure(shape, world, reps=5):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="kernel_gaps.jsonl")
+    ap.add_argument("--bucket-mib", type=int, default=256,
+                    help="two GPUs: the size of the all-reduces beside the step (256: run 19's chain, which loads the "
+                         "GPU more than a step's buckets; 25: DDP's default bucket); recorded as comm_bytes")
     a = ap.parse_args()
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = 0
@@ -167,14 +172,14 @@ def main():
         dist.init_process_group("nccl")
         rank = dist.get_rank()
         torch.cuda.set_device(rank)
-    runs = [measure(s, world) for s in SHAPES]
+    runs = [measure(s, world, bucket_mib=a.bucket_mib) for s in SHAPES]
     if rank == 0:
         common = {"kind": "launch", "source": "pytorch", "torch": torch.__version__,
                   "gpu": torch.cuda.get_device_name(), "world": world,
                   "shapes": [r["shape"] for r in runs], "operations": [r["operations"] for r in runs],
                   "memsets": [r["memsets"] for r in runs],
                   "device_step_ms": [r["device_step_ms"] for r in runs], "starved": [r["starved"] for r in runs],
-                  "max_gap_us": MAX_GAP_US,
+                  "max_gap_us": MAX_GAP_US, **({"comm_bytes": a.bucket_mib << 20} if world > 1 else {}),
                   "method": "idle time from the end of one operation to the start of the next on the compute "
                             "stream (memsets busy), eager training step queued behind a spin kernel; by the next "
                             "operation's class"}

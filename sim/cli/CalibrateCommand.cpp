@@ -114,8 +114,8 @@ fs::path findTorchScript(const std::string& given) {
 // The PyTorch scripts beside stepsim_torch_bench.py that measure what a training step sees, each into its own raw
 // file in the output folder (an earlier run's file is removed first): attention as SDPA runs it, PyTorch's own
 // GEMMs over the transformer grid, the host's cost per kernel (one GPU, then DDP over two GPUs when there are two)
-// with activation checkpointing's, the gaps inside a step, and, with two GPUs, the step's kernels beside
-// bucket-sized all-reduces and every GPU's speed with all of them loaded at once; and, given a --gemm-shapes file
+// with activation checkpointing's, the gaps inside a step, and, with two GPUs, those gaps and the step's kernels
+// beside bucket-sized all-reduces and every GPU's speed with all of them loaded at once; and, given a --gemm-shapes file
 // (calibration/validation/gemm_shapes.py writes a scenario's), those GEMMs one by one beside a resident NCCL kernel
 // and after a memory-bound kernel, for the gap before each.
 // A script that fails is noted and its fields keep the base's.
@@ -128,6 +128,7 @@ void runTrainingScripts(const std::string& python, const fs::path& dir, const fs
         const char* what;
         const char* args;
         Ranks ranks;
+        const char* suffix = "";   // of its raw file's name, after the script's
         bool gemm_shapes = false;  // runs only with a --gemm-shapes file, which it is given
     };
     constexpr Script kScripts[] = {
@@ -135,19 +136,19 @@ void runTrainingScripts(const std::string& python, const fs::path& dir, const fs
         {"gemm_training_shapes.py", "PyTorch's GEMMs over the transformer grid", " --step", Ranks::one},
         {"host_overhead.py", "host cost per kernel and of checkpointing", "", Ranks::then_two},
         {"kernel_gaps.py", "gaps inside a training step", "", Ranks::one},
+        {"kernel_gaps.py", "gaps beside bucket-sized all-reduces", " --bucket-mib 25", Ranks::two, "_beside_nccl"},
         {"interference_training.py", "kernels beside NCCL by class and size", " --bucket-mib 4,25,64,128", Ranks::two},
         {"device_speed.py", "the GPUs' speed spread", "", Ranks::all},
         {"interference_training.py", "the listed GEMMs beside NCCL", " --modes waiting --bucket-mib 25", Ranks::two,
-         true},
-        {"gemm_gaps.py", "the listed GEMMs' launch gaps", "", Ranks::one, true}};
+         "_shapes", true},
+        {"gemm_gaps.py", "the listed GEMMs' launch gaps", "", Ranks::one, "_shapes", true}};
     const std::string twoRanks = " -m torch.distributed.run --standalone --nproc-per-node 2";
     const std::string allRanks = fmt::format(" -m torch.distributed.run --standalone --nproc-per-node {}", gpus);
     for (const Script& sc : kScripts) {
         if ((sc.ranks == Ranks::two || sc.ranks == Ranks::all) && gpus < 2) continue;
         const bool shapes = sc.gemm_shapes;
         if (shapes && gemmShapes.empty()) continue;
-        const fs::path script = dir / sc.file,
-                       out = outDir / (fs::path(sc.file).stem().string() + (shapes ? "_shapes.jsonl" : ".jsonl"));
+        const fs::path script = dir / sc.file, out = outDir / (fs::path(sc.file).stem().string() + sc.suffix + ".jsonl");
         if (!fs::is_regular_file(script)) {
             std::cout << fmt::format("note: {} not found; {} keep the base profile's values\n", script.string(), sc.what);
             continue;

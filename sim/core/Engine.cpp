@@ -61,6 +61,14 @@ EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t s
     c.device_gap_s[std::size_t(KernelClass::memory)] = gap(g.memory_us);
     c.device_gap_s[std::size_t(KernelClass::optimizer)] = gap(g.optimizer_us);
     c.device_gap_s[std::size_t(KernelClass::copy)] = gap(g.copy_us);
+    // Longer beside a resident NCCL kernel where measured (the ratio to the gap alone; 1 where not).
+    const StepGaps& b = p.launch.step_gap_beside_nccl_us;
+    const auto longer = [](double beside_us, double alone_us) { return beside_us > 0 && alone_us > 0 ? beside_us / alone_us : 1.0; };
+    c.gap_beside_nccl[std::size_t(KernelClass::gemm)] = longer(b.gemm_us, g.gemm_us);
+    c.gap_beside_nccl[std::size_t(KernelClass::attention)] = longer(b.attention_us, g.attention_us);
+    c.gap_beside_nccl[std::size_t(KernelClass::memory)] = longer(b.memory_us, g.memory_us);
+    c.gap_beside_nccl[std::size_t(KernelClass::optimizer)] = longer(b.optimizer_us, g.optimizer_us);
+    c.gap_beside_nccl[std::size_t(KernelClass::copy)] = longer(b.copy_us, g.copy_us);
     return c;
 }
 
@@ -306,6 +314,7 @@ void Engine::startKernel(std::uint32_t slot, const Op& op) {
     st.remaining = op.work_s * drawKernelFactor(st.rank, op.step) * device_speed_[st.rank][std::size_t(op.cls)];
     st.rate = 0.0;
     GpuState& g = gpus_[st.rank];
+    st.beside_nccl = g.comm_waiting > 0 || !g.moving.empty();
     const bool was_idle = g.computing.empty();
     g.computing.push_back(slot);
     refreshCompute(st.rank);
@@ -345,7 +354,8 @@ void Engine::refreshTransfer(int gpu) {
 void Engine::finishKernel(std::uint32_t slot) {
     StreamState& st = streams_[slot];
     const Op& op = w_.programs[st.rank].ops[st.op];
-    const Time gap = op.gap_s > 0 ? fromSeconds(op.gap_s) : device_gap_[std::size_t(op.cls)];
+    Time gap = op.gap_s > 0 ? fromSeconds(op.gap_s) : device_gap_[std::size_t(op.cls)];
+    if (st.beside_nccl) gap = fromSeconds(gap.seconds() * cfg_.gap_beside_nccl[std::size_t(op.cls)]);
     const Time busy_from = std::min(st.start + gap, now_);
     tl_.spans.push_back(Span{st.rank, st.index, op.cls, st.op, busy_from, now_});
     st.running = false;

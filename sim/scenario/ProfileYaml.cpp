@@ -158,6 +158,7 @@ void describe(V& v, LaunchRates& l) {
     v.section("graph_host", l.graph_host);
     v.section("device_gap", l.device_gap);
     v.section("step_gap_us", l.step_gap_us);
+    v.section("step_gap_beside_nccl_us", l.step_gap_beside_nccl_us);
     v.field("gemm_gap_by_shape", l.gemm_gap_by_shape);
     v.section("checkpoint_host_us", l.checkpoint_host_us);
     v.section("nccl_host", l.nccl_host);
@@ -363,6 +364,12 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
     positive("launch.step_gap_us.memory", gaps.memory_us);
     positive("launch.step_gap_us.optimizer", gaps.optimizer_us);
     positive("launch.step_gap_us.copy", gaps.copy_us);
+    const StepGaps& beside = p.launch.step_gap_beside_nccl_us;  // 0: not measured
+    nonNegative("launch.step_gap_beside_nccl_us.gemm", beside.gemm_us);
+    nonNegative("launch.step_gap_beside_nccl_us.attention", beside.attention_us);
+    nonNegative("launch.step_gap_beside_nccl_us.memory", beside.memory_us);
+    nonNegative("launch.step_gap_beside_nccl_us.optimizer", beside.optimizer_us);
+    nonNegative("launch.step_gap_beside_nccl_us.copy", beside.copy_us);
     const auto shapes = [&](const std::string& path, const std::vector<GemmShapeValue>& list,
                             const std::function<void(const std::string&, double)>& check) {
         for (std::size_t i = 0; i < list.size(); ++i) {

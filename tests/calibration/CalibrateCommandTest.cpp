@@ -103,6 +103,7 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
            "    [ \"$4 $5 $6 $7 $8 $9\" = '--modes waiting --bucket-mib 25 --gemm-shapes " << shapes << "' ] || exit 1;\n"
            "    cp '" << kRaw << "interference_training_shapes_waiting_run42.jsonl' \"$3\";;\n"
            "  device_speed.py) cp '" << kRaw << "device_speed_run36.jsonl' \"$3\";;\n"
+           "  kernel_gaps.py) [ \"$4 $5\" = '--bucket-mib 25' ] || exit 1; cp '" << kRaw << "kernel_gaps_25mib_run48.jsonl' \"$3\";;\n"
            "  *) exit 1;; esac; exit 0; fi\n"
            "case $(basename \"$1\") in\n"
            "  stepsim_torch_bench.py) cp '" << kRaw << "torch.jsonl' \"$3\";;\n"
@@ -120,7 +121,7 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     });
     for (const char* f : {"attention_default.jsonl", "gemm_training_shapes.jsonl", "host_overhead.jsonl", "kernel_gaps.jsonl",
                           "interference_training.jsonl", "device_speed.jsonl", "interference_training_shapes.jsonl",
-                          "gemm_gaps_shapes.jsonl"})
+                          "gemm_gaps_shapes.jsonl", "kernel_gaps_beside_nccl.jsonl"})
         EXPECT_TRUE(fs::exists(out / f)) << f;
     const HardwareProfile p = loadProfile(out / "profile.yaml");
     const HardwareProfile base = builtinProfile("h200-sxm");
@@ -133,6 +134,7 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     EXPECT_GT(p.jitter.device_compute_cv, 0.005);                              // and the GPUs' spread
     EXPECT_EQ(p.interference.gemm_by_shape.size(), 152u);                      // --gemm-shapes: each GEMM's own
     EXPECT_EQ(p.launch.gemm_gap_by_shape.size(), 152u);                        // slowdown beside NCCL and gap
+    EXPECT_GT(p.launch.step_gap_beside_nccl_us.gemm_us, p.launch.step_gap_us.gemm_us);  // two GPUs: gaps beside NCCL
     const nlohmann::json report = nlohmann::json::parse(std::ifstream(out / "profile.yaml.fit.json"));
     EXPECT_EQ(report.at("gemm").at("bf16").at("source"), "pytorch-step");       // gemm_training_shapes.py --step
 }

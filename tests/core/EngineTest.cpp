@@ -161,6 +161,40 @@ TEST(Engine, ConfigTakesStepGapsByClassElseTheLaunchGap) {
 
 // A kernel shorter than the gap is an empty span at its end, never one that ends before it starts.
 // A GEMM with its own gap (measured for its shape) opens that hole, not its class's.
+// A kernel that starts while an NCCL kernel is resident opens a longer hole: both ranks' all-reduces are resident
+// from 0 (10 µs α + 1e6 B at 50 GB/s while computing = 30 µs), so rank 0's first kernel, started at 0, begins its
+// work 2 µs × 1.5 in; the second starts at 100 µs, after the collective, with the plain 2 µs.
+TEST(Engine, AKernelStartedBesideNcclHasALongerGap) {
+    Rig rig;
+    rig.cfg.device_gap_s = EngineConfig::filled(2e-6);
+    rig.cfg.gap_beside_nccl = EngineConfig::filled(1.5);
+    rig.cfg.slowdown_transfer = EngineConfig::filled(1.0);
+    rig.cfg.slowdown_waiting = EngineConfig::filled(1.0);
+    Program p0 = twoStreams(), p1 = twoStreams();
+    p0.ops.push_back(allReduce(p0, 1e6, 1));
+    p0.ops.push_back(kernel(100, 0, 0));
+    p0.ops.push_back(kernel(50, 0, 0));
+    p0.ops.push_back(stepEnd());
+    p1.ops.push_back(allReduce(p1, 1e6, 1));
+    p1.ops.push_back(stepEnd(1));
+    Timeline tl = Engine(oneGroup({p0, p1}), rig.cost, rig.fabric, rig.cfg).run();
+    std::vector<Time> starts;
+    for (const Span& sp : tl.spans)
+        if (sp.rank == 0 && sp.cls == KernelClass::gemm) starts.push_back(sp.start);
+    ASSERT_EQ(starts.size(), 2u);
+    EXPECT_EQ(starts[0], Time::us(3));
+    EXPECT_EQ(starts[1], Time::us(102));
+    const EngineConfig c = [] {
+        HardwareProfile prof;
+        prof.launch.step_gap_us = {2.0, 2.5, 1.8, 1.6, 1.6};
+        prof.launch.step_gap_beside_nccl_us = {3.0, 0.0, 2.7, 0.0, 0.0};
+        return engineConfig(prof, false, 1);
+    }();
+    EXPECT_DOUBLE_EQ(c.gap_beside_nccl[std::size_t(KernelClass::gemm)], 1.5);
+    EXPECT_DOUBLE_EQ(c.gap_beside_nccl[std::size_t(KernelClass::memory)], 1.5);
+    EXPECT_DOUBLE_EQ(c.gap_beside_nccl[std::size_t(KernelClass::attention)], 1.0);  // 0: not measured
+}
+
 TEST(Engine, AGemmsOwnGapReplacesItsClasss) {
     Rig rig;
     rig.cfg.device_gap_s = EngineConfig::filled(2e-6);

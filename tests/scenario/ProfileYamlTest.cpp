@@ -58,6 +58,7 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     EXPECT_EQ(dist(a.launch.device_gap), dist(b.launch.device_gap));
     const auto gaps = [](const StepGaps& g) { return std::tie(g.gemm_us, g.attention_us, g.memory_us, g.optimizer_us, g.copy_us); };
     EXPECT_EQ(gaps(a.launch.step_gap_us), gaps(b.launch.step_gap_us));
+    EXPECT_EQ(gaps(a.launch.step_gap_beside_nccl_us), gaps(b.launch.step_gap_beside_nccl_us));
     const auto ck = [](const CheckpointHost& c) {
         return std::tie(c.selective_forward_us, c.selective_backward_us, c.full_forward_us, c.full_backward_us);
     };
@@ -138,6 +139,7 @@ HardwareProfile oddProfile() {
     p.launch.graph_host = {0.25, 0.75};
     p.launch.device_gap = {1.5, 2.5};
     p.launch.step_gap_us = {2.27, 2.5, 1.78125, 1.6, 1.25};
+    p.launch.step_gap_beside_nccl_us = {3.25, 4.015, 2.4146784940473633, 0, 1.98};
     p.launch.checkpoint_host_us = {360.5, 424.25, 481.75, 0.0};
     p.launch.nccl_host = {24, 31};
     p.nccl = {{1, 2, 3}, {4, 5, 6}, {0.1, 0.2, 0.3}, {7, 8, 9}, {0.4, 0.9, 0.95}, 123.456, 456.789};
@@ -297,6 +299,12 @@ TEST(ProfileYaml, GemmSlowdownBelowOneOrWithoutAShapeIsRejected) {
     ASSERT_NE(yaml.find(entry), std::string::npos);
     yaml.replace(yaml.find(entry), entry.size(), "[8192, 2048, 1.4187]");
     EXPECT_THAT(errorOf(yaml), HasSubstr("interference.gemm_by_shape[0]: expected [m, n, k, value], got"));
+}
+
+TEST(ProfileYaml, NegativeGapBesideNcclIsRejected) {
+    HardwareProfile p = oddProfile();
+    p.launch.step_gap_beside_nccl_us.memory_us = -1;
+    EXPECT_THAT(errorOf(writeProfile(p)), HasSubstr("launch.step_gap_beside_nccl_us.memory"));
 }
 
 TEST(ProfileYaml, GemmGapThatIsNotPositiveIsRejected) {
