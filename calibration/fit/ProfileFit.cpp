@@ -282,13 +282,14 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             if (!gj.empty()) lj["step_gap_us"] = gj;
             // Beside a resident NCCL kernel: the ratio of the mean gap beside to the mean alone within each run
             // that recorded its all-reduces' size (run 19's 256 MiB chain did not, and loads the GPU more than a
-            // step's buckets), times the gap alone above; the median over runs.
+            // step's buckets) and saw at least kMinBeside gaps beside, times the gap alone above; the median over runs.
+            constexpr int kMinBeside = 50;
             json bj = json::object();
             for (const auto& [cls, field] : kClasses) {
                 const std::string alone = std::string("step_gap_") + cls, beside = alone + "_beside_nccl";
                 std::vector<double> ratios;
                 for (const auto& b : raw.launches) {
-                    if (b.op != beside || b.comm_bytes <= 0) continue;
+                    if (b.op != beside || b.comm_bytes <= 0 || b.time.n < kMinBeside) continue;
                     for (const auto& a : raw.launches)
                         if (a.op == alone && a.comm_bytes == b.comm_bytes) ratios.push_back(b.time.mean / a.time.mean);
                 }

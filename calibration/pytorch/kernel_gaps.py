@@ -20,12 +20,14 @@ between count as busy time, not as operations (the simulator prices them inside 
 Writes JSON Lines records {"kind": "launch", "op": ..., "time_us": {mean, median, p10, p90, p99, n}}: op
 step_gap_<class> for the gaps before operations of each of the simulator's kernel classes (gemm, attention,
 memory, copy, optimizer), step_gap for all of them, and the same ops with the suffix _beside_nccl; on two GPUs
-every record carries comm_bytes, the size of the all-reduces (--bucket-mib). `stepsim calibrate fit` reads the
-per-class means of the gaps alone, and, from runs that recorded comm_bytes, each class's ratio beside NCCL to alone
-(run 19's 256 MiB chain did not, and loads the GPU more than a DDP step's buckets: calibration/profiles/h200x2/
-COMMAND.md, section 5; beside 25 MiB all-reduces, run 48, GEMM gaps 1.42x, memory-bound 1.36x, attention 1.59x).
+every record carries comm_bytes, the size of the all-reduces (--bucket-mib), and ddp. `stepsim calibrate fit` reads
+the per-class means of the gaps alone, and, from runs that recorded comm_bytes, each class's ratio beside NCCL to
+alone. A chain of all-reduces loads the GPU more than a step's buckets (beside 256 MiB ones, run 19, the gaps were
+45-65% longer, beside 25 MiB ones, run 48, 19-59%); with --ddp the steps beside NCCL run under
+DistributedDataParallel, its own bucket all-reduces spaced as it issues them (run 49: GEMM gaps 1.02x, memory-bound
+1.15x), as in the validation's traces (+4% to +24%): calibration/profiles/h200x2/COMMAND.md, sections 5 and 17.
 Usage: python3 kernel_gaps.py --out FILE            (one GPU: the gaps alone)
-       torchrun --standalone --nproc-per-node 2 kernel_gaps.py --out FILE [--bucket-mib 25]   (alone and beside NCCL)
+       torchrun --standalone --nproc-per-node 2 kernel_gaps.py --out FILE [--ddp] [--bucket-mib 25]
 """
 import argparse
 import json
@@ -82,7 +84,7 @@ def profiled(step, comm, hold, reps):
             return device_events(json.load(f))
 
 
-def measure(shape, world, reps=5, bucket_mib=256):
+def measure(shape, world, reps=5, bucket_mib=256, ddp=False):
     layers, h, heads, seq, batch = shape
     vocab = 8192
     dev = torch.device("cuda", torch.cuda.current_device())
@@ -107,7 +109,26 @@ def measure(shape, world, reps=5, bucket_mib=256):
     device_ms = a.elapsed_time(b)
     hold = 2.0 * host_seconds(step, 1) + 5e-3
 
-    side = torch.cuda.Stream() if world > 1 else None
+    side = torch.cuda.Stream() if world > 1 and not ddp else None
+    beside_step = step
+    if world > 1 and ddp:
+        # DistributedDataParallel's own bucket all-reduces beside the backward, spaced as DDP issues them
+        from torch.nn.parallel import DistributedDataParallel
+        wrapped = DistributedDataParallel(model, device_ids=[dev.index], bucket_cap_mb=bucket_mib)
+
+        def beside_step():
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = F.cross_entropy(wrapped(idx).view(-1, vocab), idx.view(-1))
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+
+        for _ in range(3):
+            beside_step()
+        torch.cuda.synchronize()
+        t = torch.tensor([2.0 * host_seconds(beside_step, 1) + 5e-3], device=dev)
+        torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.MAX)  # the same spin on both ranks
+        ddp_hold = t.item()
     if side is not None:
         import torch.distributed as dist
         buf = torch.zeros(bucket_mib * 2**18, device=dev)  # fp32: 256 MiB ~1 ms per all-reduce on NVLink
@@ -124,8 +145,11 @@ def measure(shape, world, reps=5, bucket_mib=256):
         torch.cuda.synchronize()
 
     alone, beside, starved, memsets, operations = {}, {}, 0, 0, 0
-    for with_comm in ([False, True] if side is not None else [False]):
-        events = profiled(step, comm if with_comm else None, hold, reps)
+    for with_comm in ([False, True] if world > 1 else [False]):
+        if ddp and with_comm:
+            events = profiled(beside_step, None, ddp_hold, reps)
+        else:
+            events = profiled(step, comm if with_comm else None, hold, reps)
         nccl = merge([(s, e) for s, e, name, *_ in events if is_nccl(name)])
         by_stream = {}
         for ev in events:  # (start, end, name, category, device, stream)
@@ -161,6 +185,9 @@ def measure(shape, world, reps=5, bucket_mib=256):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="kernel_gaps.jsonl")
+    ap.add_argument("--ddp", action="store_true",
+                    help="two GPUs: the steps beside NCCL run under DistributedDataParallel (buckets of --bucket-mib), "
+                         "its all-reduces spaced as DDP issues them, instead of beside a chain")
     ap.add_argument("--bucket-mib", type=int, default=256,
                     help="two GPUs: the size of the all-reduces beside the step (256: run 19's chain, which loads the "
                          "GPU more than a step's buckets; 25: DDP's default bucket); recorded as comm_bytes")
@@ -172,14 +199,14 @@ def main():
         dist.init_process_group("nccl")
         rank = dist.get_rank()
         torch.cuda.set_device(rank)
-    runs = [measure(s, world, bucket_mib=a.bucket_mib) for s in SHAPES]
+    runs = [measure(s, world, bucket_mib=a.bucket_mib, ddp=a.ddp) for s in SHAPES]
     if rank == 0:
         common = {"kind": "launch", "source": "pytorch", "torch": torch.__version__,
                   "gpu": torch.cuda.get_device_name(), "world": world,
                   "shapes": [r["shape"] for r in runs], "operations": [r["operations"] for r in runs],
                   "memsets": [r["memsets"] for r in runs],
                   "device_step_ms": [r["device_step_ms"] for r in runs], "starved": [r["starved"] for r in runs],
-                  "max_gap_us": MAX_GAP_US, **({"comm_bytes": a.bucket_mib << 20} if world > 1 else {}),
+                  "max_gap_us": MAX_GAP_US, **({"comm_bytes": a.bucket_mib << 20, "ddp": a.ddp} if world > 1 else {}),
                   "method": "idle time from the end of one operation to the start of the next on the compute "
                             "stream (memsets busy), eager training step queued behind a spin kernel; by the next "
                             "operation's class"}

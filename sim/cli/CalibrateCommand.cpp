@@ -136,7 +136,7 @@ void runTrainingScripts(const std::string& python, const fs::path& dir, const fs
         {"gemm_training_shapes.py", "PyTorch's GEMMs over the transformer grid", " --step", Ranks::one},
         {"host_overhead.py", "host cost per kernel and of checkpointing", "", Ranks::then_two},
         {"kernel_gaps.py", "gaps inside a training step", "", Ranks::one},
-        {"kernel_gaps.py", "gaps beside bucket-sized all-reduces", " --bucket-mib 25", Ranks::two, "_beside_nccl"},
+        {"kernel_gaps.py", "gaps beside DDP's bucket all-reduces", " --ddp --bucket-mib 25", Ranks::two, "_beside_nccl"},
         {"interference_training.py", "kernels beside NCCL by class and size", " --bucket-mib 4,25,64,128", Ranks::two},
         {"device_speed.py", "the GPUs' speed spread", "", Ranks::all},
         {"interference_training.py", "the listed GEMMs beside NCCL", " --modes waiting --bucket-mib 25", Ranks::two,

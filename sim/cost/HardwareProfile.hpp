@@ -119,9 +119,9 @@ struct LaunchRates {
     Distribution graph_host;        // host cost per kernel inside a CUDA graph replay
     Distribution device_gap;        // gap between back-to-back kernels on one stream
     StepGaps step_gap_us;           // gap before each class of operation in a training step's stream
-    // The same while an NCCL kernel is resident on the GPU (kernel_gaps.py beside bucket-sized all-reduces; the gap
-    // alone times the ratio measured within the run): H200 beside 25 MiB all-reduces, GEMM and memory-bound gaps
-    // 1.36-1.42x, attention 1.59x. 0: not measured, the gap alone applies.
+    // The same while an NCCL kernel is resident on the GPU (kernel_gaps.py --ddp: beside DDP's own bucket
+    // all-reduces; the gap alone times the ratio measured within the run): H200 with 25 MiB buckets, GEMM gaps
+    // 1.02x, memory-bound 1.15x. 0: not measured, the gap alone applies.
     StepGaps step_gap_beside_nccl_us;
     // The gap before a GEMM by its shape (µs; calibration/pytorch/gemm_gaps.py), in place of step_gap_us.gemm: cuBLAS
     // launches some GEMMs after a semaphore memset, and the GPU idles longer before them (H200: 3.27 µs against 1.63

@@ -103,7 +103,7 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
            "    [ \"$4 $5 $6 $7 $8 $9\" = '--modes waiting --bucket-mib 25 --gemm-shapes " << shapes << "' ] || exit 1;\n"
            "    cp '" << kRaw << "interference_training_shapes_waiting_run42.jsonl' \"$3\";;\n"
            "  device_speed.py) cp '" << kRaw << "device_speed_run36.jsonl' \"$3\";;\n"
-           "  kernel_gaps.py) [ \"$4 $5\" = '--bucket-mib 25' ] || exit 1; cp '" << kRaw << "kernel_gaps_25mib_run48.jsonl' \"$3\";;\n"
+           "  kernel_gaps.py) [ \"$4 $5 $6\" = '--ddp --bucket-mib 25' ] || exit 1; cp '" << kRaw << "kernel_gaps_ddp25mib_run49.jsonl' \"$3\";;\n"
            "  *) exit 1;; esac; exit 0; fi\n"
            "case $(basename \"$1\") in\n"
            "  stepsim_torch_bench.py) cp '" << kRaw << "torch.jsonl' \"$3\";;\n"

@@ -48,25 +48,30 @@ TEST(StepGapFit, UnmeasuredClassKeepsTheBase) {
     EXPECT_NE(std::find(kept.begin(), kept.end(), "launch.gemm_gap_by_shape"), kept.end());
 }
 
-// Beside NCCL: the ratio beside/alone within the runs that recorded their all-reduces' size (pairs by comm_bytes),
-// times the fitted gap alone; a run without the size (run 19's chain) is left out.
+// Beside NCCL: the ratio beside/alone within the runs that recorded their all-reduces' size (pairs by comm_bytes)
+// and saw 50 gaps beside or more, times the fitted gap alone; a run without the size (run 19's chain) is left out,
+// and so is a class with too few gaps beside (run 49's attention: 14).
 TEST(StepGapFit, GapBesideNcclIsTheAloneGapTimesTheRatioInTheRun) {
-    const auto sized = [](const std::string& op, double mean, double bytes) {
+    const auto sized = [](const std::string& op, double mean, double bytes, int n) {
         RawLaunch l = gap(op, mean);
         l.comm_bytes = bytes;
+        l.time.n = n;
         return l;
     };
     RawData raw;
     raw.launches = {gap("step_gap_gemm", 2.2), gap("step_gap_gemm_beside_nccl", 4.4),
-                    sized("step_gap_gemm", 2.5, 25 << 20), sized("step_gap_gemm_beside_nccl", 3.5, 25 << 20),
-                    gap("step_gap_memory", 1.8)};
+                    sized("step_gap_gemm", 2.5, 25 << 20, 780), sized("step_gap_gemm_beside_nccl", 3.5, 25 << 20, 219),
+                    gap("step_gap_memory", 1.8), sized("step_gap_attention", 2.8, 25 << 20, 120),
+                    sized("step_gap_attention_beside_nccl", 1.6, 25 << 20, 14)};
     const ProfileFitResult r = fitProfile(raw, HardwareProfile{}, "t", "test");
     const StepGaps& b = r.profile.launch.step_gap_beside_nccl_us;
     EXPECT_DOUBLE_EQ(r.profile.launch.step_gap_us.gemm_us, 2.35);  // median of both runs' gaps alone
     EXPECT_DOUBLE_EQ(b.gemm_us, 2.35 * 3.5 / 2.5);
     EXPECT_DOUBLE_EQ(b.memory_us, 0.0);
+    EXPECT_DOUBLE_EQ(b.attention_us, 0.0);
     const auto& kept = r.report.at("kept_from_base");
     EXPECT_NE(std::find(kept.begin(), kept.end(), "launch.step_gap_beside_nccl_us.memory"), kept.end());
+    EXPECT_NE(std::find(kept.begin(), kept.end(), "launch.step_gap_beside_nccl_us.attention"), kept.end());
 }
 
 // gemm_gaps.py's records: the median over runs of each shape's mean gap, in ascending shape order, apart from the
