@@ -92,13 +92,16 @@ def measure(shape, world, reps=5, bucket_mib=256, ddp=False):
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     idx = torch.randint(0, vocab, (batch, seq), device=dev)
 
-    def step():
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = F.cross_entropy(model(idx).view(-1, vocab), idx.view(-1))
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+    def step_of(m):
+        def step():
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = F.cross_entropy(m(idx).view(-1, vocab), idx.view(-1))
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        return step
 
+    step = step_of(model)
     for _ in range(3):
         step()
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -114,15 +117,7 @@ def measure(shape, world, reps=5, bucket_mib=256, ddp=False):
     if world > 1 and ddp:
         # DistributedDataParallel's own bucket all-reduces beside the backward, spaced as DDP issues them
         from torch.nn.parallel import DistributedDataParallel
-        wrapped = DistributedDataParallel(model, device_ids=[dev.index], bucket_cap_mb=bucket_mib)
-
-        def beside_step():
-            with torch.autocast("cuda", dtype=torch.bfloat16):
-                loss = F.cross_entropy(wrapped(idx).view(-1, vocab), idx.view(-1))
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-
+        beside_step = step_of(DistributedDataParallel(model, device_ids=[dev.index], bucket_cap_mb=bucket_mib))
         for _ in range(3):
             beside_step()
         torch.cuda.synchronize()
