@@ -59,6 +59,14 @@ Op allReduce(Program& p, double bytes, std::uint8_t stream) {
     p.collectives.push_back({CollectiveKind::all_reduce, 0, bytes, "bf16"});
     return op;
 }
+// record_event, wait_event or host_sync of event 0 on `stream`.
+Op eventOp(OpKind kind, std::uint8_t stream = 0) {
+    Op op;
+    op.kind = kind;
+    op.stream = stream;
+    op.event = 0;
+    return op;
+}
 Op stepEnd(std::uint8_t stream = 0) {
     Op op;
     op.kind = OpKind::step_end;
@@ -353,13 +361,7 @@ TEST(Engine, AStreamsNextKernelReachesTheSmsBeforeACrossStreamWait) {
     Rig rig;
     Program p0 = twoStreams(), p1 = twoStreams();
     p0.events = 1;
-    Op rec;
-    rec.kind = OpKind::record_event;
-    rec.stream = 0;
-    Op wait = rec;
-    wait.kind = OpKind::wait_event;
-    wait.stream = 1;
-    p0.ops = {kernel(40, 0, 0), rec, kernel(50, 0, 0), wait};
+    p0.ops = {kernel(40, 0, 0), eventOp(OpKind::record_event), kernel(50, 0, 0), eventOp(OpKind::wait_event, 1)};
     p0.ops.push_back(allReduce(p0, 1e6, 1));
     p0.ops.push_back(stepEnd(1));
     p1.ops.push_back(allReduce(p1, 1e6, 1));
@@ -394,14 +396,7 @@ TEST(Engine, WaitEventOrdersStreams) {
     Rig rig;
     Program p = twoStreams();
     p.events = 1;
-    Op rec;
-    rec.kind = OpKind::record_event;
-    rec.stream = 0;
-    rec.event = 0;
-    Op wait = rec;
-    wait.kind = OpKind::wait_event;
-    wait.stream = 1;
-    p.ops = {kernel(40, 0, 0), rec, wait, kernel(10, 0, 1), stepEnd(1)};
+    p.ops = {kernel(40, 0, 0), eventOp(OpKind::record_event), eventOp(OpKind::wait_event, 1), kernel(10, 0, 1), stepEnd(1)};
     Workload w = oneGroup({p});
     Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
     EXPECT_EQ(tl.step_end[0][0], Time::us(50));
@@ -412,12 +407,7 @@ TEST(Engine, HostSyncBlocksTheHost) {
     Rig rig;
     Program p = twoStreams();
     p.events = 1;
-    Op rec;
-    rec.kind = OpKind::record_event;
-    rec.event = 0;
-    Op sync = rec;
-    sync.kind = OpKind::host_sync;
-    p.ops = {kernel(40, 0), rec, sync, kernel(10, 5), stepEnd()};
+    p.ops = {kernel(40, 0), eventOp(OpKind::record_event), eventOp(OpKind::host_sync), kernel(10, 5), stepEnd()};
     Workload w = oneGroup({p});
     Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
     EXPECT_EQ(tl.step_end[0][0], Time::us(55));
