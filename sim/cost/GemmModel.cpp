@@ -14,6 +14,17 @@ double gemmModelSeconds(const GemmShape& s, const GemmEfficiency& e, double peak
     return e.overhead_us * 1e-6 + flops / (peak_flops * e.max_efficiency * e_wave * e_k);
 }
 
+namespace {
+
+// The model without its wave term: what a measured point's correction is carried across shapes by.
+double gemmSecondsNoWaves(const GemmShape& s, const GemmEfficiency& e, double peak_flops) {
+    const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+    const double e_k = double(s.k) / (double(s.k) + e.k_half);
+    return e.overhead_us * 1e-6 + flops / (peak_flops * e.max_efficiency * e_k);
+}
+
+}  // namespace
+
 GemmEstimate gemmSeconds(const GemmShape& s, const GemmEfficiency& e, double peak_flops, int sms) {
     GemmEstimate out{gemmModelSeconds(s, e, peak_flops, sms), e.points.empty()};
     if (e.points.empty()) return out;
@@ -24,7 +35,11 @@ GemmEstimate gemmSeconds(const GemmShape& s, const GemmEfficiency& e, double pea
     }
     const GemmShape ps{best->m, best->n, best->k};
     const double measured = 2.0 * double(ps.m) * double(ps.n) * double(ps.k) / (best->tflops * 1e12);
-    out.seconds *= measured / gemmModelSeconds(ps, e, peak_flops, sms);
+    out.seconds = gemmSecondsNoWaves(s, e, peak_flops) * measured / gemmSecondsNoWaves(ps, e, peak_flops);
+    // Never faster than the fastest GEMM measured.
+    double fastest = 0.0;
+    for (const GemmPoint& p : e.points) fastest = std::max(fastest, p.tflops);
+    out.seconds = std::max(out.seconds, 2.0 * double(s.m) * double(s.n) * double(s.k) / (fastest * 1e12));
     out.in_domain = true;
     return out;
 }

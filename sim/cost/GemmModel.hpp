@@ -6,8 +6,14 @@
 //   e_k    = k / (k + k_half)
 // e_wave is the share of SM-slots busy in the last wave (NVIDIA, "Matrix Multiplication Background User's
 // Guide": tile and wave quantization); e_k models the main loop's prologue/epilogue amortised over K.
-// c corrects the model towards measurements: the ratio measured/model at the measured point nearest in
-// log-shape (within a factor 2 on every dimension, else c = 1 and the query is outside the measured domain).
+// Near measurements the time is the nearest measured point's (in log-shape, within a factor 2 on every dimension),
+// carried to the query's shape by the model without its wave term, and never faster than the fastest point:
+//   t = t_point · t'(m, n, k) / t'(point),   t' = overhead + 2mnk / (peak · e_max · e_k)
+// The wave term is left out of that transfer because cuBLAS picks its tile per shape, so the fixed tile's wave
+// count is not the kernel's: with it, (1024, 2048, 2048), one wave of 64x256 tiles, took the correction of its
+// nearest point (768, 3072, 2048), two waves, and was priced at 1485 TFLOP/s, above H200's 989 peak (measured
+// 602; against 198 GEMMs of the validation, run 54: median error 4.6% -> 3.5%, worst 92% -> 40%). Outside the
+// measured domain the model alone (e_wave included) prices it.
 #include <algorithm>
 #include <cmath>
 #include <vector>
