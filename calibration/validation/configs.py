@@ -87,6 +87,13 @@ CONFIGS = [
     # activation checkpointing under DDP (the 1.4B model): full and selective
     _cfg("d2-l24-h2048-s2048-mb4-b25-acfull", 2, 24, 2048, 16, 2048, 4, activation_checkpointing="full"),
     _cfg("d2-l24-h2048-s2048-mb4-b25-acsel", 2, 24, 2048, 16, 2048, 4, activation_checkpointing="selective"),
+    # held out: added after the model of commit c3362f1, predicted and committed before they were measured
+    # (results/validation/heldout/), with shapes, sequence lengths and bucket sizes no calibration measured
+    _cfg("d2-l32-h2048-s4096-mb1-b50", 2, 32, 2048, 16, 4096, 1, bucket_cap_mb=50),
+    _cfg("d2-l20-h3072-s2048-mb2-b25", 2, 20, 3072, 24, 2048, 2),
+    _cfg("d2-l12-h1536-s1024-mb8-b10", 2, 12, 1536, 12, 1024, 8, bucket_cap_mb=10),
+    _cfg("d2-l16-h1536-s4096-mb1-b25-swiglu-gqa4", 2, 16, 1536, 12, 4096, 1, kv_heads=3, mlp="swiglu",
+         norm="rmsnorm"),
     # --- 1 GPU, no DDP --------------------------------------------------------------------------------
     _cfg("s1-l12-h768-s1024-mb8", 1, 12, 768, 12, 1024, 8),
     _cfg("s1-l6-h768-s1024-mb1", 1, 6, 768, 12, 1024, 1),
@@ -102,6 +109,9 @@ CONFIGS = [
          norm="rmsnorm", activation_checkpointing="full"),
     _cfg("s1-l24-h2048-s2048-mb4-acsel", 1, 24, 2048, 16, 2048, 4, activation_checkpointing="selective"),
     _cfg("s1-l12-h768-s1024-mb8-acsel", 1, 12, 768, 12, 1024, 8, activation_checkpointing="selective"),
+    # held out (above)
+    _cfg("s1-l8-h4096-s2048-mb2", 1, 8, 4096, 32, 2048, 2),
+    _cfg("s1-l12-h1024-s4096-mb2", 1, 12, 1024, 16, 4096, 2),
 ]
 
 # A handful of quick ones to check the whole path (profiler, DDP, no_sync, GQA) before the sweep.
