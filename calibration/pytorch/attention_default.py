@@ -3,7 +3,7 @@
 
 - SDPA with PyTorch's default backend choice (cuDNN on Hopper with recent PyTorch; the kernel names that ran are
   recorded), on q, k, v made as a GPT block makes them: views of one fused QKV projection, transposed to
-  (batch, heads, seq, head_dim). Causal, head_dim 64 and 128, sequence 1024 and 2048. Forward, then backward
+  (batch, heads, seq, head_dim). Causal, head_dim 64, 96 and 128, sequence 512 to 8192. Forward, then backward
   from forward + backward minus forward, each timed over back-to-back calls between CUDA events, random data.
 
 --step (source "pytorch-step"): the same grid inside a GPT block, as a training step runs it: x (batch, seq,
@@ -39,13 +39,17 @@ def kernel_names(fn):
 
 
 def grid():
-    """(head_dim, seq, tokens, heads, batch, hidden, shape record) of the measured grid: causal, head_dim 64 (12
-    heads) and 128 (16 heads), sequence 1024 and 2048, 8192 and 16384 tokens."""
-    for d in (64, 128):
-        for s in (1024, 2048):
-            for tokens in (8192, 16384):
-                heads = 2048 // d if d == 128 else 12
+    """(head_dim, seq, tokens, heads, batch, hidden, shape record) of the measured grid: causal, head_dim 64, 96 and
+    128 with 16 heads, sequence 512 to 8192, 4096 to 16384 tokens (a batch of at least one sequence). Until run 56 it
+    was head_dim 64 (12 heads) and 128 (16 heads), sequence 1024 and 2048, 8192 and 16384 tokens, and a step at 4096
+    tokens took the rate of 2048 (run 55: 21% slow)."""
+    for d in (64, 96, 128):
+        for s in (512, 1024, 2048, 4096, 8192):
+            for tokens in (4096, 8192, 16384):
+                heads = 16
                 b = tokens // s
+                if b < 1:
+                    continue
                 yield d, s, tokens, heads, b, heads * d, {"batch": b, "heads": heads, "seq": s, "head_dim": d,
                                                           "causal": True, "layout": "qkv_view"}
 
