@@ -2,9 +2,10 @@
 """How much a GPU slows under the power limit, as a function of how hard its tensor cores work.
 
 The profile's kernel rates come from short spin-and-burst loops (timing.looped, as every calibration script times
-them), mostly below the board's power limit. A training step repeated for seconds runs at the power limit instead: H200 runs 8192^3 GEMMs at ~790 TFLOP/s
-for 0.1 s, then ~665 (sustained_speed.py, runs 44-45), and the timed steps of GEMM-heavy models run 1.6-3.2% above
-their fastest (run 45). How much a step slows depends on its power draw, which grows with its tensor-core load.
+them), mostly below the board's power limit. A training step repeated for seconds runs at the power limit instead:
+H200 runs 8192^3 GEMMs at ~790 TFLOP/s for 0.1 s, then ~665 (sustained_speed.py, runs 44-45), and the timed steps
+of GEMM-heavy models run 1.6-3.2% above their fastest (run 45). How much a step slows depends on its power draw,
+which grows with its tensor-core load.
 
 This script measures that dependence. On every rank at once (torchrun; nothing is communicated but the start), it
 runs mixes of a training-shaped GEMM (8192 tokens x 2048 -> 8192, bf16), causal SDPA forward and backward
@@ -15,8 +16,9 @@ it (at the reference times). One mix leaves the GPU idle instead (the host sleep
 Before each mix the GPU rests `--rest` seconds; the reference per-call times are timing.looped's, taken rested.
 
 --shapes FILE (interference_training.py's 'forward|dgrad|wgrad M N K' lines) and --attention 'b,h,kv,s,d;...' also
-time those kernels (after the mixes, or alone with --no-mixes) under a held load, to tie the rates to a load: the reference GEMM and memory adds
-run as a background mix (`--loads`: named compute fractions), cycle after cycle without a rest, and each kernel
+time those kernels (after the mixes, or alone with --no-mixes) under a held load, to tie the rates to a load: the
+reference GEMM and memory adds run as a background mix (`--loads`: named compute fractions), cycle after cycle
+without a rest, and each kernel
 listed joins every cycle for `--per-shape` seconds (about a fifth of the cycle, a burst between two events); its
 per-call time is the median over the bursts of the later half, with the load of those cycles (its own FLOP
 included) and their memory-bound fraction; beside it the kernel's spin-and-burst time (timing.looped, as the
@@ -93,15 +95,15 @@ def run_mix(kinds, counts, idle_ms, seconds, window_s):
 
 
 def loaded(kinds, ref, tests, fraction, per_shape_s):
-    """Each test (name, fn, flop) timed inside a held background of the reference GEMM and memory adds whose
-    compute-bound part takes `fraction` of the cycle: per test (time per call in µs, calls per burst, load in
-    TFLOP/s, memory-bound fraction, cycles counted)."""
+    """Each test (fn, flop, estimated µs per call) timed inside a held background of the reference GEMM and memory
+    adds whose compute-bound part takes `fraction` of the cycle: per test (time per call in µs, calls per burst, load
+    in TFLOP/s, memory-bound fraction, cycles counted)."""
     g = 4
     f = max(1, round(g * ref["gemm"] * (1 - fraction) / fraction / ref["memory"]))
     cycle_us = g * ref["gemm"] + f * ref["memory"]
     bg_flop = g * 2 * 8192 * 8192 * 2048
     out = []
-    for name, fn, flop, est_us in tests:
+    for fn, flop, est_us in tests:
         calls = max(1, round(0.2 * cycle_us / max(est_us, 1.0)))
         rows = []
         t0 = time.perf_counter()
@@ -242,9 +244,8 @@ def main():
         rest()
         for li, (lname, fraction) in enumerate(loads):
             picked = [i for i in range(len(tests)) if li == 0 or i % a.every == 0]
-            run_mix(kinds, {"gemm": 4, "memory": max(1, round(4 * ref["gemm"] * (1 - fraction) / fraction
-                                                               / ref["memory"]))}, 0, 2.0, a.window)  # settle
-            res = loaded(kinds, ref, [(None, tests[i][1], tests[i][2], est[i]) for i in picked], fraction, a.per_shape)
+            run_mix(kinds, {"gemm": 4, "memory": max(1, fill(4, 0, fraction))}, 0, 2.0, a.window)  # settle
+            res = loaded(kinds, ref, [(tests[i][1], tests[i][2], est[i]) for i in picked], fraction, a.per_shape)
             for i, (us, calls, load, mem, cycles) in zip(picked, res):
                 keep({"kind": "power_loaded", "rank": rank, "gpu": gpu, "load": lname, **tests[i][0],
                              "flop": tests[i][2], "time_us": round(us, 3), "burst_us": round(est[i], 3),
