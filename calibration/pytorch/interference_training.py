@@ -37,7 +37,6 @@ Usage: torchrun --standalone --nproc-per-node 2 interference_training.py --out F
        [--bucket-mib 25[,...]] [--heat-s S] [--gemm-shapes FILE]
 """
 import argparse
-import json
 import math
 import os
 import statistics
@@ -46,6 +45,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
+from gathered import write_gathered
 from timing import hold_gpu, host_seconds, looped
 
 
@@ -306,17 +306,9 @@ def main():
             print(f"rank {rank} {mode:8s} {cls:9s} {name:28s} alone {alone:9.1f} us  with comm "
                   f"{rec.get('with_comm_us', float('nan')):9.1f} us  x{rec.get('slowdown', float('nan')):.3f}  "
                   f"({len(with_comm)}/5 covered, chain {n})", flush=True)
-    gathered = [None] * dist.get_world_size()
-    dist.all_gather_object(gathered, recs)
-    if rank == 0:
-        meta = {"kind": "metadata", "tool": "interference_training.py", "torch": torch.__version__,
-                "gpu": torch.cuda.get_device_name(), "world": dist.get_world_size(),
-                "nccl": str(torch.cuda.nccl.version())}
-        with open(a.out, "w") as f:
-            f.write(json.dumps(meta) + "\n")
-            for rs in gathered:
-                for r in rs:
-                    f.write(json.dumps(r) + "\n")
+    write_gathered(a.out, recs, {"kind": "metadata", "tool": "interference_training.py", "torch": torch.__version__,
+                                 "gpu": torch.cuda.get_device_name(), "world": dist.get_world_size(),
+                                 "nccl": str(torch.cuda.nccl.version())})
     dist.destroy_process_group()
 
 

@@ -49,6 +49,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
+from gathered import write_gathered
 from interference_training import gemm as gemm_kernel, read_shapes
 from timing import looped
 
@@ -254,13 +255,7 @@ def main():
             print(f"rank {rank} load {lname}: {len(res)} kernels, load {statistics.median(x[2] for x in res):.0f} "
                   f"TFLOP/s (median), per-call time / spin-and-burst time: median "
                   f"{statistics.median(x[0] / est[i] for i, x in zip(picked, res)):.3f}", flush=True)
-    gathered = [None] * dist.get_world_size()
-    dist.all_gather_object(gathered, recs)
-    if rank == 0:
-        with open(a.out, "w") as f:
-            for rs in gathered:
-                for rec in rs:
-                    f.write(json.dumps(rec) + "\n")
+    write_gathered(a.out, recs)
     partial.close()
     os.remove(partial.name)
     dist.destroy_process_group()

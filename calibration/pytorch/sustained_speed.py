@@ -15,7 +15,6 @@ per rank and load.
 Usage: torchrun --standalone --nproc-per-node N sustained_speed.py --out FILE [--seconds 8] [--per-window 5]
 """
 import argparse
-import json
 import os
 import statistics
 import time
@@ -23,6 +22,8 @@ import time
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
+
+from gathered import write_gathered
 
 
 def series(fn, work, seconds, per_window):
@@ -93,13 +94,7 @@ def main():
         print(f"rank {rank} {load}: {len(rate)} windows of {1e3 * window_s:.1f} ms, median {s['median']:.1f} {unit}, "
               f"p10 {s['p10']:.1f}, p90 {s['p90']:.1f}, {100 * s['below_97pct_of_p90']:.0f}% of windows under 97% of "
               f"p90", flush=True)
-    gathered = [None] * dist.get_world_size()
-    dist.all_gather_object(gathered, recs)
-    if rank == 0:
-        with open(a.out, "w") as f:
-            for rs in gathered:
-                for rec in rs:
-                    f.write(json.dumps(rec) + "\n")
+    write_gathered(a.out, recs)
     dist.destroy_process_group()
 
 
