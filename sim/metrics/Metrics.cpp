@@ -95,6 +95,18 @@ double meanOf(const std::vector<T>& xs, F f) {
 
 }  // namespace
 
+std::vector<double> hostIssueMs(const Workload& wl) {
+    const int first = wl.steps > 1 ? 1 : 0;  // measured steps: [first, steps), as computeMetrics
+    std::vector<double> out;
+    for (const Program& p : wl.programs) {
+        double host_s = 0.0;
+        for (const Op& op : p.ops)
+            if (op.step >= first) host_s += op.host_s;
+        out.push_back(host_s * 1e3 / double(std::max(1, wl.steps - first)));
+    }
+    return out;
+}
+
 Results computeMetrics(const Timeline& tl, const Workload& wl, double peak_flops) {
     validate(tl, wl, peak_flops);
     const int ranks = tl.ranks;

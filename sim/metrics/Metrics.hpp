@@ -51,6 +51,11 @@ Results computeMetrics(const Timeline& timeline, const Workload& workload, doubl
 // One sample is returned as is; none is std::invalid_argument.
 Results aggregateSamples(const std::vector<Results>& samples);
 
+// Each rank's host time issuing one measured step (ms): the sum of its ops' host costs (means, before jitter) over
+// the measured steps M of Metrics above, divided by |M|. Against the rank's step time it says how close the step is
+// to being host-bound: the host does not wait for the GPU then, the GPU waits for it.
+std::vector<double> hostIssueMs(const Workload& workload);
+
 // The nearest-rank percentile above, p in (0, 100]; `values` must not be empty.
 double nearestRankPercentile(std::vector<double> values, double p);
 
