@@ -120,6 +120,7 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
         r.gpus = sc.cluster.worldSize();
         const Simulation sim = simulate(sc, resolveProfile(sc.cluster, scenario.string()));
         r.predicted_ms = sim.results.step_time_ms;
+        r.host_bound = !hostBoundWarning(sim.expansion.workload, sim.results).empty();
         r.error_pct = 100.0 * (r.predicted_ms - r.measured_ms) / r.measured_ms;
         if (r.gpus > 1 && !steady_exposed.empty()) {
             r.steady_runs = static_cast<int>(steady_exposed.size());
@@ -154,6 +155,8 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
     t.exposed_median_abs_error_ms = all.exposed_median_abs_error_ms;
     t.reproducible = score(t.rows, [](const ValidationRow& r) { return r.reproducible; });
     t.irreproducible = score(t.rows, [](const ValidationRow& r) { return !r.reproducible; });
+    t.gpu_bound = score(t.rows, [](const ValidationRow& r) { return !r.host_bound; });
+    t.host_bound = score(t.rows, [](const ValidationRow& r) { return r.host_bound; });
     for (const ValidationRow& r : t.rows)
         if (!r.reproducible) t.irreproducible_max_spread_pct = std::max(t.irreproducible_max_spread_pct, r.run_spread_pct);
     return t;
@@ -178,8 +181,8 @@ std::string toMarkdown(const ValidationTable& t) {
             measured += ")";
         }
         if (!r.reproducible) measured += " §";
-        s += fmt::format("| {} | {} | {} | {:.2f} | {:+.1f}% | {} | {} |\n", r.id, r.gpus, measured, r.predicted_ms,
-                         r.error_pct, exposed, overlap);
+        s += fmt::format("| {} | {} | {} | {:.2f}{} | {:+.1f}% | {} | {} |\n", r.id, r.gpus, measured, r.predicted_ms,
+                         r.host_bound ? " h" : "", r.error_pct, exposed, overlap);
     }
     s += fmt::format("\nStep time: median |error| {:.1f}%, worst {:.1f}% ({}).\n", t.median_abs_error_pct,
                      t.worst_abs_error_pct, t.worst_id);
@@ -198,12 +201,20 @@ std::string toMarkdown(const ValidationTable& t) {
                          t.irreproducible.worst_abs_error_pct, t.irreproducible.worst_id,
                          t.irreproducible.exposed_within_20pct, t.irreproducible.exposed_scored,
                          t.irreproducible.exposed_median_abs_error_ms);
+    for (const auto& [e, what] : {std::pair{&t.gpu_bound, "the simulation calls GPU-bound"},
+                                  std::pair{&t.host_bound, "it calls host-bound (h)"}})
+        if (e->rows > 0)
+            s += fmt::format("On the {} rows {}: median |error| {:.1f}%, worst {:.1f}% ({}); exposed communication "
+                             "within 20% on {} of {}, median |error| {:.2f} ms.\n",
+                             e->rows, what, e->median_abs_error_pct, e->worst_abs_error_pct, e->worst_id,
+                             e->exposed_within_20pct, e->exposed_scored, e->exposed_median_abs_error_ms);
     s += fmt::format("Exposed communication, on the {} rows with a trusted profile: {} within 20% (or 0.2 ms), "
                      "median |error| {:.2f} ms.\n",
                      t.exposed_scored, t.exposed_within_20pct, t.exposed_median_abs_error_ms);
     s += "Measured step: the median over runs of each run's median step; \"runs\" lists them when a configuration "
          "ran more than once (another machine start, or CUDA-only profiling). § its runs do not reproduce: one run, or "
-         "runs more than 10% apart.\n";
+         "runs more than 10% apart. h: the simulated step is host-bound (the host busy 75% of it or more; "
+         "`stepsim run` warns).\n";
     s += "Measured communication: ‡ the median over runs that profiled consecutive steps unsynchronized, as the timed "
          "steps run (train_gpt.py --steady-steps), at a step within 10% of the run's timed step; otherwise one isolated "
          "profiled step's.\n";
@@ -236,6 +247,7 @@ nlohmann::ordered_json toJson(const ValidationTable& t) {
                                  {"run_spread_pct", r.run_spread_pct},
                                  {"reproducible", r.reproducible},
                                  {"comm_trusted", r.comm_trusted},
+                                 {"predicted_host_bound", r.host_bound},
                                  {"comm_steady_runs", r.steady_runs}};
         if (r.measured_exposed_ms) {
             j["measured_exposed_comm_ms"] = *r.measured_exposed_ms;
@@ -251,6 +263,8 @@ nlohmann::ordered_json toJson(const ValidationTable& t) {
             {"worst_id", t.worst_id},
             {"reproducible", errorsJson(t.reproducible)},
             {"irreproducible", errorsJson(t.irreproducible)},
+            {"gpu_bound", errorsJson(t.gpu_bound)},
+            {"host_bound", errorsJson(t.host_bound)},
             {"exposed_scored", t.exposed_scored},
             {"exposed_within_20pct", t.exposed_within_20pct},
             {"exposed_median_abs_error_ms", t.exposed_median_abs_error_ms},

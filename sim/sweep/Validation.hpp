@@ -32,6 +32,7 @@ struct ValidationRow {
     double run_spread_pct = 0.0;                 // (max − min) / median of run_ms, 0 with one run
     bool reproducible = false;                   // two runs or more, within kReproducibleSpreadPct
     bool comm_trusted = false;                   // the comm figures come from a profile within 10% of its step
+    bool host_bound = false;                     // the simulation warned its step host-bound (Simulate.hpp)
     int steady_runs = 0;                         // or, when > 0, the median over this many steady-state profiles
     std::optional<double> measured_exposed_ms, predicted_exposed_ms;
     std::optional<double> measured_overlap, predicted_overlap;
@@ -57,6 +58,9 @@ struct ValidationTable {
     std::string worst_id;
     StepErrors reproducible, irreproducible;     // rows whose runs agree within kReproducibleSpreadPct, the rest
     double irreproducible_max_spread_pct = 0.0;
+    // Rows the simulation itself calls GPU-bound and host-bound (ValidationRow::host_bound): a split made before
+    // any measurement, which a user of `stepsim run` sees too.
+    StepErrors gpu_bound, host_bound;
     int exposed_scored = 0;                      // rows with trusted comm figures
     int exposed_within_20pct = 0;                // of those, predicted exposed comm within 20% (or 0.2 ms)
     double exposed_median_abs_error_ms = 0.0;
