@@ -94,6 +94,13 @@ CONFIGS = [
     _cfg("d2-l12-h1536-s1024-mb8-b10", 2, 12, 1536, 12, 1024, 8, bucket_cap_mb=10),
     _cfg("d2-l16-h1536-s4096-mb1-b25-swiglu-gqa4", 2, 16, 1536, 12, 4096, 1, kv_heads=3, mlp="swiglu",
          norm="rmsnorm"),
+    # held out, second round: added after commit 690c12d to test the host-bound split (`stepsim run` warns when the
+    # host is busy 75% of the step or more), predicted and committed before they were measured
+    _cfg("d2-l8-h1024-s1024-mb2-b25", 2, 8, 1024, 16, 1024, 2),
+    _cfg("d2-l16-h1280-s2048-mb2-b25", 2, 16, 1280, 10, 2048, 2),
+    _cfg("d2-l12-h2048-s1024-mb2-b50", 2, 12, 2048, 16, 1024, 2, bucket_cap_mb=50),
+    _cfg("d2-l16-h2560-s1024-mb4-b25", 2, 16, 2560, 20, 1024, 4),
+    _cfg("d2-l12-h1536-s2048-mb4-b50", 2, 12, 1536, 12, 2048, 4, bucket_cap_mb=50),
     # --- 1 GPU, no DDP --------------------------------------------------------------------------------
     _cfg("s1-l12-h768-s1024-mb8", 1, 12, 768, 12, 1024, 8),
     _cfg("s1-l6-h768-s1024-mb1", 1, 6, 768, 12, 1024, 1),
@@ -112,6 +119,12 @@ CONFIGS = [
     # held out (above)
     _cfg("s1-l8-h4096-s2048-mb2", 1, 8, 4096, 32, 2048, 2),
     _cfg("s1-l12-h1024-s4096-mb2", 1, 12, 1024, 16, 4096, 2),
+    # held out, second round (above)
+    _cfg("s1-l16-h1280-s1024-mb4", 1, 16, 1280, 10, 1024, 4),
+    _cfg("s1-l20-h1536-s2048-mb2", 1, 20, 1536, 12, 2048, 2),
+    _cfg("s1-l4-h2048-s2048-mb1", 1, 4, 2048, 16, 2048, 1),
+    _cfg("s1-l12-h3072-s2048-mb2", 1, 12, 3072, 24, 2048, 2),
+    _cfg("s1-l24-h1280-s2048-mb4", 1, 24, 1280, 10, 2048, 4),
 ]
 
 # A handful of quick ones to check the whole path (profiler, DDP, no_sync, GQA) before the sweep.
