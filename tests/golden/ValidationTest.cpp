@@ -19,37 +19,35 @@ ValidationTable rerun() {
 
 // Issue 5's target is a median step-time error ≤ 5% and a worst ≤ 10%, exposed communication within 20%.
 // Against the median of each configuration's runs (up to fifteen runs) this build reaches a median of 3.6% and a
-// worst of 13.4% over 39 configurations (README, "How good are the predictions?"); six of them were held out,
-// predicted and committed before runs 55 and 57 measured them (results/validation/heldout/). Exposed
-// communication, measured in steady state where a run profiled it so (runs 23, 24, 27-29, 33, 34, 38, 43, 45, 55,
-// 57), is within 20% on 13 of 26 scored rows, a median error of 0.254 ms (the host-bound DDP rows' ranks wait for
-// each other far longer than the model's; 0.24 before run 56's attention grid, whose closer points moved the
-// attention of a few rows by 1-2% and their exposure with it, while the step-time median went from 3.7% to 3.6%).
-// On the 22 configurations whose runs reproduce within 10% the median is 3.4% and the worst 5.7%; the 17 others
-// are host-bound and moved up to 67% between machine starts. Exposed communication is within 20% on 9 of the 13
-// reproducible rows with a trusted profile (median error 0.13 ms; 4 of 13 on the others); three misses read low
-// (hidden 2048: 0.87 against 1.11, SwiGLU/GQA 0.66 against 0.93; hidden 3072: 0.98 against 1.39): the model's NCCL
-// kernels cover fewer and shorter holes than PyTorch's. The medians are held at the issue's target of 5%, the
-// worst of the reproducible rows at its 10%, the rest at this build's line: a change that makes the predictions
-// worse fails here.
+// worst of 22.5% over 49 configurations (README, "How good are the predictions?"). Sixteen were held out, predicted
+// and committed before they ran (results/validation/heldout/, runs 55 and 57; heldout2/, runs 59 and 60); the worst
+// row is one of them, d2-l8-h1024-s1024-mb2-b25, which the simulation calls host-bound and whose two runs were 25%
+// apart (14.2 and 17.8 ms against 19.6 predicted; 13.4% was the worst before). Exposed communication, measured in
+// steady state where a run profiled it so, is within 20% on 16 of 30 scored rows, a median error of 0.24 ms (the
+// host-bound DDP rows' ranks wait for each other far longer than the model's). On the 28 configurations whose runs
+// reproduce within 10% the median is 3.2% and the worst 5.7%, exposed communication within 20% on 12 of 16 (median
+// error 0.12 ms); the 21 others moved up to 67% between machine starts. Split by what the simulation says before
+// any measurement, the 24 rows it calls GPU-bound reach a median of 3.4% and a worst of 5.6%, exposed communication
+// within 20% on 11 of 14; the 25 it calls host-bound 5.3% and 22.5%, 5 of 16. The exposed-communication misses on
+// GPU-bound rows read low (hidden 2048: 0.87 against 1.11, SwiGLU/GQA 0.66 against 0.93; hidden 3072: 0.98 against
+// 1.39): the model's NCCL kernels cover fewer and shorter holes than PyTorch's. The medians are held at the issue's
+// target of 5%, the worst of the reproducible and of the GPU-bound rows at its 10%, the rest at this build's line: a
+// change that makes the predictions worse fails here.
 TEST(Validation, MedianStepTimeErrorDoesNotGrow) {
     const ValidationTable t = rerun();
-    EXPECT_EQ(t.rows.size(), 39u);
+    EXPECT_EQ(t.rows.size(), 49u);
     EXPECT_LE(t.median_abs_error_pct, 5.0);
-    EXPECT_LE(t.worst_abs_error_pct, 14.0);
-    EXPECT_GE(t.exposed_within_20pct, 13);
-    EXPECT_LE(t.exposed_median_abs_error_ms, 0.26);
-    EXPECT_GE(t.reproducible.rows, 22);
+    EXPECT_LE(t.worst_abs_error_pct, 23.0);
+    EXPECT_GE(t.exposed_within_20pct, 16);
+    EXPECT_LE(t.exposed_median_abs_error_ms, 0.25);
+    EXPECT_GE(t.reproducible.rows, 28);
     EXPECT_LE(t.reproducible.median_abs_error_pct, 5.0);
     EXPECT_LE(t.reproducible.worst_abs_error_pct, 10.0);
-    EXPECT_GE(t.reproducible.exposed_within_20pct, 9);
-    // Split by what the simulation says before any measurement: the 19 rows it calls GPU-bound reach a median of
-    // 3.5% and a worst of 5.6% (the issue's targets), exposed communication within 20% on 9 of 12; the 20 it calls
-    // host-bound 4.5% and 13.4%, 4 of 14.
-    EXPECT_GE(t.gpu_bound.rows, 19);
+    EXPECT_GE(t.reproducible.exposed_within_20pct, 12);
+    EXPECT_GE(t.gpu_bound.rows, 24);
     EXPECT_LE(t.gpu_bound.median_abs_error_pct, 5.0);
     EXPECT_LE(t.gpu_bound.worst_abs_error_pct, 10.0);
-    EXPECT_GE(t.gpu_bound.exposed_within_20pct, 9);
+    EXPECT_GE(t.gpu_bound.exposed_within_20pct, 11);
     EXPECT_EQ(std::size_t(t.gpu_bound.rows + t.host_bound.rows), t.rows.size());
 }
 
