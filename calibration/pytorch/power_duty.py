@@ -95,12 +95,11 @@ def run_mix(kinds, counts, idle_ms, seconds, window_s):
     return order, windows
 
 
-def loaded(kinds, ref, tests, fraction, per_shape_s):
-    """Each test (fn, flop, estimated µs per call) timed inside a held background of the reference GEMM and memory
-    adds whose compute-bound part takes `fraction` of the cycle: per test (time per call in µs, calls per burst, load
-    in TFLOP/s, memory-bound fraction, cycles counted)."""
-    g = 4
-    f = max(1, round(g * ref["gemm"] * (1 - fraction) / fraction / ref["memory"]))
+def loaded(kinds, ref, tests, background, per_shape_s):
+    """Each test (fn, flop, estimated µs per call) timed inside a held background of `background` counts per cycle of
+    the reference GEMM and the memory add: per test (time per call in µs, calls per burst, load in TFLOP/s,
+    memory-bound fraction, cycles counted)."""
+    g, f = background["gemm"], background["memory"]
     cycle_us = g * ref["gemm"] + f * ref["memory"]
     bg_flop = g * 2 * 8192 * 8192 * 2048
     out = []
@@ -245,8 +244,9 @@ def main():
         rest()
         for li, (lname, fraction) in enumerate(loads):
             picked = [i for i in range(len(tests)) if li == 0 or i % a.every == 0]
-            run_mix(kinds, {"gemm": 4, "memory": max(1, fill(4, 0, fraction))}, 0, 2.0, a.window)  # settle
-            res = loaded(kinds, ref, [(tests[i][1], tests[i][2], est[i]) for i in picked], fraction, a.per_shape)
+            background = {"gemm": 4, "memory": max(1, fill(4, 0, fraction))}
+            run_mix(kinds, background, 0, 2.0, a.window)  # settle
+            res = loaded(kinds, ref, [(tests[i][1], tests[i][2], est[i]) for i in picked], background, a.per_shape)
             for i, (us, calls, load, mem, cycles) in zip(picked, res):
                 keep({"kind": "power_loaded", "rank": rank, "gpu": gpu, "load": lname, **tests[i][0],
                              "flop": tests[i][2], "time_us": round(us, 3), "burst_us": round(est[i], 3),
