@@ -260,7 +260,7 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                 got.insert("graph_host");
             }
         }
-        // Gaps inside a training step's mix (kernel_gaps.py, the gaps beside NCCL apart): before each class of
+        // Gaps inside a training step's mix (kernel_gaps.py, its gaps beside NCCL not fitted): before each class of
         // operation, the median over runs of each run's mean gap (the simulator sums them; the mean is what adds up).
         {
             constexpr std::pair<const char*, double StepGaps::*> kClasses[] = {
@@ -280,27 +280,6 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                 gj[cls] = {{"mean_us", p.launch.step_gap_us.*field}, {"runs", means}};
             }
             if (!gj.empty()) lj["step_gap_us"] = gj;
-            // Beside a resident NCCL kernel: the ratio of the mean gap beside to the mean alone within each run
-            // that recorded its all-reduces' size (run 19's 256 MiB chain did not, and loads the GPU more than a
-            // step's buckets) and saw at least kMinBeside gaps beside, times the gap alone above; the median over runs.
-            constexpr int kMinBeside = 50;
-            json bj = json::object();
-            for (const auto& [cls, field] : kClasses) {
-                const std::string alone = std::string("step_gap_") + cls, beside = alone + "_beside_nccl";
-                std::vector<double> ratios;
-                for (const auto& b : raw.launches) {
-                    if (b.op != beside || b.comm_bytes <= 0 || b.time.n < kMinBeside) continue;
-                    for (const auto& a : raw.launches)
-                        if (a.op == alone && a.comm_bytes == b.comm_bytes) ratios.push_back(b.time.mean / a.time.mean);
-                }
-                if (ratios.empty() || !(p.launch.step_gap_us.*field > 0)) {
-                    kept.push_back(std::string("launch.step_gap_beside_nccl_us.") + cls);
-                    continue;
-                }
-                p.launch.step_gap_beside_nccl_us.*field = p.launch.step_gap_us.*field * median(ratios);
-                bj[cls] = {{"mean_us", p.launch.step_gap_beside_nccl_us.*field}, {"ratios", ratios}};
-            }
-            if (!bj.empty()) lj["step_gap_beside_nccl_us"] = bj;
             // Before a GEMM, by its shape (gemm_gaps.py): the median over runs of each run's mean gap.
             ByShape gaps;
             for (const auto& l : raw.launches)
@@ -310,6 +289,52 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                 lj["gemm_gap_by_shape"] = shapeReport(p.launch.gemm_gap_by_shape);
             } else {
                 kept.push_back("launch.gemm_gap_by_shape");
+            }
+            // Beside a resident NCCL kernel, moving data or waiting for its peer (gemm_gaps.py --beside): each class's
+            // ratio of the mean gap beside to the mean alone over the units of one run and rank, the median over runs
+            // and ranks, times the gap alone above. A class the units lack (attention, the optimizer): 0, the gap alone.
+            const auto alone_of = [&](const RawLaunch& b, const std::string& op) -> const RawLaunch* {
+                for (const auto& a : raw.launches)
+                    if (a.op == op && a.file == b.file && a.rank == b.rank &&
+                        (op.starts_with("step_gap_unit_") ? a.mode == "alone" : a.form == b.form && a.m == b.m && a.n == b.n && a.k == b.k))
+                        return &a;
+                return nullptr;
+            };
+            for (const auto& [mode, gapsBeside] : {std::pair{std::string("transfer"), &p.launch.step_gap_beside_transfer_us},
+                                                  std::pair{std::string("waiting"), &p.launch.step_gap_beside_waiting_us}}) {
+                const std::string key = "step_gap_beside_" + mode + "_us";
+                json bj = json::object();
+                for (const auto& [cls, field] : kClasses) {
+                    const std::string op = std::string("step_gap_unit_") + cls;
+                    std::vector<double> ratios;
+                    for (const auto& b : raw.launches)
+                        if (b.op == op && b.mode == mode)
+                            if (const RawLaunch* a = alone_of(b, op); a && a->time.mean > 0) ratios.push_back(b.time.mean / a->time.mean);
+                    if (ratios.empty() || !(p.launch.step_gap_us.*field > 0)) {
+                        kept.push_back("launch." + key + "." + cls);
+                        continue;
+                    }
+                    (*gapsBeside).*field = p.launch.step_gap_us.*field * median(ratios);
+                    bj[cls] = {{"mean_us", (*gapsBeside).*field}, {"ratios", ratios}};
+                }
+                if (!bj.empty()) lj[key] = bj;
+            }
+            // By GEMM shape beside an NCCL kernel moving data: each shape's ratio beside to alone within a run, rank
+            // and form, the median over them, times the shape's gap alone (gemm_gap_by_shape).
+            ByShape ratios;
+            for (const auto& b : raw.launches)
+                if (b.op == "step_gap_gemm_shape_beside_nccl" && b.mode == "transfer")
+                    if (const RawLaunch* a = alone_of(b, "step_gap_gemm_shape"); a && a->time.mean > 0)
+                        ratios[{b.m, b.n, b.k}].push_back(b.time.mean / a->time.mean);
+            std::vector<GemmShapeValue> beside;
+            for (const GemmShapeValue& g : p.launch.gemm_gap_by_shape)
+                if (auto it = ratios.find({g.m, g.n, g.k}); it != ratios.end())
+                    beside.push_back({g.m, g.n, g.k, g.value * median(it->second)});
+            if (!beside.empty()) {
+                p.launch.gemm_gap_beside_transfer_by_shape = std::move(beside);
+                lj["gemm_gap_beside_transfer_by_shape"] = shapeReport(p.launch.gemm_gap_beside_transfer_by_shape);
+            } else {
+                kept.push_back("launch.gemm_gap_beside_transfer_by_shape");
             }
         }
         for (const auto& d : raw.dispatch) {

@@ -137,8 +137,21 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
             // A training step's gaps are summed by the simulator, so the fit takes their mean, never the median.
             if (l.op.starts_with("step_gap") && !j.at("time_us").contains("mean"))
                 throw inputError(file, lineNo, "time_us.mean", "expected the mean gap in microseconds (kernel_gaps.py writes it)");
-            if (l.op == "step_gap_gemm_shape") std::tie(l.m, l.n, l.k) = L.shape();
+            if (l.op == "step_gap_gemm_shape" || l.op == "step_gap_gemm_shape_beside_nccl") {
+                std::tie(l.m, l.n, l.k) = L.shape();
+                l.form = j.value("form", "");
+            }
             if (j.contains("comm_bytes")) l.comm_bytes = L.num("comm_bytes");
+            if (l.op == "step_gap_gemm_shape_beside_nccl" || l.op.starts_with("step_gap_unit_")) {
+                l.mode = L.str("mode");
+                const bool alone = l.op.starts_with("step_gap_unit_") && l.mode == "alone";
+                if (!alone && l.mode != "transfer" && l.mode != "waiting")
+                    throw inputError(file, lineNo, "mode", std::string("expected transfer, waiting") +
+                                                               (l.op.starts_with("step_gap_unit_") ? " or alone" : "") +
+                                                               ", got \"" + l.mode + "\"");
+            }
+            l.rank = j.value("rank", 0);
+            l.file = file;
             d.launches.push_back(std::move(l));
         } else if (kind == "interference") {
             RawInterference r;

@@ -52,8 +52,14 @@ struct RawTransfer {  // op ∈ peer_ce, peer_sm, peer_ce_both, h2d_pinned, d2h_
 struct RawLaunch {  // op ∈ host_enqueue, device_gap, device_period, graph_per_kernel, graph_host_launch, ...
     std::string op;
     RawTimes time;
-    long m = 0, n = 0, k = 0;  // step_gap_gemm_shape (gemm_gaps.py): the GEMM after the gap
+    long m = 0, n = 0, k = 0;  // step_gap_gemm_shape[_beside_nccl] (gemm_gaps.py): the GEMM after the gap
+    std::string form;          // and its form (forward, dgrad, wgrad)
     double comm_bytes = 0;     // kernel_gaps.py on two GPUs: the all-reduces beside the step (0: not recorded)
+    // gemm_gaps.py: alone, or beside an NCCL kernel moving data (transfer) or waiting (waiting); the rank, and the
+    // file it came from (ratios pair the records of one run and rank)
+    std::string mode;
+    int rank = 0;
+    std::string file;
 };
 
 struct RawInterference {

@@ -82,6 +82,15 @@ def read_shapes(path):
     return out
 
 
+def linear_shapes():
+    """(role, m, n, k) of the default GEMMs: transformer linears (tokens, out, in) in the three forms a step runs."""
+    out = []
+    for (T, o, i) in ((8192, 6144, 2048), (8192, 8192, 2048), (8192, 2048, 8192), (8192, 2048, 2048),
+                      (8192, 2304, 768), (8192, 3072, 768), (4096, 10240, 2560)):
+        out += [("forward", T, o, i), ("dgrad", T, i, o), ("wgrad", o, i, T)]
+    return out
+
+
 def kernels(dev, shapes=None):
     """(class, name, fn, GEMM shape or None) of the kernels timed, with their operands: `shapes` ((role, m, n, k)) when
     given, GEMMs only; else GEMMs of transformer linears in the three forms, SDPA attention and memory-bound kernels."""
@@ -89,10 +98,7 @@ def kernels(dev, shapes=None):
     r = lambda *s: torch.randn(*s, device=dev, dtype=bf)
     if shapes:
         return [gemm(r, *s) for s in shapes]
-    out = []
-    for (T, o, i) in ((8192, 6144, 2048), (8192, 8192, 2048), (8192, 2048, 8192), (8192, 2048, 2048),
-                      (8192, 2304, 768), (8192, 3072, 768), (4096, 10240, 2560)):
-        out += [gemm(r, "forward", T, o, i), gemm(r, "dgrad", T, i, o), gemm(r, "wgrad", o, i, T)]
+    out = [gemm(r, *s) for s in linear_shapes()]
     for (b, h, s, d) in ((4, 16, 2048, 128), (8, 12, 1024, 64)):
         q, k, v = r(b, h, s, d), r(b, h, s, d), r(b, h, s, d)
         out.append(("attention", f"sdpa_fwd b{b} h{h} s{s} d{d}",

@@ -21,11 +21,11 @@ Writes JSON Lines records {"kind": "launch", "op": ..., "time_us": {mean, median
 step_gap_<class> for the gaps before operations of each of the simulator's kernel classes (gemm, attention,
 memory, copy, optimizer), step_gap for all of them, and the same ops with the suffix _beside_nccl; on two GPUs
 every record carries comm_bytes, the size of the all-reduces (--bucket-mib), and ddp. `stepsim calibrate fit` reads
-the per-class means of the gaps alone, and, from runs that recorded comm_bytes, each class's ratio beside NCCL to
-alone. A chain of all-reduces loads the GPU more than a step's buckets (beside 256 MiB ones, run 19, the gaps were
-45-65% longer, beside 25 MiB ones, run 48, 19-59%); with --ddp the steps beside NCCL run under
-DistributedDataParallel, its own bucket all-reduces spaced as it issues them (run 49: GEMM gaps 1.02x, memory-bound
-1.15x), as in the validation's traces (+4% to +24%): calibration/profiles/h200x2/COMMAND.md, sections 5 and 17.
+the per-class means of the gaps alone. The gaps beside NCCL are reported, not fitted: how much longer a hole is
+depends on whether the NCCL kernel moves data or waits for its peer, which a step's gaps here do not separate (beside
+a chain of 256 MiB all-reduces, run 19, the gaps were 45-65% longer, beside 25 MiB ones, run 48, 19-59%; with --ddp,
+DistributedDataParallel's own buckets, run 49: GEMM gaps 1.02x, memory-bound 1.15x); gemm_gaps.py --beside measures
+the two states apart, and the fit takes those (calibration/profiles/h200x2/COMMAND.md, sections 5, 17 and 20).
 Usage: python3 kernel_gaps.py --out FILE            (one GPU: the gaps alone)
        torchrun --standalone --nproc-per-node 2 kernel_gaps.py --out FILE [--ddp] [--bucket-mib 25]
 """

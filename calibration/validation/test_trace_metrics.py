@@ -6,6 +6,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import configs  # noqa: E402
+import trace_holes  # noqa: E402
 import trace_metrics as tm  # noqa: E402
 
 
@@ -108,6 +109,29 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual(s["model"]["ffn_hidden"], 6912)
         self.assertEqual(s["ddp"]["bucket_cap_mb"], 100.0)
         self.assertTrue(s["ddp"]["gradient_as_bucket_view"])
+
+
+class HolesByStateTest(unittest.TestCase):
+    """Rank 0's NCCL kernel is resident over [5, 50); its peer's starts at 20: waiting [5, 20), moving [20, 50)."""
+
+    def test_each_hole_goes_under_the_state_it_lies_in(self):
+        nccl = lambda ts, dur: kern("ncclDevKernel_AllReduce_Sum_f32_RING_LL", ts, dur, tid=2)
+        own = tm.device_events({"traceEvents": [
+            kern("elementwise_a", 0, 10), nccl(5, 45),
+            kern("layer_norm_grad_input_kernel", 12, 16),            # hole 2 in [10, 12): waiting
+            kern("Memset (Device)", 30, 1, cat="gpu_memset"),        # hole 2, and 2 more before the GEMM:
+            kern("nvjet_sm90_tst_128x256", 33, 7),                   # one operation, 4 in [28, 33): moving
+            kern("Memcpy DtoD (Device -> Device)", 43, 2, cat="gpu_memcpy"),  # 3 in [40, 43): moving
+            kern("elementwise_d", 60, 10),                           # 15 across the NCCL kernel's end: left out
+            kern("vectorized_elementwise_kernel<4, AUnaryFunctor<float>>", 72, 8),  # 2 in [70, 72): alone, a copy
+            kern("Memset (Device)", 81, 1, cat="gpu_memset"),        # 1, a memset of its own: memory-bound
+            kern("cudnn_generated_fort_native_sdpa_sm90_flash_bprop", 84, 6),  # 2: attention
+        ]})
+        peer = tm.device_events({"traceEvents": [nccl(20, 30)]})
+        holes = trace_holes.holes_by_state(own, peer)
+        self.assertEqual(holes, {("memory", "waiting"): [2.0], ("gemm+memset", "moving"): [4.0],
+                                 ("copy", "moving"): [3.0], ("copy", "alone"): [2.0], ("memory", "alone"): [1.0],
+                                 ("attention", "alone"): [2.0]})
 
 
 if __name__ == "__main__":

@@ -114,10 +114,11 @@ fs::path findTorchScript(const std::string& given) {
 // The PyTorch scripts beside stepsim_torch_bench.py that measure what a training step sees, each into its own raw
 // file in the output folder (an earlier run's file is removed first): attention as SDPA runs it, PyTorch's own
 // GEMMs over the transformer grid, the host's cost per kernel (one GPU, then DDP over two GPUs when there are two)
-// with activation checkpointing's, the gaps inside a step, and, with two GPUs, those gaps and the step's kernels
-// beside bucket-sized all-reduces and every GPU's speed with all of them loaded at once; and, given a --gemm-shapes file
+// with activation checkpointing's, the gaps inside a step, and, with two GPUs, the gaps before GEMMs, copies and
+// memory-bound kernels beside an all-reduce moving data or waiting for its peer, the step's kernels beside
+// bucket-sized all-reduces and every GPU's speed with all of them loaded at once; and, given a --gemm-shapes file
 // (calibration/validation/gemm_shapes.py writes a scenario's), those GEMMs one by one beside a resident NCCL kernel
-// and after a memory-bound kernel, for the gap before each.
+// and after a memory-bound kernel (and beside an all-reduce, with two GPUs), for the gap before each.
 // A script that fails is noted and its fields keep the base's.
 void runTrainingScripts(const std::string& python, const fs::path& dir, const fs::path& outDir, int gpus,
                         const std::string& gemmShapes, std::vector<std::string>& raws) {
@@ -129,25 +130,27 @@ void runTrainingScripts(const std::string& python, const fs::path& dir, const fs
         const char* args;
         Ranks ranks;
         const char* suffix = "";   // of its raw file's name, after the script's
-        bool gemm_shapes = false;  // runs only with a --gemm-shapes file, which it is given
+        // a --gemm-shapes file: not taken; runs only with one, which it is given; given one when there is one
+        enum class Shapes { none, required, optional } shapes = Shapes::none;
     };
     constexpr Script kScripts[] = {
         {"attention_default.py", "attention as training runs it", "", Ranks::one},
         {"gemm_training_shapes.py", "PyTorch's GEMMs over the transformer grid", " --step", Ranks::one},
         {"host_overhead.py", "host cost per kernel and of checkpointing", "", Ranks::then_two},
         {"kernel_gaps.py", "gaps inside a training step", "", Ranks::one},
-        {"kernel_gaps.py", "gaps beside DDP's bucket all-reduces", " --ddp --bucket-mib 25", Ranks::two, "_beside_nccl"},
+        {"gemm_gaps.py", "gaps beside an all-reduce moving data or waiting", " --beside transfer,waiting", Ranks::two,
+         "_beside_nccl", Script::Shapes::optional},
         {"interference_training.py", "kernels beside NCCL by class and size", " --bucket-mib 4,25,64,128", Ranks::two},
         {"device_speed.py", "the GPUs' speed spread", "", Ranks::all},
         {"interference_training.py", "the listed GEMMs beside NCCL", " --modes waiting --bucket-mib 25", Ranks::two,
-         "_shapes", true},
-        {"gemm_gaps.py", "the listed GEMMs' launch gaps", "", Ranks::one, "_shapes", true}};
+         "_shapes", Script::Shapes::required},
+        {"gemm_gaps.py", "the listed GEMMs' launch gaps", "", Ranks::one, "_shapes", Script::Shapes::required}};
     const std::string twoRanks = " -m torch.distributed.run --standalone --nproc-per-node 2";
     const std::string allRanks = fmt::format(" -m torch.distributed.run --standalone --nproc-per-node {}", gpus);
     for (const Script& sc : kScripts) {
         if ((sc.ranks == Ranks::two || sc.ranks == Ranks::all) && gpus < 2) continue;
-        const bool shapes = sc.gemm_shapes;
-        if (shapes && gemmShapes.empty()) continue;
+        if (sc.shapes == Script::Shapes::required && gemmShapes.empty()) continue;
+        const bool shapes = sc.shapes != Script::Shapes::none && !gemmShapes.empty();
         const fs::path script = dir / sc.file, out = outDir / (fs::path(sc.file).stem().string() + sc.suffix + ".jsonl");
         if (!fs::is_regular_file(script)) {
             std::cout << fmt::format("note: {} not found; {} keep the base profile's values\n", script.string(), sc.what);
@@ -249,14 +252,26 @@ std::string profileTable(const HardwareProfile& p) {
     s += fmt::format("  gap before, in a training step (mean): GEMM {:.2f}, attention {:.2f}, memory-bound {:.2f}, "
                      "optimizer {:.2f}, copy {:.2f} us\n",
                      g.gemm_us, g.attention_us, g.memory_us, g.optimizer_us, g.copy_us);
-    if (const auto& by = p.launch.gemm_gap_by_shape; !by.empty()) {
+    const auto beside = [&](const char* what, const StepGaps& b) {
+        const auto x = [](double beside_us, double alone_us) {
+            return beside_us > 0 && alone_us > 0 ? fmt::format("x{:.2f}", beside_us / alone_us) : std::string("x1 (not measured)");
+        };
+        s += fmt::format("  the same beside an NCCL kernel {}: GEMM {}, attention {}, memory-bound {}, optimizer {}, copy {}\n",
+                         what, x(b.gemm_us, g.gemm_us), x(b.attention_us, g.attention_us), x(b.memory_us, g.memory_us),
+                         x(b.optimizer_us, g.optimizer_us), x(b.copy_us, g.copy_us));
+    };
+    beside("moving data", p.launch.step_gap_beside_transfer_us);
+    beside("waiting for its peer", p.launch.step_gap_beside_waiting_us);
+    const auto byShape = [&](const char* what, const std::vector<GemmShapeValue>& by) {
+        if (by.empty()) return;
         std::vector<double> v;
-        for (const GemmShapeValue& g : by) v.push_back(g.value);
+        for (const GemmShapeValue& e : by) v.push_back(e.value);
         std::sort(v.begin(), v.end());
-        s += fmt::format("  gap before a GEMM by shape: {} shapes, {:.2f} to {:.2f} us, median {:.2f} (in place of "
-                         "the GEMM gap above)\n",
-                         v.size(), v.front(), v.back(), median(v));
-    }
+        s += fmt::format("  gap before a GEMM by shape{}: {} shapes, {:.2f} to {:.2f} us, median {:.2f}\n", what, v.size(),
+                         v.front(), v.back(), median(v));
+    };
+    byShape(" (in place of the GEMM gap above)", p.launch.gemm_gap_by_shape);
+    byShape(", beside an NCCL kernel moving data", p.launch.gemm_gap_beside_transfer_by_shape);
     s += fmt::format("  shortest kernel {:.2f} us; kernel CV {:.3f}\n", p.memory.min_kernel_us, p.jitter.kernel_cv);
     s += fmt::format("\ninterference: GEMM x{:.2f} slower beside NCCL, NCCL x{:.2f} slower beside a GEMM\n",
                      p.interference.compute_slowdown, p.interference.comm_slowdown);
@@ -317,7 +332,8 @@ void addCalibrateCommands(CLI::App& app) {
     cal->add_flag("--no-pytorch", co->no_pytorch, "Skip the PyTorch benchmarks (kernels, host costs, gaps)");
     cal->add_option("--gemm-shapes", co->gemm_shapes,
                     "Also measure these GEMMs one by one: the gap before each in a step's stream "
-                    "(launch.gemm_gap_by_shape) and, with two GPUs or more, its slowdown beside a resident NCCL kernel "
+                    "(launch.gemm_gap_by_shape) and, with two GPUs or more, that gap beside an all-reduce moving data "
+                    "(launch.gemm_gap_beside_transfer_by_shape) and its slowdown beside a resident NCCL kernel "
                     "(interference.gemm_by_shape); lines 'forward|dgrad|wgrad M N K' (calibration/validation/"
                     "gemm_shapes.py lists a scenario's)")
         ->check(CLI::ExistingFile);

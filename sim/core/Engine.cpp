@@ -61,14 +61,20 @@ EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t s
     c.device_gap_s[std::size_t(KernelClass::memory)] = gap(g.memory_us);
     c.device_gap_s[std::size_t(KernelClass::optimizer)] = gap(g.optimizer_us);
     c.device_gap_s[std::size_t(KernelClass::copy)] = gap(g.copy_us);
-    // Longer beside a resident NCCL kernel where measured (the ratio to the gap alone; 1 where not).
-    const StepGaps& b = p.launch.step_gap_beside_nccl_us;
-    const auto longer = [](double beside_us, double alone_us) { return beside_us > 0 && alone_us > 0 ? beside_us / alone_us : 1.0; };
-    c.gap_beside_nccl[std::size_t(KernelClass::gemm)] = longer(b.gemm_us, g.gemm_us);
-    c.gap_beside_nccl[std::size_t(KernelClass::attention)] = longer(b.attention_us, g.attention_us);
-    c.gap_beside_nccl[std::size_t(KernelClass::memory)] = longer(b.memory_us, g.memory_us);
-    c.gap_beside_nccl[std::size_t(KernelClass::optimizer)] = longer(b.optimizer_us, g.optimizer_us);
-    c.gap_beside_nccl[std::size_t(KernelClass::copy)] = longer(b.copy_us, g.copy_us);
+    // Longer beside a resident NCCL kernel, moving data or waiting, where measured (the ratio to the gap alone; 1
+    // where not).
+    const auto longer = [&](const StepGaps& b) {
+        const auto ratio = [](double beside_us, double alone_us) { return beside_us > 0 && alone_us > 0 ? beside_us / alone_us : 1.0; };
+        std::array<double, kKernelClasses> r = EngineConfig::filled(1.0);
+        r[std::size_t(KernelClass::gemm)] = ratio(b.gemm_us, g.gemm_us);
+        r[std::size_t(KernelClass::attention)] = ratio(b.attention_us, g.attention_us);
+        r[std::size_t(KernelClass::memory)] = ratio(b.memory_us, g.memory_us);
+        r[std::size_t(KernelClass::optimizer)] = ratio(b.optimizer_us, g.optimizer_us);
+        r[std::size_t(KernelClass::copy)] = ratio(b.copy_us, g.copy_us);
+        return r;
+    };
+    c.gap_beside_transfer = longer(p.launch.step_gap_beside_transfer_us);
+    c.gap_beside_waiting = longer(p.launch.step_gap_beside_waiting_us);
     return c;
 }
 
@@ -314,7 +320,8 @@ void Engine::startKernel(std::uint32_t slot, const Op& op) {
     st.remaining = op.work_s * drawKernelFactor(st.rank, op.step) * device_speed_[st.rank][std::size_t(op.cls)];
     st.rate = 0.0;
     GpuState& g = gpus_[st.rank];
-    st.beside_nccl = g.comm_waiting > 0 || !g.moving.empty();
+    st.beside = !g.moving.empty() ? StreamState::Beside::moving
+                : g.comm_waiting > 0 ? StreamState::Beside::waiting : StreamState::Beside::none;
     const bool was_idle = g.computing.empty();
     g.computing.push_back(slot);
     refreshCompute(st.rank);
@@ -354,8 +361,12 @@ void Engine::refreshTransfer(int gpu) {
 void Engine::finishKernel(std::uint32_t slot) {
     StreamState& st = streams_[slot];
     const Op& op = w_.programs[st.rank].ops[st.op];
-    Time gap = op.gap_s > 0 ? fromSeconds(op.gap_s) : device_gap_[std::size_t(op.cls)];
-    if (st.beside_nccl) gap = fromSeconds(gap.seconds() * cfg_.gap_beside_nccl[std::size_t(op.cls)]);
+    const std::size_t cls = std::size_t(op.cls);
+    Time gap = op.gap_s > 0 ? fromSeconds(op.gap_s) : device_gap_[cls];
+    if (st.beside == StreamState::Beside::moving)
+        gap = op.gap_transfer_s > 0 ? fromSeconds(op.gap_transfer_s) : fromSeconds(gap.seconds() * cfg_.gap_beside_transfer[cls]);
+    else if (st.beside == StreamState::Beside::waiting)
+        gap = fromSeconds(gap.seconds() * cfg_.gap_beside_waiting[cls]);
     const Time busy_from = std::min(st.start + gap, now_);
     tl_.spans.push_back(Span{st.rank, st.index, op.cls, st.op, busy_from, now_});
     st.running = false;

@@ -17,9 +17,10 @@
 //   by the kernel's class, is the launch gap, when the stream holds it but the GPU runs nothing of it, so its
 //   span starts there (the profile's gaps inside a training step's mix: H200, 1.6–1.8 µs before memory-bound
 //   kernels, copies and the optimizer, 2.3–2.5 before GEMMs and attention; a GEMM whose shape the profile measured
-//   takes its own, Op::gap_s: 1.6 µs, or 3.3 after cuBLAS's semaphore memset; longer, by `gap_beside_nccl`, for a
-//   kernel that starts while an NCCL kernel is resident). Those holes are what an NCCL kernel beside a dense
-//   stream of compute is exposed through.
+//   takes its own, Op::gap_s: 1.6 µs, or 3.3 after cuBLAS's semaphore memset; for a kernel that starts while an
+//   NCCL kernel moves data, longer by `gap_beside_transfer` (a GEMM: its own, Op::gap_transfer_s), while one only
+//   waits for its peers by `gap_beside_waiting`). Those holes are what an NCCL kernel beside a dense stream of
+//   compute is exposed through.
 // - Collective: an NCCL kernel becomes resident on a rank when it reaches its stream head, or, if a compute kernel
 //   holds the SMs then, when that kernel ends (H200 traces: NCCL kernels start in the last µs of the kernel
 //   running when they become ready), and stays, spinning, until the collective ends — the barrier that breaks
@@ -72,8 +73,10 @@ struct EngineConfig {
     double comm_slowdown = 1.0;
     // Launch gap at the start of each kernel's period on its stream, by KernelClass.
     std::array<double, kKernelClasses> device_gap_s{};
-    // How much longer that gap is when the kernel starts beside a resident NCCL kernel, by KernelClass.
-    std::array<double, kKernelClasses> gap_beside_nccl = filled(1.0);
+    // How much longer that gap is when the kernel starts beside a resident NCCL kernel moving data, or only
+    // waiting for its peers, by KernelClass (a GEMM with Op::gap_transfer_s takes its own beside one moving data).
+    std::array<double, kKernelClasses> gap_beside_transfer = filled(1.0);
+    std::array<double, kKernelClasses> gap_beside_waiting = filled(1.0);
 };
 
 // Reads the jitter and interference parameters of a profile.
@@ -109,7 +112,8 @@ private:
         std::vector<std::uint32_t> queue;
         std::size_t head = 0;
         bool running = false;
-        bool beside_nccl = false;  // an NCCL kernel was resident on the GPU when the running kernel started
+        // What NCCL did on the GPU when the running kernel started: nothing resident, waiting, moving data.
+        enum class Beside : std::uint8_t { none, waiting, moving } beside = Beside::none;
         std::int64_t blocked_on = -1;
         // The running kernel, as an activity: remaining work at full speed, current rate.
         std::uint32_t op = 0;

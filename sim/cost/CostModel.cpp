@@ -112,12 +112,14 @@ double CostModel::gemmUncached(const GemmShape& s, DType dtype, bool& in_domain)
     return e.seconds;
 }
 
-std::pair<double, double> CostModel::gemmByShape(const GemmShape& s) const {
+CostModel::ByShape CostModel::gemmByShape(const GemmShape& s) const {
     const auto key = std::make_tuple(s.m, s.n, s.k);
     if (auto hit = shape_memo_.find(key); hit != shape_memo_.end()) return hit->second;
-    std::pair<double, double> v{0.0, 0.0};
-    if (const GemmShapeValue* g = nearestShape(profile_.interference.gemm_by_shape, s)) v.first = g->value;
-    if (const GemmShapeValue* g = nearestShape(profile_.launch.gemm_gap_by_shape, s)) v.second = g->value * 1e-6;
+    ByShape v;
+    const LaunchRates& l = profile_.launch;
+    if (const GemmShapeValue* g = nearestShape(profile_.interference.gemm_by_shape, s)) v.beside_nccl = g->value;
+    if (const GemmShapeValue* g = nearestShape(l.gemm_gap_by_shape, s)) v.gap_s = g->value * 1e-6;
+    if (const GemmShapeValue* g = nearestShape(l.gemm_gap_beside_transfer_by_shape, s)) v.gap_transfer_s = g->value * 1e-6;
     return shape_memo_.emplace(key, v).first->second;
 }
 
@@ -164,9 +166,10 @@ bool CostModel::price(Op& op, DType dtype) const {
     switch (op.cls) {
         case KernelClass::gemm: {
             op.work_s = gemmSeconds(op.gemm, dtype, &in_domain);
-            const auto [beside, gap_s] = gemmByShape(op.gemm);
-            op.beside_nccl = static_cast<float>(beside);
-            op.gap_s = static_cast<float>(gap_s);
+            const ByShape b = gemmByShape(op.gemm);
+            op.beside_nccl = static_cast<float>(b.beside_nccl);
+            op.gap_s = static_cast<float>(b.gap_s);
+            op.gap_transfer_s = static_cast<float>(b.gap_transfer_s);
             break;
         }
         case KernelClass::attention:

@@ -74,17 +74,20 @@ public:
     double attentionSeconds(double flops, bool backward, DType dtype, const GemmShape& shape = {},
                             bool* in_domain = nullptr) const;
     double memorySeconds(double bytes, MemKind kind = MemKind::elementwise) const;
-    // Prices a kernel op (work_s) by its class, and a GEMM's slowdown beside NCCL (beside_nccl) and launch gap
-    // (gap_s) by its shape when the profile measured one near it; returns false if a query fell outside measured
-    // domains.
+    // Prices a kernel op (work_s) by its class, and a GEMM's slowdown beside NCCL (beside_nccl) and launch gaps,
+    // alone and beside NCCL moving data (gap_s, gap_transfer_s), by its shape when the profile measured one near it;
+    // returns false if a query fell outside measured domains.
     bool price(Op& op, DType dtype) const;
 
     CollectiveEstimate collective(CollectiveKind kind, int ranks, int nodes, double bytes) const;
 
 private:
     double gemmUncached(const GemmShape& s, DType dtype, bool& in_domain) const;
-    // A GEMM's own slowdown beside NCCL and launch gap (s) from the profile's lists by shape; 0 where none is near.
-    std::pair<double, double> gemmByShape(const GemmShape& s) const;
+    // A GEMM's own slowdown beside NCCL and launch gaps (s) from the profile's lists by shape; 0 where none is near.
+    struct ByShape {
+        double beside_nccl = 0.0, gap_s = 0.0, gap_transfer_s = 0.0;
+    };
+    ByShape gemmByShape(const GemmShape& s) const;
 
     const HardwareProfile& profile_;
     NcclSpec nccl_;
@@ -95,7 +98,7 @@ private:
     // A step prices the same few GEMM shapes on every layer and rank; each is worked out once (the anchored
     // model scans every measured point). Not shared between threads: one CostModel per simulation.
     mutable std::map<std::tuple<long, long, long, DType>, std::pair<double, bool>> gemm_memo_;
-    mutable std::map<std::tuple<long, long, long>, std::pair<double, double>> shape_memo_;  // gemmByShape
+    mutable std::map<std::tuple<long, long, long>, ByShape> shape_memo_;  // gemmByShape
 };
 
 }  // namespace stepsim

@@ -119,14 +119,21 @@ struct LaunchRates {
     Distribution graph_host;        // host cost per kernel inside a CUDA graph replay
     Distribution device_gap;        // gap between back-to-back kernels on one stream
     StepGaps step_gap_us;           // gap before each class of operation in a training step's stream
-    // The same while an NCCL kernel is resident on the GPU (kernel_gaps.py --ddp: beside DDP's own bucket
-    // all-reduces; the gap alone times the ratio measured within the run): H200 with 25 MiB buckets, GEMM gaps
-    // 1.02x, memory-bound 1.15x. 0: not measured, the gap alone applies.
-    StepGaps step_gap_beside_nccl_us;
+    // The same while an NCCL kernel is resident on the GPU, by what it does (calibration/pytorch/gemm_gaps.py
+    // --beside: units of an add, a GEMM and DDP's two gradient copies beside a 25 MiB all-reduce; the gap alone times
+    // the ratio measured within the run). Beside one moving data the holes grow (H200: GEMMs 1.33x, copies 1.13x,
+    // memory-bound 1.21x), beside one waiting for its peer they do not (1.00x, 1.00x, 0.98x). 0: not measured, the
+    // gap alone applies.
+    StepGaps step_gap_beside_transfer_us;
+    StepGaps step_gap_beside_waiting_us;
     // The gap before a GEMM by its shape (µs; calibration/pytorch/gemm_gaps.py), in place of step_gap_us.gemm: cuBLAS
     // launches some GEMMs after a semaphore memset, and the GPU idles longer before them (H200: 3.27 µs against 1.63
     // over the validation's 198 GEMMs). Empty or no shape near: step_gap_us.gemm.
     std::vector<GemmShapeValue> gemm_gap_by_shape;
+    // The same beside an NCCL kernel moving data (µs: the shape's gap alone times its ratio measured within a run,
+    // gemm_gaps.py --beside transfer): x1.46 after a memset, x1.15 without (H200, medians over 198 GEMMs). Empty or no
+    // shape near: the gap alone times step_gap_beside_transfer_us' GEMM ratio.
+    std::vector<GemmShapeValue> gemm_gap_beside_transfer_by_shape;
     CheckpointHost checkpoint_host_us;  // activation checkpointing, per checkpointed layer
     Distribution nccl_host;         // host cost of issuing one NCCL collective through torch.distributed
 };

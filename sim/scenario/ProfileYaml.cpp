@@ -158,8 +158,10 @@ void describe(V& v, LaunchRates& l) {
     v.section("graph_host", l.graph_host);
     v.section("device_gap", l.device_gap);
     v.section("step_gap_us", l.step_gap_us);
-    v.section("step_gap_beside_nccl_us", l.step_gap_beside_nccl_us);
+    v.section("step_gap_beside_transfer_us", l.step_gap_beside_transfer_us);
+    v.section("step_gap_beside_waiting_us", l.step_gap_beside_waiting_us);
     v.field("gemm_gap_by_shape", l.gemm_gap_by_shape);
+    v.field("gemm_gap_beside_transfer_by_shape", l.gemm_gap_beside_transfer_by_shape);
     v.section("checkpoint_host_us", l.checkpoint_host_us);
     v.section("nccl_host", l.nccl_host);
 }
@@ -364,12 +366,14 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
     positive("launch.step_gap_us.memory", gaps.memory_us);
     positive("launch.step_gap_us.optimizer", gaps.optimizer_us);
     positive("launch.step_gap_us.copy", gaps.copy_us);
-    const StepGaps& beside = p.launch.step_gap_beside_nccl_us;  // 0: not measured
-    nonNegative("launch.step_gap_beside_nccl_us.gemm", beside.gemm_us);
-    nonNegative("launch.step_gap_beside_nccl_us.attention", beside.attention_us);
-    nonNegative("launch.step_gap_beside_nccl_us.memory", beside.memory_us);
-    nonNegative("launch.step_gap_beside_nccl_us.optimizer", beside.optimizer_us);
-    nonNegative("launch.step_gap_beside_nccl_us.copy", beside.copy_us);
+    for (const auto& [key, beside] : {std::pair{"launch.step_gap_beside_transfer_us", &p.launch.step_gap_beside_transfer_us},
+                                      std::pair{"launch.step_gap_beside_waiting_us", &p.launch.step_gap_beside_waiting_us}}) {
+        nonNegative(fmt::format("{}.gemm", key), beside->gemm_us);  // 0: not measured
+        nonNegative(fmt::format("{}.attention", key), beside->attention_us);
+        nonNegative(fmt::format("{}.memory", key), beside->memory_us);
+        nonNegative(fmt::format("{}.optimizer", key), beside->optimizer_us);
+        nonNegative(fmt::format("{}.copy", key), beside->copy_us);
+    }
     const auto shapes = [&](const std::string& path, const std::vector<GemmShapeValue>& list,
                             const std::function<void(const std::string&, double)>& check) {
         for (std::size_t i = 0; i < list.size(); ++i) {
@@ -381,6 +385,7 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
         }
     };
     shapes("launch.gemm_gap_by_shape", p.launch.gemm_gap_by_shape, positive);
+    shapes("launch.gemm_gap_beside_transfer_by_shape", p.launch.gemm_gap_beside_transfer_by_shape, positive);
     const CheckpointHost& ck = p.launch.checkpoint_host_us;
     nonNegative("launch.checkpoint_host_us.selective_forward", ck.selective_forward_us);
     nonNegative("launch.checkpoint_host_us.selective_backward", ck.selective_backward_us);

@@ -85,10 +85,12 @@ struct Op {
     double bytes = 0.0;       // HBM bytes moved by a kernel, or collective size
     double work_s = 0.0;      // kernel duration at full speed, set by pricing
     double host_s = 0.0;      // host time to issue this op (median; the engine adds jitter)
-    // A GEMM's own slowdown beside a resident NCCL kernel and launch gap in a step (s), set by pricing; 0: its
-    // class's. Floats keep the op at 88 bytes (the engine streams through millions of them).
+    // A GEMM's own slowdown beside a resident NCCL kernel and launch gaps in a step (s), alone and beside an NCCL
+    // kernel moving data, set by pricing; 0: its class's. Floats keep the op at 96 bytes (the engine streams through
+    // millions of them).
     float beside_nccl = 0.0f;
     float gap_s = 0.0f;
+    float gap_transfer_s = 0.0f;
 };
 
 enum class StreamKind : std::uint8_t { compute, comm, copy };

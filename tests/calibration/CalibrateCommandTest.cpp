@@ -80,8 +80,8 @@ TEST(CalibrateCommand, NoGpuIsAClearError) {
 // measurements, and a "python" that answers each PyTorch script with its committed output (the DDP host run,
 // under torch.distributed.run, with the DDP records). Every script beside stepsim_torch_bench.py runs, and the
 // profile takes its fields from their files: attention points, PyTorch's GEMM grid, host costs, checkpointing's,
-// the step gaps and, as the harness's run had two GPUs, the kernels' slowdown beside NCCL, and with --gemm-shapes
-// each listed GEMM's.
+// the step gaps and, as the harness's run had two GPUs, the gaps and the kernels' slowdown beside NCCL, and with
+// --gemm-shapes each listed GEMM's.
 TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     const fs::path dir = fs::temp_directory_path() / "stepsim_cal_scripts", out = dir / "out";
     fs::remove_all(dir);
@@ -103,7 +103,8 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
            "    [ \"$4 $5 $6 $7 $8 $9\" = '--modes waiting --bucket-mib 25 --gemm-shapes " << shapes << "' ] || exit 1;\n"
            "    cp '" << kRaw << "interference_training_shapes_waiting_run42.jsonl' \"$3\";;\n"
            "  device_speed.py) cp '" << kRaw << "device_speed_run36.jsonl' \"$3\";;\n"
-           "  kernel_gaps.py) [ \"$4 $5 $6\" = '--ddp --bucket-mib 25' ] || exit 1; cp '" << kRaw << "kernel_gaps_ddp25mib_run49.jsonl' \"$3\";;\n"
+           "  gemm_gaps.py) [ \"$4 $5 $6 $7\" = '--beside transfer,waiting --gemm-shapes " << shapes << "' ] || exit 1;\n"
+           "    cp '" << kRaw << "gemm_gaps_beside_run61.jsonl' \"$3\";;\n"
            "  *) exit 1;; esac; exit 0; fi\n"
            "case $(basename \"$1\") in\n"
            "  stepsim_torch_bench.py) cp '" << kRaw << "torch.jsonl' \"$3\";;\n"
@@ -121,7 +122,7 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     });
     for (const char* f : {"attention_default.jsonl", "gemm_training_shapes.jsonl", "host_overhead.jsonl", "kernel_gaps.jsonl",
                           "interference_training.jsonl", "device_speed.jsonl", "interference_training_shapes.jsonl",
-                          "gemm_gaps_shapes.jsonl", "kernel_gaps_beside_nccl.jsonl"})
+                          "gemm_gaps_shapes.jsonl", "gemm_gaps_beside_nccl.jsonl"})
         EXPECT_TRUE(fs::exists(out / f)) << f;
     const HardwareProfile p = loadProfile(out / "profile.yaml");
     const HardwareProfile base = builtinProfile("h200-sxm");
@@ -134,7 +135,10 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     EXPECT_GT(p.jitter.device_compute_cv, 0.005);                              // and the GPUs' spread
     EXPECT_EQ(p.interference.gemm_by_shape.size(), 152u);                      // --gemm-shapes: each GEMM's own
     EXPECT_EQ(p.launch.gemm_gap_by_shape.size(), 152u);                        // slowdown beside NCCL and gap
-    EXPECT_GT(p.launch.step_gap_beside_nccl_us.gemm_us, p.launch.step_gap_us.gemm_us);  // two GPUs: gaps beside NCCL
+    // two GPUs: gaps beside an all-reduce, longer while it moves data than while it waits (run 61: x1.33, x1.00)
+    EXPECT_GT(p.launch.step_gap_beside_transfer_us.gemm_us, 1.2 * p.launch.step_gap_us.gemm_us);
+    EXPECT_NEAR(p.launch.step_gap_beside_waiting_us.gemm_us, p.launch.step_gap_us.gemm_us, 0.05 * p.launch.step_gap_us.gemm_us);
+    EXPECT_EQ(p.launch.gemm_gap_beside_transfer_by_shape.size(), 152u);
     const nlohmann::json report = nlohmann::json::parse(std::ifstream(out / "profile.yaml.fit.json"));
     EXPECT_EQ(report.at("gemm").at("bf16").at("source"), "pytorch-step");       // gemm_training_shapes.py --step
 }

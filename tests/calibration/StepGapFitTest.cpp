@@ -1,5 +1,5 @@
 // The fit's gaps inside a training step (calibration/fit/ProfileFit.hpp, "launch"): kernel_gaps.py's mean gap
-// before each class of operation, the median over runs; the gaps beside NCCL are not these.
+// before each class of operation, the median over runs; gemm_gaps.py's by GEMM shape, and beside an all-reduce.
 #include <algorithm>
 #include <tuple>
 
@@ -48,30 +48,68 @@ TEST(StepGapFit, UnmeasuredClassKeepsTheBase) {
     EXPECT_NE(std::find(kept.begin(), kept.end(), "launch.gemm_gap_by_shape"), kept.end());
 }
 
-// Beside NCCL: the ratio beside/alone within the runs that recorded their all-reduces' size (pairs by comm_bytes)
-// and saw 50 gaps beside or more, times the fitted gap alone; a run without the size (run 19's chain) is left out,
-// and so is a class with too few gaps beside (run 49's attention: 14).
-TEST(StepGapFit, GapBesideNcclIsTheAloneGapTimesTheRatioInTheRun) {
-    const auto sized = [](const std::string& op, double mean, double bytes, int n) {
+// gemm_gaps.py --beside: per class, the ratio of the units' mean gap beside an all-reduce (moving data, or
+// waiting) to alone within one run (file) and rank, the median over runs and ranks, times the fitted gap alone.
+// A record with no alone partner in its own run and rank is left out; a class the units lack keeps the base.
+// kernel_gaps.py's own gaps beside NCCL (step_gap_<class>_beside_nccl) are not fitted.
+RawLaunch unit(const std::string& cls, const std::string& mode, double mean, const std::string& file, int rank) {
+    RawLaunch l = gap("step_gap_unit_" + cls, mean);
+    l.mode = mode;
+    l.file = file;
+    l.rank = rank;
+    return l;
+}
+
+TEST(StepGapFit, GapBesideNcclIsTheAloneGapTimesTheRatioInTheRunByWhatNcclDoes) {
+    RawData raw;
+    raw.launches = {gap("step_gap_gemm", 2.2),   gap("step_gap_gemm_beside_nccl", 9.0),   gap("step_gap_memory", 1.8),
+                    gap("step_gap_copy", 1.6),   unit("gemm", "alone", 2.8, "a", 0),      unit("gemm", "transfer", 3.7, "a", 0),
+                    unit("gemm", "waiting", 2.8, "a", 0), unit("gemm", "alone", 2.6, "a", 1), unit("gemm", "transfer", 3.5, "a", 1),
+                    unit("gemm", "alone", 2.0, "b", 0),   unit("gemm", "transfer", 2.8, "b", 0),
+                    unit("copy", "alone", 1.8, "a", 0),   unit("copy", "transfer", 2.1, "a", 0),
+                    unit("copy", "waiting", 1.8, "b", 0),  // no alone record in run b: left out
+                    unit("memory", "transfer", 1.9, "a", 1), unit("memory", "alone", 1.5, "a", 1)};
+    const ProfileFitResult r = fitProfile(raw, HardwareProfile{}, "t", "test");
+    const StepGaps &t = r.profile.launch.step_gap_beside_transfer_us, &w = r.profile.launch.step_gap_beside_waiting_us;
+    EXPECT_DOUBLE_EQ(r.profile.launch.step_gap_us.gemm_us, 2.2);  // the unit records do not feed the gap alone
+    EXPECT_DOUBLE_EQ(t.gemm_us, 2.2 * (3.5 / 2.6));  // the median of 3.7/2.8, 3.5/2.6, 2.8/2.0
+    EXPECT_DOUBLE_EQ(w.gemm_us, 2.2);
+    EXPECT_DOUBLE_EQ(t.copy_us, 1.6 * (2.1 / 1.8));
+    EXPECT_DOUBLE_EQ(w.copy_us, 0.0);
+    EXPECT_DOUBLE_EQ(t.memory_us, 1.8 * (1.9 / 1.5));
+    EXPECT_DOUBLE_EQ(t.attention_us, 0.0);
+    const auto& kept = r.report.at("kept_from_base");
+    for (const char* k : {"launch.step_gap_beside_waiting_us.copy", "launch.step_gap_beside_waiting_us.memory",
+                          "launch.step_gap_beside_transfer_us.attention", "launch.gemm_gap_beside_transfer_by_shape"})
+        EXPECT_NE(std::find(kept.begin(), kept.end(), k), kept.end()) << k;
+}
+
+// By GEMM shape beside an all-reduce moving data: the shape's ratio beside to alone within a run, rank and form,
+// the median over them, times the shape's fitted gap alone (the median over every run's alone records).
+TEST(StepGapFit, GemmGapBesideTransferByShapeIsTheShapesGapTimesItsRatio) {
+    const auto shaped = [](const std::string& op, const std::string& form, double mean, const std::string& file, int rank) {
         RawLaunch l = gap(op, mean);
-        l.comm_bytes = bytes;
-        l.time.n = n;
+        l.m = 8192, l.n = 2048, l.k = 2048, l.form = form, l.file = file, l.rank = rank;
+        l.mode = op == "step_gap_gemm_shape" ? "" : "transfer";
         return l;
     };
     RawData raw;
-    raw.launches = {gap("step_gap_gemm", 2.2), gap("step_gap_gemm_beside_nccl", 4.4),
-                    sized("step_gap_gemm", 2.5, 25 << 20, 780), sized("step_gap_gemm_beside_nccl", 3.5, 25 << 20, 219),
-                    gap("step_gap_memory", 1.8), sized("step_gap_attention", 2.8, 25 << 20, 120),
-                    sized("step_gap_attention_beside_nccl", 1.6, 25 << 20, 14)};
+    raw.launches = {shaped("step_gap_gemm_shape", "forward", 3.2, "old", 0),
+                    shaped("step_gap_gemm_shape", "forward", 3.6, "new", 0),
+                    shaped("step_gap_gemm_shape_beside_nccl", "forward", 5.4, "new", 0),   // x1.5
+                    shaped("step_gap_gemm_shape", "dgrad", 1.6, "new", 0),
+                    shaped("step_gap_gemm_shape_beside_nccl", "dgrad", 2.0, "new", 0),     // x1.25
+                    shaped("step_gap_gemm_shape_beside_nccl", "forward", 9.9, "new", 1)};  // no alone in rank 1
+    RawLaunch waiting = shaped("step_gap_gemm_shape_beside_nccl", "forward", 3.6, "new", 0);
+    waiting.mode = "waiting";  // not a transfer record
+    raw.launches.push_back(waiting);
     const ProfileFitResult r = fitProfile(raw, HardwareProfile{}, "t", "test");
-    const StepGaps& b = r.profile.launch.step_gap_beside_nccl_us;
-    EXPECT_DOUBLE_EQ(r.profile.launch.step_gap_us.gemm_us, 2.35);  // median of both runs' gaps alone
-    EXPECT_DOUBLE_EQ(b.gemm_us, 2.35 * 3.5 / 2.5);
-    EXPECT_DOUBLE_EQ(b.memory_us, 0.0);
-    EXPECT_DOUBLE_EQ(b.attention_us, 0.0);
-    const auto& kept = r.report.at("kept_from_base");
-    EXPECT_NE(std::find(kept.begin(), kept.end(), "launch.step_gap_beside_nccl_us.memory"), kept.end());
-    EXPECT_NE(std::find(kept.begin(), kept.end(), "launch.step_gap_beside_nccl_us.attention"), kept.end());
+    ASSERT_EQ(r.profile.launch.gemm_gap_by_shape.size(), 1u);
+    EXPECT_DOUBLE_EQ(r.profile.launch.gemm_gap_by_shape[0].value, 3.2);  // the median of 3.2, 3.6, 1.6
+    const auto& by = r.profile.launch.gemm_gap_beside_transfer_by_shape;
+    ASSERT_EQ(by.size(), 1u);
+    EXPECT_EQ(std::tie(by[0].m, by[0].n, by[0].k), std::tuple(8192L, 2048L, 2048L));
+    EXPECT_DOUBLE_EQ(by[0].value, 3.2 * 1.375);  // the median of 1.5 and 1.25
 }
 
 // gemm_gaps.py's records: the median over runs of each shape's mean gap, in ascending shape order, apart from the

@@ -169,38 +169,60 @@ TEST(Engine, ConfigTakesStepGapsByClassElseTheLaunchGap) {
 
 // A kernel shorter than the gap is an empty span at its end, never one that ends before it starts.
 // A GEMM with its own gap (measured for its shape) opens that hole, not its class's.
-// A kernel that starts while an NCCL kernel is resident opens a longer hole: both ranks' all-reduces are resident
-// from 0 (10 µs α + 1e6 B at 50 GB/s while computing = 30 µs), so rank 0's first kernel, started at 0, begins its
-// work 2 µs × 1.5 in; the second starts at 100 µs, after the collective, with the plain 2 µs.
-TEST(Engine, AKernelStartedBesideNcclHasALongerGap) {
-    Rig rig;
-    rig.cfg.device_gap_s = EngineConfig::filled(2e-6);
-    rig.cfg.gap_beside_nccl = EngineConfig::filled(1.5);
-    rig.cfg.slowdown_transfer = EngineConfig::filled(1.0);
-    rig.cfg.slowdown_waiting = EngineConfig::filled(1.0);
+// A kernel that starts while an NCCL kernel moves data opens a longer hole: both ranks' all-reduces are resident
+// from 0 (10 µs α + 1e6 B at 50 GB/s while computing = 30 µs), so rank 0's first kernel, launched at 1 µs, begins
+// its work 2 µs × 1.5 later; the second starts at 101 µs, after the collective, with the plain 2 µs. A GEMM with its
+// own gap beside NCCL moving data takes that one. While the NCCL kernel only waits (rank 1 joins after a 300 µs
+// kernel), the hole is 2 µs × 1.25, the second kernel's too.
+// The start of each of rank 0's two GEMM spans (µs).
+std::vector<double> rank0GemmStarts(const Rig& rig, const Op& first, double rank1_before_us) {
     Program p0 = twoStreams(), p1 = twoStreams();
     p0.ops.push_back(allReduce(p0, 1e6, 1));
-    p0.ops.push_back(kernel(100, 0, 0));
+    p0.ops.push_back(first);
     p0.ops.push_back(kernel(50, 0, 0));
     p0.ops.push_back(stepEnd());
-    p1.ops.push_back(allReduce(p1, 1e6, 1));
-    p1.ops.push_back(stepEnd(1));
+    if (rank1_before_us > 0) p1.ops.push_back(kernel(rank1_before_us, 0, 0));
+    p1.ops.push_back(allReduce(p1, 1e6, rank1_before_us > 0 ? 0 : 1));
+    p1.ops.push_back(stepEnd(rank1_before_us > 0 ? 0 : 1));
     Timeline tl = Engine(oneGroup({p0, p1}), rig.cost, rig.fabric, rig.cfg).run();
-    std::vector<Time> starts;
+    std::vector<double> starts;
     for (const Span& sp : tl.spans)
-        if (sp.rank == 0 && sp.cls == KernelClass::gemm) starts.push_back(sp.start);
-    ASSERT_EQ(starts.size(), 2u);
-    EXPECT_EQ(starts[0], Time::us(3));
-    EXPECT_EQ(starts[1], Time::us(102));
+        if (sp.rank == 0 && sp.cls == KernelClass::gemm) starts.push_back(sp.start.seconds() * 1e6);
+    return starts;
+}
+
+void expectStarts(const std::vector<double>& got, double first_us, double second_us) {
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_NEAR(got[0], first_us, 1e-3);
+    EXPECT_NEAR(got[1], second_us, 1e-3);
+}
+
+TEST(Engine, AKernelStartedBesideNcclHasTheGapOfWhatNcclDoes) {
+    Rig rig;
+    rig.cfg.device_gap_s = EngineConfig::filled(2e-6);
+    rig.cfg.gap_beside_transfer = EngineConfig::filled(1.5);
+    rig.cfg.gap_beside_waiting = EngineConfig::filled(1.25);
+    rig.cfg.slowdown_transfer = EngineConfig::filled(1.0);
+    rig.cfg.slowdown_waiting = EngineConfig::filled(1.0);
+    expectStarts(rank0GemmStarts(rig, kernel(100, 1, 0), 0), 4, 103);
+    Op own = kernel(100, 1, 0);
+    own.gap_s = 3.3e-6;
+    own.gap_transfer_s = 4.8e-6;
+    expectStarts(rank0GemmStarts(rig, own, 0), 5.8, 103);
+    expectStarts(rank0GemmStarts(rig, kernel(100, 1, 0), 300), 3.5, 103.5);
     const EngineConfig c = [] {
         HardwareProfile prof;
         prof.launch.step_gap_us = {2.0, 2.5, 1.8, 1.6, 1.6};
-        prof.launch.step_gap_beside_nccl_us = {3.0, 0.0, 2.7, 0.0, 0.0};
+        prof.launch.step_gap_beside_transfer_us = {3.0, 0.0, 2.7, 0.0, 0.0};
+        prof.launch.step_gap_beside_waiting_us = {2.0, 0.0, 1.8 * 0.98, 0.0, 0.0};
         return engineConfig(prof, false, 1);
     }();
-    EXPECT_DOUBLE_EQ(c.gap_beside_nccl[std::size_t(KernelClass::gemm)], 1.5);
-    EXPECT_DOUBLE_EQ(c.gap_beside_nccl[std::size_t(KernelClass::memory)], 1.5);
-    EXPECT_DOUBLE_EQ(c.gap_beside_nccl[std::size_t(KernelClass::attention)], 1.0);  // 0: not measured
+    EXPECT_DOUBLE_EQ(c.gap_beside_transfer[std::size_t(KernelClass::gemm)], 1.5);
+    EXPECT_DOUBLE_EQ(c.gap_beside_transfer[std::size_t(KernelClass::memory)], 1.5);
+    EXPECT_DOUBLE_EQ(c.gap_beside_transfer[std::size_t(KernelClass::attention)], 1.0);  // 0: not measured
+    EXPECT_DOUBLE_EQ(c.gap_beside_waiting[std::size_t(KernelClass::gemm)], 1.0);
+    EXPECT_DOUBLE_EQ(c.gap_beside_waiting[std::size_t(KernelClass::memory)], 0.98);
+    EXPECT_DOUBLE_EQ(c.gap_beside_waiting[std::size_t(KernelClass::copy)], 1.0);
 }
 
 TEST(Engine, AGemmsOwnGapReplacesItsClasss) {

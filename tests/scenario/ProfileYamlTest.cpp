@@ -58,7 +58,8 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     EXPECT_EQ(dist(a.launch.device_gap), dist(b.launch.device_gap));
     const auto gaps = [](const StepGaps& g) { return std::tie(g.gemm_us, g.attention_us, g.memory_us, g.optimizer_us, g.copy_us); };
     EXPECT_EQ(gaps(a.launch.step_gap_us), gaps(b.launch.step_gap_us));
-    EXPECT_EQ(gaps(a.launch.step_gap_beside_nccl_us), gaps(b.launch.step_gap_beside_nccl_us));
+    EXPECT_EQ(gaps(a.launch.step_gap_beside_transfer_us), gaps(b.launch.step_gap_beside_transfer_us));
+    EXPECT_EQ(gaps(a.launch.step_gap_beside_waiting_us), gaps(b.launch.step_gap_beside_waiting_us));
     const auto ck = [](const CheckpointHost& c) {
         return std::tie(c.selective_forward_us, c.selective_backward_us, c.full_forward_us, c.full_backward_us);
     };
@@ -102,16 +103,14 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
         const SizedSlowdown &x = a.interference.beside_transfer_by_size[k], &y = b.interference.beside_transfer_by_size[k];
         EXPECT_EQ(std::tie(x.bytes, x.gemm, x.attention, x.memory), std::tie(y.bytes, y.gemm, y.attention, y.memory));
     }
-    ASSERT_EQ(a.launch.gemm_gap_by_shape.size(), b.launch.gemm_gap_by_shape.size());
-    for (std::size_t k = 0; k < a.launch.gemm_gap_by_shape.size(); ++k) {
-        const GemmShapeValue &x = a.launch.gemm_gap_by_shape[k], &y = b.launch.gemm_gap_by_shape[k];
-        EXPECT_EQ(std::tie(x.m, x.n, x.k, x.value), std::tie(y.m, y.n, y.k, y.value));
-    }
-    ASSERT_EQ(a.interference.gemm_by_shape.size(), b.interference.gemm_by_shape.size());
-    for (std::size_t k = 0; k < a.interference.gemm_by_shape.size(); ++k) {
-        const GemmShapeValue &x = a.interference.gemm_by_shape[k], &y = b.interference.gemm_by_shape[k];
-        EXPECT_EQ(std::tie(x.m, x.n, x.k, x.value), std::tie(y.m, y.n, y.k, y.value));
-    }
+    const auto sameShapes = [](const std::vector<GemmShapeValue>& x, const std::vector<GemmShapeValue>& y) {
+        ASSERT_EQ(x.size(), y.size());
+        for (std::size_t k = 0; k < x.size(); ++k)
+            EXPECT_EQ(std::tie(x[k].m, x[k].n, x[k].k, x[k].value), std::tie(y[k].m, y[k].n, y[k].k, y[k].value));
+    };
+    sameShapes(a.launch.gemm_gap_by_shape, b.launch.gemm_gap_by_shape);
+    sameShapes(a.launch.gemm_gap_beside_transfer_by_shape, b.launch.gemm_gap_beside_transfer_by_shape);
+    sameShapes(a.interference.gemm_by_shape, b.interference.gemm_by_shape);
     EXPECT_EQ(std::tie(a.jitter.kernel_cv, a.jitter.straggler_cv, a.jitter.device_compute_cv, a.jitter.device_memory_cv),
               std::tie(b.jitter.kernel_cv, b.jitter.straggler_cv, b.jitter.device_compute_cv, b.jitter.device_memory_cv));
 }
@@ -139,7 +138,8 @@ HardwareProfile oddProfile() {
     p.launch.graph_host = {0.25, 0.75};
     p.launch.device_gap = {1.5, 2.5};
     p.launch.step_gap_us = {2.27, 2.5, 1.78125, 1.6, 1.25};
-    p.launch.step_gap_beside_nccl_us = {3.25, 4.015, 2.4146784940473633, 0, 1.98};
+    p.launch.step_gap_beside_transfer_us = {3.25, 4.015, 2.4146784940473633, 0, 1.98};
+    p.launch.step_gap_beside_waiting_us = {2.3, 0, 1.7456, 0, 1.25 / 3.0};
     p.launch.checkpoint_host_us = {360.5, 424.25, 481.75, 0.0};
     p.launch.nccl_host = {24, 31};
     p.nccl = {{1, 2, 3}, {4, 5, 6}, {0.1, 0.2, 0.3}, {7, 8, 9}, {0.4, 0.9, 0.95}, 123.456, 456.789};
@@ -157,6 +157,7 @@ HardwareProfile oddProfile() {
     }
     p.interference.gemm_by_shape = {{8192, 2048, 2048, 1.4187}, {2048, 2048, 8192, 1.0 / 3.0 + 1.5}};
     p.launch.gemm_gap_by_shape = {{8192, 2048, 2048, 3.2683}, {8192, 768, 768, 1.0 / 3.0 + 1.3}};
+    p.launch.gemm_gap_beside_transfer_by_shape = {{8192, 2048, 2048, 4.7716}, {8192, 768, 768, 1.0 / 3.0 + 1.6}};
     p.jitter = {0.015, 0.004, 0.0085, 0.00025};
     return p;
 }
@@ -303,14 +304,20 @@ TEST(ProfileYaml, GemmSlowdownBelowOneOrWithoutAShapeIsRejected) {
 
 TEST(ProfileYaml, NegativeGapBesideNcclIsRejected) {
     HardwareProfile p = oddProfile();
-    p.launch.step_gap_beside_nccl_us.memory_us = -1;
-    EXPECT_THAT(errorOf(writeProfile(p)), HasSubstr("launch.step_gap_beside_nccl_us.memory"));
+    p.launch.step_gap_beside_transfer_us.memory_us = -1;
+    EXPECT_THAT(errorOf(writeProfile(p)), HasSubstr("launch.step_gap_beside_transfer_us.memory: expected"));
+    p = oddProfile();
+    p.launch.step_gap_beside_waiting_us.copy_us = -0.5;
+    EXPECT_THAT(errorOf(writeProfile(p)), HasSubstr("launch.step_gap_beside_waiting_us.copy: expected"));
 }
 
 TEST(ProfileYaml, GemmGapThatIsNotPositiveIsRejected) {
     HardwareProfile p = oddProfile();
     p.launch.gemm_gap_by_shape[1].value = 0;
     EXPECT_THAT(errorOf(writeProfile(p)), HasSubstr("launch.gemm_gap_by_shape[1][3]: expected a positive"));
+    p = oddProfile();
+    p.launch.gemm_gap_beside_transfer_by_shape[0].value = -2;
+    EXPECT_THAT(errorOf(writeProfile(p)), HasSubstr("launch.gemm_gap_beside_transfer_by_shape[0][3]: expected a positive"));
 }
 
 TEST(ProfileYaml, GemmPointAbovePeakIsRejected) {
