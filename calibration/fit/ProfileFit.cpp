@@ -420,6 +420,18 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                 lj["optimizer_host_per_tensor_us"] = p.launch.optimizer_host_per_tensor_us;
                 got.insert("optimizer_host_per_tensor_us");
             }
+            // The spread of the host's speed: each run's cost per kernel over the median of its kind (forward,
+            // backward, DDP forward), pooled; its 10th and 90th percentile, from 8 ratios on.
+            std::vector<double> ratios;
+            for (const auto* v : {&fwd, &bwd, &fwdDdp})
+                if (const double m = median(*v); m > 0)
+                    for (double x : *v) ratios.push_back(x / m);
+            if (ratios.size() >= 8) {
+                p.launch.host_cost_spread = {std::min(1.0, quantile(ratios, 0.1)), std::max(1.0, quantile(ratios, 0.9))};
+                lj["host_cost_spread"] = {{"p10", p.launch.host_cost_spread.p10}, {"p90", p.launch.host_cost_spread.p90},
+                                          {"ratios", ratios}};
+                got.insert("host_cost_spread");
+            }
             if (!alternates.empty()) {
                 std::vector<double> hookAlternate;
                 for (const Alternate& a : alternates) {
@@ -440,7 +452,7 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
         }
         for (const std::string f : {"device_gap", "graph_host", "eager_host", "forward_host", "forward_host_ddp",
                                     "backward_host", "optimizer_host_per_tensor_us", "ddp_hook_host_us", "nccl_host",
-                                    "checkpoint_host_us"})
+                                    "checkpoint_host_us", "host_cost_spread"})
             if (!got.count(f)) kept.push_back("launch." + f);
         kept.push_back("launch.compiled_host");
         rep["launch"] = lj;

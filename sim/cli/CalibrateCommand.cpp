@@ -248,6 +248,10 @@ std::string profileTable(const HardwareProfile& p) {
     d("CUDA graph host (per kernel)", p.launch.graph_host);
     d("device gap (back-to-back)", p.launch.device_gap);
     d("NCCL host (per collective)", p.launch.nccl_host);
+    if (const HostCostSpread& h = p.launch.host_cost_spread; h.p10 < 1.0 || h.p90 > 1.0)
+        s += fmt::format("  host cost between runs (10th / 90th percentile over the median): x{:.2f} / x{:.2f} (a host-bound "
+                         "step's range)\n",
+                         h.p10, h.p90);
     const StepGaps& g = p.launch.step_gap_us;
     s += fmt::format("  gap before, in a training step (mean): GEMM {:.2f}, attention {:.2f}, memory-bound {:.2f}, "
                      "optimizer {:.2f}, copy {:.2f} us\n",

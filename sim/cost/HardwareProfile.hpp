@@ -106,6 +106,10 @@ struct CheckpointHost {
     double full_backward_us = 0.0;
 };
 
+struct HostCostSpread {
+    double p10 = 1.0, p90 = 1.0;  // factors on every host cost
+};
+
 struct LaunchRates {
     Distribution eager_host;        // host cost of one tiny eager PyTorch op (dispatch + cudaLaunchKernel)
     // Host cost per GPU kernel of an eager training step, framework included (Python modules, autocast,
@@ -136,6 +140,11 @@ struct LaunchRates {
     std::vector<GemmShapeValue> gemm_gap_beside_transfer_by_shape;
     CheckpointHost checkpoint_host_us;  // activation checkpointing, per checkpointed layer
     Distribution nccl_host;         // host cost of issuing one NCCL collective through torch.distributed
+    // How far the host's cost per kernel strays from the costs above between machine starts and runs: the 10th and
+    // 90th percentile of each calibration run's cost per kernel over the median of its kind (host_overhead.py's
+    // forward, backward and DDP forward; H200: 0.55 and 2.0). A host-bound step is also simulated at both, for
+    // the range its time may take. 1 and 1: not measured.
+    HostCostSpread host_cost_spread;
 };
 
 // t(bytes) = alpha_us + bytes / (busbw_gbps·1e3 / busbw_factor) on [lo_bytes, hi_bytes).

@@ -147,6 +147,12 @@ void describe(V& v, CheckpointHost& c) {
 }
 
 template <class V>
+void describe(V& v, HostCostSpread& h) {
+    v.field("p10", h.p10);
+    v.field("p90", h.p90);
+}
+
+template <class V>
 void describe(V& v, LaunchRates& l) {
     v.section("eager_host", l.eager_host);
     v.section("forward_host", l.forward_host);
@@ -164,6 +170,7 @@ void describe(V& v, LaunchRates& l) {
     v.field("gemm_gap_beside_transfer_by_shape", l.gemm_gap_beside_transfer_by_shape);
     v.section("checkpoint_host_us", l.checkpoint_host_us);
     v.section("nccl_host", l.nccl_host);
+    v.section("host_cost_spread", l.host_cost_spread);
 }
 
 template <class V>
@@ -392,6 +399,9 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
     nonNegative("launch.checkpoint_host_us.full_forward", ck.full_forward_us);
     nonNegative("launch.checkpoint_host_us.full_backward", ck.full_backward_us);
     distribution("launch.nccl_host", p.launch.nccl_host);
+    if (const HostCostSpread& h = p.launch.host_cost_spread; !(h.p10 > 0 && h.p10 <= 1 && h.p90 >= 1))
+        r.fail("launch.host_cost_spread", fmt::format("expected 0 < p10 <= 1 <= p90 (factors on the host costs), got "
+                                                      "p10 {} and p90 {}", h.p10, h.p90));
 
     const NcclModel& n = p.nccl;
     for (int i = 0; i < 3; ++i) {

@@ -3,7 +3,9 @@
 //
 // With sim.samples = k > 1 the run is repeated with seeds seed, seed+1, … seed+k−1 and the results are
 // aggregated (Monte Carlo over jitter: step_time_ms_p50/p99). The first sample's timeline is kept for traces.
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/cost/HardwareProfile.hpp"
@@ -18,6 +20,9 @@ struct Simulation {
     Expansion expansion;
     Timeline timeline;  // of the first sample
     Results results;
+    // A host-bound step's time (ms) with every host cost at the profile's launch.host_cost_spread p10 and p90 (a
+    // faster and a slower host, as calibration saw between runs); empty for a GPU-bound step or without a spread.
+    std::optional<std::pair<double, double>> host_range_ms;
 };
 
 Simulation simulate(const Scenario& sc, const HardwareProfile& profile);
@@ -30,7 +35,10 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile);
 // 0.6% between the starts and were predicted within 4.2%, four of the five over it moved 12-46%.
 inline constexpr double kHostBoundShare = 0.75;
 
-// The warning for a host-bound step (kHostBoundShare), or empty.
-std::string hostBoundWarning(const Workload& workload, const Results& results);
+// The warning for a host-bound step (kHostBoundShare), or empty; with the step's range at a faster and a slower
+// host when there is one.
+std::string hostBoundWarning(const Workload& workload, const Results& results,
+                             const std::optional<std::pair<double, double>>& range = std::nullopt,
+                             const HostCostSpread& spread = {});
 
 }  // namespace stepsim

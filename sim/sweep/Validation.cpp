@@ -121,6 +121,7 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
         const Simulation sim = simulate(sc, resolveProfile(sc.cluster, scenario.string()));
         r.predicted_ms = sim.results.step_time_ms;
         r.host_bound = !hostBoundWarning(sim.expansion.workload, sim.results).empty();
+        if (r.host_bound) r.host_range_ms = sim.host_range_ms;
         r.error_pct = 100.0 * (r.predicted_ms - r.measured_ms) / r.measured_ms;
         if (r.gpus > 1 && !steady_exposed.empty()) {
             r.steady_runs = static_cast<int>(steady_exposed.size());
@@ -157,8 +158,14 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
     t.irreproducible = score(t.rows, [](const ValidationRow& r) { return !r.reproducible; });
     t.gpu_bound = score(t.rows, [](const ValidationRow& r) { return !r.host_bound; });
     t.host_bound = score(t.rows, [](const ValidationRow& r) { return r.host_bound; });
-    for (const ValidationRow& r : t.rows)
+    for (const ValidationRow& r : t.rows) {
         if (!r.reproducible) t.irreproducible_max_spread_pct = std::max(t.irreproducible_max_spread_pct, r.run_spread_pct);
+        if (r.host_range_ms)
+            for (double ms : r.run_ms) {
+                ++t.host_range_runs;
+                t.host_range_runs_within += ms >= r.host_range_ms->first && ms <= r.host_range_ms->second;
+            }
+    }
     return t;
 }
 
@@ -181,8 +188,10 @@ std::string toMarkdown(const ValidationTable& t) {
             measured += ")";
         }
         if (!r.reproducible) measured += " §";
-        s += fmt::format("| {} | {} | {} | {:.2f}{} | {:+.1f}% | {} | {} |\n", r.id, r.gpus, measured, r.predicted_ms,
-                         r.host_bound ? " h" : "", r.error_pct, exposed, overlap);
+        std::string predicted = fmt::format("{:.2f}{}", r.predicted_ms, r.host_bound ? " h" : "");
+        if (r.host_range_ms) predicted += fmt::format(" [{:.1f}–{:.1f}]", r.host_range_ms->first, r.host_range_ms->second);
+        s += fmt::format("| {} | {} | {} | {} | {:+.1f}% | {} | {} |\n", r.id, r.gpus, measured, predicted, r.error_pct,
+                         exposed, overlap);
     }
     s += fmt::format("\nStep time: median |error| {:.1f}%, worst {:.1f}% ({}).\n", t.median_abs_error_pct,
                      t.worst_abs_error_pct, t.worst_id);
@@ -208,6 +217,11 @@ std::string toMarkdown(const ValidationTable& t) {
                              "within 20% on {} of {}, median |error| {:.2f} ms.\n",
                              e->rows, what, e->median_abs_error_pct, e->worst_abs_error_pct, e->worst_id,
                              e->exposed_within_20pct, e->exposed_scored, e->exposed_median_abs_error_ms);
+    if (t.host_range_runs > 0)
+        s += fmt::format("Of the host-bound rows' {} runs, {} took a median step within the range the simulation gives "
+                         "with the host faster and slower by the profile's spread (launch.host_cost_spread: the 10th to "
+                         "90th percentile of the calibration runs' host cost per kernel) [in brackets].\n",
+                         t.host_range_runs, t.host_range_runs_within);
     s += fmt::format("Exposed communication, on the {} rows with a trusted profile: {} within 20% (or 0.2 ms), "
                      "median |error| {:.2f} ms.\n",
                      t.exposed_scored, t.exposed_within_20pct, t.exposed_median_abs_error_ms);
@@ -249,6 +263,7 @@ nlohmann::ordered_json toJson(const ValidationTable& t) {
                                  {"comm_trusted", r.comm_trusted},
                                  {"predicted_host_bound", r.host_bound},
                                  {"comm_steady_runs", r.steady_runs}};
+        if (r.host_range_ms) j["predicted_host_range_ms"] = {r.host_range_ms->first, r.host_range_ms->second};
         if (r.measured_exposed_ms) {
             j["measured_exposed_comm_ms"] = *r.measured_exposed_ms;
             j["predicted_exposed_comm_ms"] = *r.predicted_exposed_ms;
@@ -265,6 +280,8 @@ nlohmann::ordered_json toJson(const ValidationTable& t) {
             {"irreproducible", errorsJson(t.irreproducible)},
             {"gpu_bound", errorsJson(t.gpu_bound)},
             {"host_bound", errorsJson(t.host_bound)},
+            {"host_range_runs", t.host_range_runs},
+            {"host_range_runs_within", t.host_range_runs_within},
             {"exposed_scored", t.exposed_scored},
             {"exposed_within_20pct", t.exposed_within_20pct},
             {"exposed_median_abs_error_ms", t.exposed_median_abs_error_ms},

@@ -33,6 +33,8 @@ struct ValidationRow {
     bool reproducible = false;                   // two runs or more, within kReproducibleSpreadPct
     bool comm_trusted = false;                   // the comm figures come from a profile within 10% of its step
     bool host_bound = false;                     // the simulation warned its step host-bound (Simulate.hpp)
+    // and, so, the step at a faster and a slower host (Simulation::host_range_ms), where the profile has a spread
+    std::optional<std::pair<double, double>> host_range_ms;
     int steady_runs = 0;                         // or, when > 0, the median over this many steady-state profiles
     std::optional<double> measured_exposed_ms, predicted_exposed_ms;
     std::optional<double> measured_overlap, predicted_overlap;
@@ -61,6 +63,7 @@ struct ValidationTable {
     // Rows the simulation itself calls GPU-bound and host-bound (ValidationRow::host_bound): a split made before
     // any measurement, which a user of `stepsim run` sees too.
     StepErrors gpu_bound, host_bound;
+    int host_range_runs = 0, host_range_runs_within = 0;  // runs of host-bound rows with a range, and within it
     int exposed_scored = 0;                      // rows with trusted comm figures
     int exposed_within_20pct = 0;                // of those, predicted exposed comm within 20% (or 0.2 ms)
     double exposed_median_abs_error_ms = 0.0;

@@ -1,5 +1,8 @@
 // The fit's host costs from host_overhead.py records (calibration/fit/ProfileFit.hpp, "launch"): medians over
 // runs, DDP's hook from a DDP run paired with the one-GPU run before it in the same file, NCCL's issue cost.
+#include <algorithm>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "calibration/fit/ProfileFit.hpp"
@@ -96,6 +99,30 @@ TEST(HostOverheadFit, CheckpointHostInTheProfilesUnits) {
     EXPECT_DOUBLE_EQ(c.selective_backward_us, 325.0);
     EXPECT_DOUBLE_EQ(c.full_forward_us, 500.0);
     EXPECT_DOUBLE_EQ(c.full_backward_us, 750.0);
+}
+
+// The host's speed spread: each run's cost per kernel over the median of its kind (forward, backward, DDP forward),
+// pooled, the 10th and 90th percentile; from 8 ratios on, else the base's (1 and 1) and the report says so.
+TEST(HostOverheadFit, HostCostSpreadIsThePercentilesOfEachRunOverItsKindsMedian) {
+    RawData raw;
+    // forward 20, 40, 42, 80 (median 41); backward 700, 1400, 1470, 1400 per layer (median 1400); DDP forward 25, 50
+    raw.host = {run("a.jsonl", false, 20.0, 700.0), run("a.jsonl", true, 25.0, 860.0),
+                run("b.jsonl", false, 40.0, 1400.0), run("b.jsonl", true, 50.0, 1720.0),
+                run("b.jsonl", false, 42.0, 1470.0), run("c.jsonl", false, 80.0, 1400.0)};
+    const ProfileFitResult r = fitProfile(raw, HardwareProfile{}, "t", "test");
+    // ratios: 20/41, 40/41, 42/41, 80/41; 0.5, 1, 1.05, 1; 25/37.5, 50/37.5 — ten, sorted:
+    std::vector<double> v = {20 / 41.0, 0.5, 25 / 37.5, 40 / 41.0, 1.0, 1.0, 42 / 41.0, 1.05, 50 / 37.5, 80 / 41.0};
+    std::sort(v.begin(), v.end());
+    const HostCostSpread& h = r.profile.launch.host_cost_spread;
+    EXPECT_DOUBLE_EQ(h.p10, v[0] + 0.9 * (v[1] - v[0]));  // 10% of the way: position 0.9
+    EXPECT_DOUBLE_EQ(h.p90, v[8] + 0.1 * (v[9] - v[8]));  // position 8.1
+    EXPECT_EQ(r.report.at("launch").at("host_cost_spread").at("ratios").size(), 10u);
+    raw.host.resize(3);  // three runs, four ratios: too few
+    const ProfileFitResult few = fitProfile(raw, HardwareProfile{}, "t", "test");
+    EXPECT_DOUBLE_EQ(few.profile.launch.host_cost_spread.p10, 1.0);
+    EXPECT_DOUBLE_EQ(few.profile.launch.host_cost_spread.p90, 1.0);
+    const auto& kept = few.report.at("kept_from_base");
+    EXPECT_NE(std::find(kept.begin(), kept.end(), "launch.host_cost_spread"), kept.end());
 }
 
 }  // namespace

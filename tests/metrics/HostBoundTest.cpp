@@ -1,6 +1,7 @@
 // How close a step is to host-bound: the host's issue time per measured step, and the warning from 75% of the step.
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "sim/metrics/Metrics.hpp"
@@ -61,6 +62,30 @@ TEST(HostBound, ValidationRowsOnEitherSide) {
     };
     EXPECT_TRUE(warned("s1-l6-h768-s1024-mb1"));
     EXPECT_FALSE(warned("s1-l24-h2048-s2048-mb4"));
+}
+
+// A host-bound step is simulated again with every host cost at the profile's spread: a faster host shortens the
+// tiny model's step, a slower one lengthens it, and the warning gives the range. A GPU-bound step gets none, nor does
+// a profile without a spread.
+TEST(HostBound, HostBoundStepsGetTheRangeOfAFasterAndASlowerHost) {
+    const auto run = [](const char* id, HostCostSpread spread) {
+        const Scenario sc = loadScenario(kSrc / "scenarios/validation" / (std::string(id) + ".yaml"));
+        HardwareProfile profile = resolveProfile(sc.cluster, sc.source);
+        profile.launch.host_cost_spread = spread;
+        return simulate(sc, profile);
+    };
+    const Simulation tiny = run("s1-l6-h768-s1024-mb1", {0.5, 2.0});
+    ASSERT_TRUE(tiny.host_range_ms);
+    const double step = tiny.results.step_time_ms;
+    EXPECT_LT(tiny.host_range_ms->first, 0.7 * step);   // half the host cost: the GPU's time floors it
+    EXPECT_GT(tiny.host_range_ms->second, 1.8 * step);  // twice the host cost: about twice the step
+    const std::string want = fmt::format("the step takes {:.1f} to {:.1f} ms", tiny.host_range_ms->first,
+                                         tiny.host_range_ms->second);
+    bool found = false;
+    for (const std::string& w : tiny.results.warnings) found = found || w.find(want) != std::string::npos;
+    EXPECT_TRUE(found) << want;
+    EXPECT_FALSE(run("s1-l24-h2048-s2048-mb4", {0.5, 2.0}).host_range_ms);
+    EXPECT_FALSE(run("s1-l6-h768-s1024-mb1", {1.0, 1.0}).host_range_ms);
 }
 
 }  // namespace

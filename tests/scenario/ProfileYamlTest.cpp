@@ -65,6 +65,8 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     };
     EXPECT_EQ(ck(a.launch.checkpoint_host_us), ck(b.launch.checkpoint_host_us));
     EXPECT_EQ(dist(a.launch.nccl_host), dist(b.launch.nccl_host));
+    EXPECT_EQ(std::tie(a.launch.host_cost_spread.p10, a.launch.host_cost_spread.p90),
+              std::tie(b.launch.host_cost_spread.p10, b.launch.host_cost_spread.p90));
     for (int i = 0; i < 3; ++i) {
         EXPECT_EQ(a.nccl.ring_base_latency_us[i], b.nccl.ring_base_latency_us[i]);
         EXPECT_EQ(a.nccl.tree_base_latency_us[i], b.nccl.tree_base_latency_us[i]);
@@ -142,6 +144,7 @@ HardwareProfile oddProfile() {
     p.launch.step_gap_beside_waiting_us = {2.3, 0, 1.7456, 0, 1.25 / 3.0};
     p.launch.checkpoint_host_us = {360.5, 424.25, 481.75, 0.0};
     p.launch.nccl_host = {24, 31};
+    p.launch.host_cost_spread = {0.5658154706132512, 1.0 / 3.0 + 1.6};
     p.nccl = {{1, 2, 3}, {4, 5, 6}, {0.1, 0.2, 0.3}, {7, 8, 9}, {0.4, 0.9, 0.95}, 123.456, 456.789};
     p.collectives.push_back({"all_reduce", 8, 1, "ring", "simple", "bf16",
                              {{0, 1048576, 14.5, 56.84, 0.01}, {1048576, 4294967296.0, 20.25, 348.123, 0.02}}, 0.015});
@@ -309,6 +312,15 @@ TEST(ProfileYaml, NegativeGapBesideNcclIsRejected) {
     p = oddProfile();
     p.launch.step_gap_beside_waiting_us.copy_us = -0.5;
     EXPECT_THAT(errorOf(writeProfile(p)), HasSubstr("launch.step_gap_beside_waiting_us.copy: expected"));
+}
+
+TEST(ProfileYaml, HostCostSpreadThatDoesNotHoldOneIsRejected) {
+    HardwareProfile p = oddProfile();
+    p.launch.host_cost_spread.p10 = 1.2;
+    EXPECT_THAT(errorOf(writeProfile(p)),
+                HasSubstr("launch.host_cost_spread: expected 0 < p10 <= 1 <= p90 (factors on the host costs), got p10 1.2"));
+    p.launch.host_cost_spread = {0.0, 2.0};
+    EXPECT_THAT(errorOf(writeProfile(p)), HasSubstr("launch.host_cost_spread: expected 0 < p10"));
 }
 
 TEST(ProfileYaml, GemmGapThatIsNotPositiveIsRejected) {
