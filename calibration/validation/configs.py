@@ -125,6 +125,15 @@ CONFIGS = [
     _cfg("s1-l4-h2048-s2048-mb1", 1, 4, 2048, 16, 2048, 1),
     _cfg("s1-l12-h3072-s2048-mb2", 1, 12, 3072, 24, 2048, 2),
     _cfg("s1-l24-h1280-s2048-mb4", 1, 24, 1280, 10, 2048, 4),
+    # held out, third round: added after commit 64be853 to test the host-bound range (`stepsim run` gives the step
+    # with the host at the profile's host_cost_spread) and shapes no run had (hidden 5120 and 1792, sequences of
+    # 8192, SwiGLU without GQA), predicted and committed before they were measured (results/validation/heldout3/)
+    _cfg("s1-l6-h5120-s2048-mb1", 1, 6, 5120, 40, 2048, 1),
+    _cfg("s1-l16-h2048-s8192-mb1", 1, 16, 2048, 16, 8192, 1),
+    _cfg("s1-l12-h1792-s2048-mb4", 1, 12, 1792, 14, 2048, 4),
+    _cfg("s1-l16-h2560-s2048-mb2-swiglu", 1, 16, 2560, 20, 2048, 2, mlp="swiglu", norm="rmsnorm"),
+    _cfg("s1-l8-h1024-s1024-mb1", 1, 8, 1024, 16, 1024, 1),
+    _cfg("s1-l12-h1280-s512-mb4", 1, 12, 1280, 10, 512, 4),
 ]
 
 # A handful of quick ones to check the whole path (profiler, DDP, no_sync, GQA) before the sweep.
