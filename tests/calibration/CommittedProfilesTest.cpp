@@ -69,6 +69,20 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     near(a.launch.step_gap_us.memory_us, b.launch.step_gap_us.memory_us, "launch.step_gap_us.memory");
     near(a.launch.step_gap_us.optimizer_us, b.launch.step_gap_us.optimizer_us, "launch.step_gap_us.optimizer");
     near(a.launch.step_gap_us.copy_us, b.launch.step_gap_us.copy_us, "launch.step_gap_us.copy");
+    for (auto [x, y, w] : {std::tuple{a.launch.step_gap_beside_transfer_us, b.launch.step_gap_beside_transfer_us, "transfer"},
+                           std::tuple{a.launch.step_gap_beside_waiting_us, b.launch.step_gap_beside_waiting_us, "waiting"}}) {
+        near(x.gemm_us, y.gemm_us, std::string("launch.step_gap_beside_") + w + "_us.gemm");
+        near(x.memory_us, y.memory_us, std::string("launch.step_gap_beside_") + w + "_us.memory");
+        near(x.copy_us, y.copy_us, std::string("launch.step_gap_beside_") + w + "_us.copy");
+    }
+    for (auto [x, y, w] : {std::tuple{&a.launch.gemm_gap_by_shape, &b.launch.gemm_gap_by_shape, "gemm_gap_by_shape"},
+                           std::tuple{&a.launch.gemm_gap_beside_transfer_by_shape, &b.launch.gemm_gap_beside_transfer_by_shape,
+                                      "gemm_gap_beside_transfer_by_shape"}}) {
+        ASSERT_EQ(x->size(), y->size()) << w;
+        for (std::size_t k = 0; k < x->size(); ++k) near((*x)[k].value, (*y)[k].value, fmt::format("launch.{}[{}]", w, k));
+    }
+    near(a.launch.host_cost_spread.p10, b.launch.host_cost_spread.p10, "launch.host_cost_spread.p10");
+    near(a.launch.host_cost_spread.p90, b.launch.host_cost_spread.p90, "launch.host_cost_spread.p90");
     near(a.launch.checkpoint_host_us.selective_forward_us, b.launch.checkpoint_host_us.selective_forward_us,
          "launch.checkpoint_host_us.selective_forward");
     near(a.launch.checkpoint_host_us.full_backward_us, b.launch.checkpoint_host_us.full_backward_us,
