@@ -74,7 +74,8 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile) {
         warnings.push_back("out of memory: the estimated peak exceeds the GPU's memory");
     // A host-bound step again with every host cost at the profile's spread: the range a faster and a slower host give.
     const HostCostSpread& spread = profile.launch.host_cost_spread;
-    if (hostShare(sim.expansion.workload, sim.results).share >= kHostBoundShare && (spread.p10 < 1.0 || spread.p90 > 1.0)) {
+    sim.host_bound = hostShare(sim.expansion.workload, sim.results).share >= kHostBoundShare;
+    if (sim.host_bound && (spread.p10 < 1.0 || spread.p90 > 1.0)) {
         const auto at = [&](double factor) {
             Workload w = sim.expansion.workload;
             for (Program& p : w.programs)

@@ -20,6 +20,7 @@ struct Simulation {
     Expansion expansion;
     Timeline timeline;  // of the first sample
     Results results;
+    bool host_bound = false;  // the host spends kHostBoundShare of the step or more issuing kernels (below)
     // A host-bound step's time (ms) with every host cost at the profile's launch.host_cost_spread p10 and p90 (a
     // faster and a slower host, as calibration saw between runs); empty for a GPU-bound step or without a spread.
     std::optional<std::pair<double, double>> host_range_ms;

@@ -120,7 +120,7 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
         r.gpus = sc.cluster.worldSize();
         const Simulation sim = simulate(sc, resolveProfile(sc.cluster, scenario.string()));
         r.predicted_ms = sim.results.step_time_ms;
-        r.host_bound = !hostBoundWarning(sim.expansion.workload, sim.results).empty();
+        r.host_bound = sim.host_bound;
         if (r.host_bound) r.host_range_ms = sim.host_range_ms;
         r.error_pct = 100.0 * (r.predicted_ms - r.measured_ms) / r.measured_ms;
         if (r.gpus > 1 && !steady_exposed.empty()) {
