@@ -7,6 +7,7 @@
 // name says otherwise. Metrics.hpp has the formulas.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace stepsim {
@@ -51,6 +52,8 @@ struct Results {
     std::optional<double> step_time_ms_p50;  // filled by aggregateSamples when sim.samples > 1
     std::optional<double> step_time_ms_p99;
     int samples = 1;                         // Monte-Carlo samples behind these numbers
+    // A host-bound step's time with the host faster and slower by the profile's spread (Simulation::host_range_ms)
+    std::optional<std::pair<double, double>> step_time_ms_host_range;
 
     double tokens_per_s = 0.0;               // all GPUs
     double tokens_per_s_per_gpu = 0.0;

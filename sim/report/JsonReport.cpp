@@ -30,6 +30,8 @@ nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name
         j["step_time_ms_p50"] = num(r.step_time_ms_p50);
         j["step_time_ms_p99"] = num(r.step_time_ms_p99);
     }
+    if (r.step_time_ms_host_range)
+        j["step_time_ms_host_range"] = {num(r.step_time_ms_host_range->first), num(r.step_time_ms_host_range->second)};
     j["tokens_per_s"] = num(r.tokens_per_s);
     j["tokens_per_s_per_gpu"] = num(r.tokens_per_s_per_gpu);
     j["samples_per_s"] = num(r.samples_per_s);

@@ -87,6 +87,7 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile) {
         // percent slower is the jitter's draws landing on other kernels, not a slower step).
         const double step = sim.results.step_time_ms;
         sim.host_range_ms = std::pair{std::min(step, at(spread.p10)), std::max(step, at(spread.p90))};
+        sim.results.step_time_ms_host_range = sim.host_range_ms;
     }
     if (const std::string w = hostBoundWarning(sim.expansion.workload, sim.results, sim.host_range_ms, spread); !w.empty())
         warnings.push_back(w);

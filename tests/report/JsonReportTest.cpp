@@ -79,6 +79,18 @@ TEST(JsonReport, PercentileKeysOnlyWithSamples) {
     EXPECT_EQ(j["samples"], 3);
 }
 
+// A host-bound step's range (Simulation::host_range_ms) follows the step time, only when there is one.
+TEST(JsonReport, HostRangeOnlyForAHostBoundStep) {
+    Results r = someResults();
+    EXPECT_FALSE(toJson(r, "demo").contains("step_time_ms_host_range"));
+    r.step_time_ms_host_range = std::pair{11.25, 38.75};
+    const auto j = toJson(r, "demo");
+    const auto k = keys(j);
+    ASSERT_GE(k.size(), 3u);
+    EXPECT_EQ(k[2], "step_time_ms_host_range");
+    EXPECT_EQ(j["step_time_ms_host_range"], nlohmann::ordered_json::array({11.25, 38.75}));
+}
+
 // Numbers have 12 significant digits: 0.1 + 0.2 prints as 0.3; 1/3 as 0.333333333333.
 TEST(JsonReport, NumbersRoundedToTwelveDigits) {
     Results r = someResults();
