@@ -144,9 +144,10 @@ const std::vector<std::string> kH200x2Raws = {
     "../h200x1/raw/gemm_training_shapes_step_run20.jsonl", "../h200x1/raw/kernel_gaps_run11.jsonl",
     "../h200x1/raw/kernel_gaps_run12.jsonl", "../h200x1/raw/kernel_gaps_run13.jsonl", "raw/kernel_gaps_run19.jsonl",
     "raw/kernel_gaps_ddp25mib_run49.jsonl", "../h200x1/raw/gemm_gaps_run46.jsonl", "../h200x1/raw/gemm_gaps_run47.jsonl",
-    "raw/gemm_gaps_beside_run61.jsonl", "raw/checkpoint_host_run16.jsonl", "raw/checkpoint_host_run17.jsonl", "raw/interference_training_run21.jsonl",
+    "raw/gemm_gaps_beside_run61.jsonl", "raw/gemm_gaps_beside_heldout_run66.jsonl", "raw/checkpoint_host_run16.jsonl", "raw/checkpoint_host_run17.jsonl", "raw/interference_training_run21.jsonl",
     "raw/interference_training_4mib_run39.jsonl", "raw/interference_training_64mib_run38.jsonl",
     "raw/interference_training_128mib_run39.jsonl", "raw/interference_training_shapes_waiting_run42.jsonl",
+    "raw/interference_training_shapes_waiting_heldout_run66.jsonl",
     "raw/device_speed_run36.jsonl",
     "raw/device_speed_swapped_run36.jsonl", "raw/device_speed_run37.jsonl", "raw/device_speed_swapped_run37.jsonl"};
 
@@ -161,11 +162,14 @@ TEST(CommittedProfiles, H200x1RawRefitsToCommittedProfile) {
                                       "raw/kernel_gaps_run11.jsonl", "raw/kernel_gaps_run12.jsonl", "raw/kernel_gaps_run13.jsonl",
                                       "../h200x2/raw/kernel_gaps_run19.jsonl", "../h200x2/raw/kernel_gaps_ddp25mib_run49.jsonl",
                                       "raw/gemm_gaps_run46.jsonl", "raw/gemm_gaps_run47.jsonl", "../h200x2/raw/gemm_gaps_beside_run61.jsonl",
+                                      "../h200x2/raw/gemm_gaps_beside_heldout_run66.jsonl",
                                       "../h200x2/raw/checkpoint_host_run16.jsonl", "../h200x2/raw/checkpoint_host_run17.jsonl",
                                       "../h200x2/raw/interference_training_run21.jsonl", "../h200x2/raw/interference_training_4mib_run39.jsonl",
                                       "../h200x2/raw/interference_training_64mib_run38.jsonl",
                                       "../h200x2/raw/interference_training_128mib_run39.jsonl",
-                                      "../h200x2/raw/interference_training_shapes_waiting_run42.jsonl", "../h200x2/raw/device_speed_run36.jsonl",
+                                      "../h200x2/raw/interference_training_shapes_waiting_run42.jsonl",
+                                      "../h200x2/raw/interference_training_shapes_waiting_heldout_run66.jsonl",
+                                      "../h200x2/raw/device_speed_run36.jsonl",
                                       "../h200x2/raw/device_speed_swapped_run36.jsonl", "../h200x2/raw/device_speed_run37.jsonl",
                                       "../h200x2/raw/device_speed_swapped_run37.jsonl"}, "h200x1");
     expectSameProfile(fit.profile, loadProfile(kProfiles + "h200x1/profile.yaml"));
