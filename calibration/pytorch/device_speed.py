@@ -17,13 +17,13 @@ Usage: torchrun --standalone --nproc-per-node N device_speed.py --out FILE [--se
 """
 import argparse
 import datetime
-import json
-import os
 import statistics
 import time
 
 import torch
 import torch.distributed as dist
+
+from gathered import join_ranks, write_gathered
 
 
 def window_rate(fn, work, seconds):
@@ -49,10 +49,7 @@ def main():
     ap.add_argument("--sets", type=int, default=3, help="measurements, each with its own warm-up")
     ap.add_argument("--windows", type=int, default=5)
     a = ap.parse_args()
-    dist.init_process_group("nccl")
-    rank = int(os.environ.get("LOCAL_RANK", "0"))
-    torch.cuda.set_device(rank)
-    dev = torch.device("cuda", rank)
+    rank, dev = join_ranks()
     props = torch.cuda.get_device_properties(dev)
     bf = torch.bfloat16
     x, w, y = (torch.randn(8192, 8192, device=dev, dtype=bf) for _ in range(3))
@@ -77,15 +74,8 @@ def main():
                      "gemm_windows": g, "memory_windows": m})
         print(f"rank {dist.get_rank()} set {s}: GEMM {recs[-1]['gemm_tflops']:.1f} TFLOP/s, "
               f"add {recs[-1]['memory_gbps']:.0f} GB/s", flush=True)
-    gathered = [None] * dist.get_world_size()
-    dist.all_gather_object(gathered, recs)
-    if dist.get_rank() == 0:
-        with open(a.out, "w") as f:
-            f.write(json.dumps({"kind": "metadata", "tool": "device_speed.py", "torch": torch.__version__,
-                                "world": dist.get_world_size()}) + "\n")
-            for s in range(a.sets):
-                for rs in gathered:
-                    f.write(json.dumps(rs[s]) + "\n")
+    write_gathered(a.out, recs, {"kind": "metadata", "tool": "device_speed.py", "torch": torch.__version__,
+                                 "world": dist.get_world_size()})
     dist.destroy_process_group()
 
 

@@ -1,8 +1,19 @@
-"""Every rank's records, written by rank 0: the end of the calibration scripts that run under torchrun
-(sustained_speed.py, interference_training.py, power_duty.py)."""
+"""What the calibration scripts that run under torchrun share: joining the process group on this process's GPU, and
+every rank's records written by rank 0 at the end."""
 import json
+import os
 
+import torch
 import torch.distributed as dist
+
+
+def join_ranks():
+    """Joins the NCCL process group torchrun set up and binds this process to its GPU (LOCAL_RANK: one process per
+    GPU of this host); returns (rank, device)."""
+    dist.init_process_group("nccl")
+    local = int(os.environ.get("LOCAL_RANK", dist.get_rank()))
+    torch.cuda.set_device(local)
+    return dist.get_rank(), torch.device("cuda", local)
 
 
 def write_gathered(path, recs, meta=None):

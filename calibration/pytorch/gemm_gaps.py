@@ -112,16 +112,14 @@ def main():
     modes = [m for m in a.beside.split(",") if m]
     if any(m not in ("transfer", "waiting") for m in modes):
         raise SystemExit(f"gemm_gaps.py: --beside takes transfer and/or waiting, got {a.beside!r}")
-    world, rank = int(os.environ.get("WORLD_SIZE", "1")), 0
+    world, rank, dev = int(os.environ.get("WORLD_SIZE", "1")), 0, torch.device("cuda", 0)
     if modes and world < 2:
         raise SystemExit("gemm_gaps.py: --beside needs two processes (torchrun --nproc-per-node 2)")
     if world > 1:
         import torch.distributed as dist
-        dist.init_process_group("nccl")
-        rank = dist.get_rank()
-        torch.cuda.set_device(rank)
+        from gathered import join_ranks
+        rank, dev = join_ranks()
     shapes = read_shapes(a.gemm_shapes) if a.gemm_shapes else linear_shapes()
-    dev = torch.device("cuda", rank)
     r = lambda *s: torch.randn(*s, device=dev, dtype=torch.bfloat16)
     x, y, z = r(8192, 2048), r(8192, 2048), r(8192, 2048)
     grad, bucket = torch.randn(1 << 22, device=dev), torch.empty(1 << 22, device=dev)

@@ -221,9 +221,8 @@ def main():
     rank = 0
     if a.ddp:
         import torch.distributed as dist
-        dist.init_process_group("nccl")
-        rank = dist.get_rank()
-        torch.cuda.set_device(rank)
+        from gathered import join_ranks
+        rank, _ = join_ranks()
     lo, hi = measure(2, a.ddp), measure(10, a.ddp)
     d = {k: (hi[k] - lo[k]) / 8 for k in hi}  # per layer
     rec = {"kind": "host_overhead", "source": "pytorch", "ddp": a.ddp, "torch": torch.__version__,

@@ -45,7 +45,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from gathered import write_gathered
+from gathered import join_ranks, write_gathered
 from timing import hold_gpu, host_seconds, looped
 
 
@@ -200,10 +200,7 @@ def main():
     a = ap.parse_args()
     if int(os.environ.get("WORLD_SIZE", "1")) < 2:
         raise SystemExit("interference_training.py: run under torchrun with two processes")
-    dist.init_process_group("nccl")
-    rank = dist.get_rank()
-    torch.cuda.set_device(rank)
-    dev = torch.device("cuda", rank)
+    rank, dev = join_ranks()
     torch.manual_seed(rank)
     side = torch.cuda.Stream()
     # DDP reduces a different bucket each time, read from HBM: rotate through 8 buckets (200 MiB, four times the

@@ -191,9 +191,8 @@ def main():
     rank = 0
     if world > 1:
         import torch.distributed as dist
-        dist.init_process_group("nccl")
-        rank = dist.get_rank()
-        torch.cuda.set_device(rank)
+        from gathered import join_ranks
+        rank, _ = join_ranks()
     runs = [measure(s, world, bucket_mib=a.bucket_mib, ddp=a.ddp) for s in SHAPES]
     if rank == 0:
         common = {"kind": "launch", "source": "pytorch", "torch": torch.__version__,

@@ -49,7 +49,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from gathered import write_gathered
+from gathered import join_ranks, write_gathered
 from interference_training import gemm as gemm_kernel, read_shapes
 from timing import looped
 
@@ -150,10 +150,7 @@ def main():
     ap.add_argument("--every", type=int, default=3, help="at loads after the first, every Nth kernel only")
     ap.add_argument("--no-mixes", action="store_true", help="skip the mixes (only --shapes/--attention)")
     a = ap.parse_args()
-    dist.init_process_group("nccl")
-    rank = int(os.environ.get("LOCAL_RANK", "0"))
-    torch.cuda.set_device(rank)
-    dev = torch.device("cuda", rank)
+    rank, dev = join_ranks()
     bf = torch.bfloat16
     x, w = torch.randn(8192, 2048, device=dev, dtype=bf), torch.randn(2048, 8192, device=dev, dtype=bf)
     y = torch.empty(8192, 8192, device=dev, dtype=bf)

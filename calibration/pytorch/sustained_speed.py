@@ -15,7 +15,6 @@ per rank and load.
 Usage: torchrun --standalone --nproc-per-node N sustained_speed.py --out FILE [--seconds 8] [--per-window 5]
 """
 import argparse
-import os
 import statistics
 import time
 
@@ -23,7 +22,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from gathered import write_gathered
+from gathered import join_ranks, write_gathered
 
 
 def series(fn, work, seconds, per_window):
@@ -62,10 +61,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--per-window", type=int, default=5, help="calls between two events")
     a = ap.parse_args()
-    dist.init_process_group("nccl")
-    rank = int(os.environ.get("LOCAL_RANK", "0"))
-    torch.cuda.set_device(rank)
-    dev = torch.device("cuda", rank)
+    rank, dev = join_ranks()
     bf = torch.bfloat16
     x, w, y = (torch.randn(8192, 8192, device=dev, dtype=bf) for _ in range(3))
     p, q, r = (torch.empty(2**29, device=dev, dtype=bf) for _ in range(3))
