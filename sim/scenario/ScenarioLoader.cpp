@@ -323,4 +323,23 @@ std::string explainScenario(const Scenario& s) {
     return w.text();
 }
 
+std::map<std::string, std::string> scenarioSettings(const Scenario& s) {
+    std::map<std::string, std::string> out;
+    const auto walk = [&out](const auto& self, const YAML::Node& n, const std::string& path) -> void {
+        if (n.IsMap()) {
+            for (const auto& kv : n) {
+                const auto key = kv.first.as<std::string>();
+                self(self, kv.second, path.empty() ? key : path + "." + key);
+            }
+        } else if (n.IsSequence()) {
+            for (std::size_t i = 0; i < n.size(); ++i) self(self, n[i], fmt::format("{}[{}]", path, i));
+        } else {
+            out[path] = n.IsNull() ? "null" : n.Scalar();
+        }
+    };
+    walk(walk, YAML::Load(explainScenario(s)), "");
+    out.erase("name");
+    return out;
+}
+
 }  // namespace stepsim

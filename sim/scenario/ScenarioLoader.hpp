@@ -15,6 +15,7 @@
 //              = 256·ceil((8/3·hidden) / 256)            (swiglu: LLaMA's 2/3·4·hidden rounded up to a multiple
 //                                                        of 256; Touvron et al. 2023, llama/model.py multiple_of)
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,5 +46,10 @@ Scenario parseScenario(std::string_view yaml, const std::string& source,
 // The whole scenario as YAML, every default and derived value filled in; parseScenario reads it back to an
 // equal Scenario (with kv_heads and ffn_hidden set to their resolved values).
 std::string explainScenario(const Scenario& s);
+
+// The scenario's settings as `explainScenario` writes them, every default and derived value filled in: key path
+// ("ddp.bucket_cap_mb", a list's items "key[i]") to its value as written there; `name` left out. Two scenarios that
+// differ in one setting differ in one entry.
+std::map<std::string, std::string> scenarioSettings(const Scenario& s);
 
 }  // namespace stepsim

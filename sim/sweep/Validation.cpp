@@ -1,6 +1,7 @@
 #include "sim/sweep/Validation.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 
@@ -46,6 +47,74 @@ StepErrors score(const std::vector<ValidationRow>& rows, Keep keep) {
     return e;
 }
 
+// Whether a setting's value `a` comes before `b` in a what-if pair: numbers ascending, false and none first, else
+// alphabetical.
+bool comesFirst(const std::string& a, const std::string& b) {
+    double x = 0, y = 0;
+    const auto number = [](const std::string& s, double& v) {
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        return ec == std::errc() && end == s.data() + s.size();
+    };
+    if (number(a, x) && number(b, y)) return x < y;
+    for (const char* low : {"false", "none"}) {
+        if (a == low) return true;
+        if (b == low) return false;
+    }
+    return a < b;
+}
+
+// The what-if pairs among the rows (settings: each row's scenarioSettings): rows whose settings differ in one key.
+std::vector<KnobEffect> knobEffects(const std::vector<ValidationRow>& rows,
+                                    const std::vector<std::map<std::string, std::string>>& settings) {
+    std::vector<KnobEffect> out;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        for (std::size_t j = i + 1; j < rows.size(); ++j) {
+            const auto& a = settings[i];
+            const auto& b = settings[j];
+            std::vector<std::string> differ;
+            for (const auto& [key, value] : a)
+                if (auto it = b.find(key); it == b.end() || it->second != value) differ.push_back(key);
+            for (const auto& [key, value] : b)
+                if (!a.contains(key)) differ.push_back(key);
+            if (differ.size() != 1 || !a.contains(differ[0]) || !b.contains(differ[0])) continue;
+            const std::string& key = differ[0];
+            const bool swap = comesFirst(b.at(key), a.at(key));
+            const ValidationRow& base = rows[swap ? j : i];
+            const ValidationRow& other = rows[swap ? i : j];
+            KnobEffect e;
+            e.setting = key;
+            e.from = (swap ? b : a).at(key);
+            e.to = (swap ? a : b).at(key);
+            e.base_id = base.id;
+            e.other_id = other.id;
+            e.measured_pct = 100.0 * (other.measured_ms / base.measured_ms - 1.0);
+            e.predicted_pct = 100.0 * (other.predicted_ms / base.predicted_ms - 1.0);
+            e.reproducible = base.reproducible && other.reproducible;
+            out.push_back(std::move(e));
+        }
+    std::stable_sort(out.begin(), out.end(), [](const KnobEffect& x, const KnobEffect& y) { return x.setting < y.setting; });
+    return out;
+}
+
+// How the pairs `keep` selects score.
+template <class Keep>
+EffectErrors scoreEffects(const std::vector<KnobEffect>& effects, Keep keep) {
+    EffectErrors e;
+    std::vector<double> err;
+    for (const KnobEffect& k : effects) {
+        if (!keep(k)) continue;
+        err.push_back(std::abs(k.errorPts()));
+        if (err.back() > e.worst_abs_error_pts) e.worst_abs_error_pts = err.back(), e.worst = k.base_id + " → " + k.other_id;
+        if (std::abs(k.measured_pct) >= kDirectedChangePct) {
+            ++e.directed;
+            e.direction_right += (k.predicted_pct > 0) == (k.measured_pct > 0);
+        }
+    }
+    e.pairs = static_cast<int>(err.size());
+    e.median_abs_error_pts = median(err);
+    return e;
+}
+
 }  // namespace
 
 ValidationTable validate(const std::filesystem::path& measured_jsonl, const std::filesystem::path& scenario_dir,
@@ -57,6 +126,7 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
     t.profile = profile.empty() ? "each scenario's cluster.profile" : profile;
     std::string text;
     int line = 0;
+    std::vector<std::map<std::string, std::string>> settings;  // each row's scenario, for the what-if pairs
     while (std::getline(in, text)) {
         ++line;
         if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -118,6 +188,7 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
         if (!profile.empty()) overrides.push_back("cluster.profile=" + profile);
         const Scenario sc = loadScenario(scenario, overrides);
         r.gpus = sc.cluster.worldSize();
+        settings.push_back(scenarioSettings(sc));
         const Simulation sim = simulate(sc, resolveProfile(sc.cluster, scenario.string()));
         r.predicted_ms = sim.results.step_time_ms;
         r.host_bound = sim.host_bound;
@@ -166,6 +237,9 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
                 t.host_range_runs_within += ms >= r.host_range_ms->first && ms <= r.host_range_ms->second;
             }
     }
+    t.effects = knobEffects(t.rows, settings);
+    t.effects_all = scoreEffects(t.effects, [](const KnobEffect&) { return true; });
+    t.effects_reproducible = scoreEffects(t.effects, [](const KnobEffect& k) { return k.reproducible; });
     return t;
 }
 
@@ -234,10 +308,38 @@ std::string toMarkdown(const ValidationTable& t) {
          "profiled step's.\n";
     s += "† the profiled step ran more than 10% longer than the timed step (profiler overhead on a host-bound step): "
          "its measured communication figures are inflated and not used as a reference.\n";
+    if (t.effects.empty()) return s;
+    s += fmt::format("\nWhat-if pairs: the {} pairs of configurations whose scenarios differ in one setting, and how "
+                     "much that setting changes the step, measured and predicted.\n\n",
+                     t.effects.size());
+    s += "| setting | from → to | configurations | measured change | predicted change | error (points) |\n"
+         "|---|---|---|---|---|---|\n";
+    for (const KnobEffect& k : t.effects)
+        s += fmt::format("| {} | {} → {} | {} → {}{} | {:+.1f}% | {:+.1f}% | {:+.1f} |\n", k.setting, k.from, k.to,
+                         k.base_id, k.other_id, k.reproducible ? "" : " §", k.measured_pct, k.predicted_pct,
+                         k.errorPts());
+    s += "\n";
+    for (const auto& [e, what] : {std::pair{&t.effects_all, "pairs"},
+                                  std::pair{&t.effects_reproducible, "pairs whose two configurations reproduce"}})
+        if (e->pairs > 0)
+            s += fmt::format("On the {} {}: median |error| {:.1f} points, worst {:.1f} ({}); the direction right on {} of "
+                             "the {} whose measured change is {:.0f}% or more.\n",
+                             e->pairs, what, e->median_abs_error_pts, e->worst_abs_error_pts, e->worst,
+                             e->direction_right, e->directed, kDirectedChangePct);
+    s += "§ the runs of one of the two configurations, or of both, do not reproduce.\n";
     return s;
 }
 
 namespace {
+nlohmann::ordered_json effectErrorsJson(const EffectErrors& e) {
+    return {{"pairs", e.pairs},
+            {"median_abs_error_pts", e.median_abs_error_pts},
+            {"worst_abs_error_pts", e.worst_abs_error_pts},
+            {"worst", e.worst},
+            {"directed", e.directed},
+            {"direction_right", e.direction_right}};
+}
+
 nlohmann::ordered_json errorsJson(const StepErrors& e) {
     return {{"rows", e.rows},
             {"median_abs_error_pct", e.median_abs_error_pct},
@@ -272,6 +374,16 @@ nlohmann::ordered_json toJson(const ValidationTable& t) {
         }
         rows.push_back(j);
     }
+    nlohmann::ordered_json effects = nlohmann::ordered_json::array();
+    for (const KnobEffect& k : t.effects)
+        effects.push_back({{"setting", k.setting},
+                           {"from", k.from},
+                           {"to", k.to},
+                           {"base_id", k.base_id},
+                           {"other_id", k.other_id},
+                           {"measured_change_pct", k.measured_pct},
+                           {"predicted_change_pct", k.predicted_pct},
+                           {"reproducible", k.reproducible}});
     return {{"profile", t.profile},
             {"median_abs_error_pct", t.median_abs_error_pct},
             {"worst_abs_error_pct", t.worst_abs_error_pct},
@@ -285,7 +397,10 @@ nlohmann::ordered_json toJson(const ValidationTable& t) {
             {"exposed_scored", t.exposed_scored},
             {"exposed_within_20pct", t.exposed_within_20pct},
             {"exposed_median_abs_error_ms", t.exposed_median_abs_error_ms},
-            {"rows", rows}};
+            {"rows", rows},
+            {"effects_all", effectErrorsJson(t.effects_all)},
+            {"effects_reproducible", effectErrorsJson(t.effects_reproducible)},
+            {"effects", effects}};
 }
 
 }  // namespace stepsim

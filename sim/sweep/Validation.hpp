@@ -11,6 +11,10 @@
 //   exposed comm  = |T_comm \ T_comp| from a profile whose step is within 10% of its run's timed step (the
 //                   profiler's per-op overhead stretches host-bound steps and inflates their comm times);
 //                   CUDA-only profiles are preferred. Rows without such a profile are shown but not scored.
+// What a user asks the simulator most, which setting makes a step faster, is checked apart: every two measured
+// configurations whose scenarios differ in exactly one setting (`stepsim explain`'s keys, every default filled
+// in) are a what-if pair, and the measured change of the step from one to the other is set against the predicted
+// change (percentage points apart; the direction too, where the measured change is at least 1%).
 // The table reports each error, their median and the worst, over all configurations, and apart over the
 // configurations whose runs reproduce (their median steps within 10% of each other: max − min ≤ 10% of the median;
 // GPU-bound steps repeat within 1–3%) and over the others (host-bound on a host whose speed moves between machine
@@ -52,6 +56,27 @@ struct StepErrors {
     double exposed_median_abs_error_ms = 0.0;
 };
 
+// Two measured configurations that differ in one setting: the step's change from `base` to `other`.
+struct KnobEffect {
+    std::string setting;           // the scenario key, e.g. "training.activation_checkpointing"
+    std::string from, to;          // its value in base and in other
+    std::string base_id, other_id;
+    double measured_pct = 0.0, predicted_pct = 0.0;  // (other − base) / base, measured and predicted
+    bool reproducible = false;     // both rows' runs reproduce
+    double errorPts() const { return predicted_pct - measured_pct; }
+};
+
+// How well a set of pairs' changes are predicted.
+struct EffectErrors {
+    int pairs = 0;
+    double median_abs_error_pts = 0.0, worst_abs_error_pts = 0.0;
+    std::string worst;             // "base_id → other_id"
+    int directed = 0;              // pairs whose measured change is at least kDirectedChangePct
+    int direction_right = 0;       // of those, the predicted change has the same sign
+};
+
+inline constexpr double kDirectedChangePct = 1.0;
+
 struct ValidationTable {
     std::string profile;  // the profile the predictions used
     std::vector<ValidationRow> rows;
@@ -67,6 +92,10 @@ struct ValidationTable {
     int exposed_scored = 0;                      // rows with trusted comm figures
     int exposed_within_20pct = 0;                // of those, predicted exposed comm within 20% (or 0.2 ms)
     double exposed_median_abs_error_ms = 0.0;
+    // What-if pairs (KnobEffect), ordered by setting and then by the rows' order, and how they score: all of them,
+    // and those whose two rows both reproduce.
+    std::vector<KnobEffect> effects;
+    EffectErrors effects_all, effects_reproducible;
 };
 
 // `profile`: "" for each scenario's own cluster.profile, else a built-in name or a profile YAML path.

@@ -14,6 +14,7 @@
 namespace stepsim {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // The message of the InputError that parsing `yaml` (with `overrides`) throws, or "" when it parses.
@@ -353,6 +354,28 @@ TEST(ScenarioLoader, ExplainOfAnExplainIsUnchanged) {
     Scenario s = parseScenario("stepsim: 1\nmodel: {mlp: swiglu}\n", "x.yaml");
     const std::string once = explainScenario(s);
     EXPECT_EQ(explainScenario(parseScenario(once, "x.yaml")), once);
+}
+
+// A scenario's settings are explain's keys with every default filled in: two scenarios that differ in one setting,
+// written or defaulted, differ in one entry; the name is not a setting.
+TEST(ScenarioLoader, SettingsDifferInTheOneKeyTwoScenariosDiffer) {
+    const auto a = scenarioSettings(parseScenario("stepsim: 1\nname: a\nmodel: {heads: 16, hidden: 2048}\n", "a.yaml"));
+    const auto b = scenarioSettings(parseScenario(
+        "stepsim: 1\nname: b\nmodel: {heads: 16, hidden: 2048}\ntraining: {activation_checkpointing: full}\n", "b.yaml"));
+    EXPECT_FALSE(a.contains("name"));
+    EXPECT_EQ(a.at("model.kv_heads"), "16");          // derived, resolved
+    EXPECT_EQ(a.at("ddp.bucket_cap_mb"), "25");       // defaulted
+    EXPECT_EQ(a.at("compile.dynamic"), "null");
+    EXPECT_EQ(a.at("training.activation_checkpointing"), "none");
+    ASSERT_EQ(a.size(), b.size());
+    std::vector<std::string> differ;
+    for (const auto& [key, value] : a)
+        if (b.at(key) != value) differ.push_back(key);
+    EXPECT_THAT(differ, ElementsAre("training.activation_checkpointing"));
+    // hidden moves the derived ffn_hidden with it: two entries
+    const auto c = scenarioSettings(parseScenario("stepsim: 1\nmodel: {heads: 16, hidden: 4096}\n", "c.yaml"));
+    EXPECT_EQ(c.at("model.ffn_hidden"), "16384");
+    EXPECT_NE(c.at("model.hidden"), a.at("model.hidden"));
 }
 
 }  // namespace
