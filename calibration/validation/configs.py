@@ -134,6 +134,19 @@ CONFIGS = [
     _cfg("s1-l16-h2560-s2048-mb2-swiglu", 1, 16, 2560, 20, 2048, 2, mlp="swiglu", norm="rmsnorm"),
     _cfg("s1-l8-h1024-s1024-mb1", 1, 8, 1024, 16, 1024, 1),
     _cfg("s1-l12-h1280-s512-mb4", 1, 12, 1280, 10, 512, 4),
+    # held out, fourth round: added after commit 065ce13 (`stepsim validate` sets the change one setting makes
+    # against the measured change) to test what-if predictions: each differs from a measured GPU-bound row, or from
+    # another of these, in one setting a user tunes (micro-batch, gradient accumulation, activation checkpointing),
+    # predicted and committed before they were measured (results/validation/heldout4/)
+    _cfg("s1-l24-h2048-s2048-mb2", 1, 24, 2048, 16, 2048, 2),
+    _cfg("s1-l24-h2048-s2048-mb2-ga2", 1, 24, 2048, 16, 2048, 2, grad_accum=2),
+    _cfg("s1-l24-h2048-s2048-mb8", 1, 24, 2048, 16, 2048, 8),
+    _cfg("s1-l12-h3072-s2048-mb2-acfull", 1, 12, 3072, 24, 2048, 2, activation_checkpointing="full"),
+    _cfg("s1-l12-h3072-s2048-mb2-acsel", 1, 12, 3072, 24, 2048, 2, activation_checkpointing="selective"),
+    _cfg("s1-l16-h2048-s8192-mb1-acsel", 1, 16, 2048, 16, 8192, 1, activation_checkpointing="selective"),
+    _cfg("s1-l6-h5120-s2048-mb2", 1, 6, 5120, 40, 2048, 2),
+    _cfg("s1-l16-h2560-s2048-mb2-swiglu-ga2", 1, 16, 2560, 20, 2048, 2, mlp="swiglu", norm="rmsnorm", grad_accum=2),
+    _cfg("s1-l24-h1280-s2048-mb4-acfull", 1, 24, 1280, 10, 2048, 4, activation_checkpointing="full"),
 ]
 
 # A handful of quick ones to check the whole path (profiler, DDP, no_sync, GQA) before the sweep.
