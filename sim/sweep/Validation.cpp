@@ -103,15 +103,15 @@ EffectErrors scoreEffects(const std::vector<KnobEffect>& effects, Keep keep) {
     std::vector<double> err;
     for (const KnobEffect& k : effects) {
         if (!keep(k)) continue;
-        err.push_back(std::abs(k.errorPts()));
-        if (err.back() > e.worst_abs_error_pts) e.worst_abs_error_pts = err.back(), e.worst = k.base_id + " → " + k.other_id;
+        err.push_back(std::abs(k.errorPct()));
+        if (err.back() > e.worst_abs_error_pct) e.worst_abs_error_pct = err.back(), e.worst = k.base_id + " → " + k.other_id;
         if (std::abs(k.measured_pct) >= kDirectedChangePct) {
             ++e.directed;
             e.direction_right += (k.predicted_pct > 0) == (k.measured_pct > 0);
         }
     }
     e.pairs = static_cast<int>(err.size());
-    e.median_abs_error_pts = median(err);
+    e.median_abs_error_pct = median(err);
     return e;
 }
 
@@ -312,19 +312,20 @@ std::string toMarkdown(const ValidationTable& t) {
     s += fmt::format("\nWhat-if pairs: the {} pairs of configurations whose scenarios differ in one setting, and how "
                      "much that setting changes the step, measured and predicted.\n\n",
                      t.effects.size());
-    s += "| setting | from → to | configurations | measured change | predicted change | error (points) |\n"
+    s += "| setting | from → to | configurations | measured change | predicted change | error of the ratio |\n"
          "|---|---|---|---|---|---|\n";
     for (const KnobEffect& k : t.effects)
-        s += fmt::format("| {} | {} → {} | {} → {}{} | {:+.1f}% | {:+.1f}% | {:+.1f} |\n", k.setting, k.from, k.to,
+        s += fmt::format("| {} | {} → {} | {} → {}{} | {:+.1f}% | {:+.1f}% | {:+.1f}% |\n", k.setting, k.from, k.to,
                          k.base_id, k.other_id, k.reproducible ? "" : " §", k.measured_pct, k.predicted_pct,
-                         k.errorPts());
+                         k.errorPct());
     s += "\n";
     for (const auto& [e, what] : {std::pair{&t.effects_all, "pairs"},
                                   std::pair{&t.effects_reproducible, "pairs whose two configurations reproduce"}})
         if (e->pairs > 0)
-            s += fmt::format("On the {} {}: median |error| {:.1f} points, worst {:.1f} ({}); the direction right on {} of "
-                             "the {} whose measured change is {:.0f}% or more.\n",
-                             e->pairs, what, e->median_abs_error_pts, e->worst_abs_error_pts, e->worst,
+            s += fmt::format("On the {} {}: the predicted ratio of the two steps a median {:.1f}% from the measured, "
+                             "worst {:.1f}% ({}); the direction right on {} of the {} whose measured change is {:.0f}% "
+                             "or more.\n",
+                             e->pairs, what, e->median_abs_error_pct, e->worst_abs_error_pct, e->worst,
                              e->direction_right, e->directed, kDirectedChangePct);
     s += "§ the runs of one of the two configurations, or of both, do not reproduce.\n";
     return s;
@@ -333,8 +334,8 @@ std::string toMarkdown(const ValidationTable& t) {
 namespace {
 nlohmann::ordered_json effectErrorsJson(const EffectErrors& e) {
     return {{"pairs", e.pairs},
-            {"median_abs_error_pts", e.median_abs_error_pts},
-            {"worst_abs_error_pts", e.worst_abs_error_pts},
+            {"median_abs_error_pct", e.median_abs_error_pct},
+            {"worst_abs_error_pct", e.worst_abs_error_pct},
             {"worst", e.worst},
             {"directed", e.directed},
             {"direction_right", e.direction_right}};
