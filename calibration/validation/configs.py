@@ -147,6 +147,16 @@ CONFIGS = [
     _cfg("s1-l6-h5120-s2048-mb2", 1, 6, 5120, 40, 2048, 2),
     _cfg("s1-l16-h2560-s2048-mb2-swiglu-ga2", 1, 16, 2560, 20, 2048, 2, mlp="swiglu", norm="rmsnorm", grad_accum=2),
     _cfg("s1-l24-h1280-s2048-mb4-acfull", 1, 24, 1280, 10, 2048, 4, activation_checkpointing="full"),
+    # held out, fifth round: added after the fourth was measured, to test the splits of one global batch between
+    # micro-batch and accumulation (`stepsim validate` pairs them since this round) and what-ifs of the model (context
+    # length, depth, GQA), predicted and committed before they were measured (results/validation/heldout5/)
+    _cfg("s1-l24-h2048-s2048-mb1-ga4", 1, 24, 2048, 16, 2048, 1, grad_accum=4),
+    _cfg("s1-l24-h2048-s2048-mb1", 1, 24, 2048, 16, 2048, 1),
+    _cfg("s1-l24-h2048-s4096-mb2", 1, 24, 2048, 16, 4096, 2),
+    _cfg("s1-l12-h2048-s2048-mb4", 1, 12, 2048, 16, 2048, 4),
+    _cfg("s1-l16-h2048-s2048-mb4-swiglu", 1, 16, 2048, 16, 2048, 4, mlp="swiglu", norm="rmsnorm"),
+    _cfg("s1-l16-h2560-s2048-mb1-swiglu-ga2", 1, 16, 2560, 20, 2048, 1, mlp="swiglu", norm="rmsnorm", grad_accum=2),
+    _cfg("s1-l12-h3072-s2048-mb1-ga2", 1, 12, 3072, 24, 2048, 1, grad_accum=2),
 ]
 
 # A handful of quick ones to check the whole path (profiler, DDP, no_sync, GQA) before the sweep.
