@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -63,28 +64,48 @@ bool comesFirst(const std::string& a, const std::string& b) {
     return a < b;
 }
 
-// The what-if pairs among the rows (settings: each row's scenarioSettings): rows whose settings differ in one key.
+// What makes two scenarios' settings a what-if pair: the one key they differ in, with its two values; or, where
+// they differ in the micro-batch and the accumulation steps alone with the same product (one global batch split two
+// ways), the pair of them, "micro_batch × grad_accum", each value written "4 × 1". Nothing for other differences.
+struct Difference {
+    std::string setting, a, b;
+    double order_a = 0, order_b = 0;  // for the split: the micro-batch, the smaller first; else unused
+    bool split = false;
+};
+
+std::optional<Difference> whatIf(const std::map<std::string, std::string>& a, const std::map<std::string, std::string>& b) {
+    std::vector<std::string> differ;
+    for (const auto& [key, value] : a)
+        if (auto it = b.find(key); it == b.end() || it->second != value) differ.push_back(key);
+    for (const auto& [key, value] : b)
+        if (!a.contains(key)) differ.push_back(key);
+    for (const std::string& key : differ)
+        if (!a.contains(key) || !b.contains(key)) return std::nullopt;
+    if (differ.size() == 1) return Difference{differ[0], a.at(differ[0]), b.at(differ[0])};
+    const std::string mb = "training.micro_batch", ga = "training.grad_accum";
+    if (differ != std::vector<std::string>{ga, mb}) return std::nullopt;  // a's keys, in order
+    const auto num = [](const std::string& s) { return std::stod(s); };
+    if (num(a.at(mb)) * num(a.at(ga)) != num(b.at(mb)) * num(b.at(ga))) return std::nullopt;
+    return Difference{"training.micro_batch × grad_accum", a.at(mb) + " × " + a.at(ga), b.at(mb) + " × " + b.at(ga),
+                      num(a.at(mb)), num(b.at(mb)), true};
+}
+
+// The what-if pairs among the rows (settings: each row's scenarioSettings), oriented from the setting's first value
+// to its second (comesFirst; a split from the smaller micro-batch).
 std::vector<KnobEffect> knobEffects(const std::vector<ValidationRow>& rows,
                                     const std::vector<std::map<std::string, std::string>>& settings) {
     std::vector<KnobEffect> out;
     for (std::size_t i = 0; i < rows.size(); ++i)
         for (std::size_t j = i + 1; j < rows.size(); ++j) {
-            const auto& a = settings[i];
-            const auto& b = settings[j];
-            std::vector<std::string> differ;
-            for (const auto& [key, value] : a)
-                if (auto it = b.find(key); it == b.end() || it->second != value) differ.push_back(key);
-            for (const auto& [key, value] : b)
-                if (!a.contains(key)) differ.push_back(key);
-            if (differ.size() != 1 || !a.contains(differ[0]) || !b.contains(differ[0])) continue;
-            const std::string& key = differ[0];
-            const bool swap = comesFirst(b.at(key), a.at(key));
+            const std::optional<Difference> d = whatIf(settings[i], settings[j]);
+            if (!d) continue;
+            const bool swap = d->split ? d->order_b < d->order_a : comesFirst(d->b, d->a);
             const ValidationRow& base = rows[swap ? j : i];
             const ValidationRow& other = rows[swap ? i : j];
             KnobEffect e;
-            e.setting = key;
-            e.from = (swap ? b : a).at(key);
-            e.to = (swap ? a : b).at(key);
+            e.setting = d->setting;
+            e.from = swap ? d->b : d->a;
+            e.to = swap ? d->a : d->b;
             e.base_id = base.id;
             e.other_id = other.id;
             e.measured_pct = 100.0 * (other.measured_ms / base.measured_ms - 1.0);

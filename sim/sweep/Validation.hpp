@@ -13,7 +13,8 @@
 //                   CUDA-only profiles are preferred. Rows without such a profile are shown but not scored.
 // What a user asks the simulator most, which setting makes a step faster, is checked apart: every two measured
 // configurations whose scenarios differ in exactly one setting (`stepsim explain`'s keys, every default filled
-// in) are a what-if pair, and the measured change of the step from one to the other is set against the predicted
+// in), or in the micro-batch and the accumulation steps alone with the same product (one global batch split two
+// ways), are a what-if pair, and the measured change of the step from one to the other is set against the predicted
 // change: the error is how far the predicted ratio of the two steps lies from the measured ratio (for a change of a
 // few percent, about the points between the two changes; a micro-batch 2 → 8, +235%, is not scored by its points),
 // and the direction counts where the measured change is at least 1%.
