@@ -1,0 +1,20 @@
+# Run 71, on nvidia-h200: the seven fifth-round held-out configurations (results/validation/heldout5/, predicted and
+# committed at 8f8520a: splits of one global batch and what-ifs of the model), one GPU, each timed over 2 s
+# (train_gpt.py --timed-seconds 2), CUDA-only profiling, three steady steps; nvidia-smi samples clocks and power every 50 ms.
+set -u
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+R=/tmp/run71; mkdir -p $R
+T0=$(date +%s); stamp(){ echo "[$(( $(date +%s) - T0 )) s] $*" | tee -a $R/timings.txt; }
+(date -u; nvidia-smi; nvidia-smi -q -d CLOCK,POWER,PERFORMANCE) > $R/env.txt 2>&1
+nvidia-smi --query-gpu=timestamp,index,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
+  --format=csv,noheader -lms 50 > $R/smi.csv 2>&1 &
+SMI=$!
+IDS=s1-l24-h2048-s2048-mb1-ga4,s1-l24-h2048-s2048-mb1,s1-l24-h2048-s4096-mb2,s1-l12-h2048-s2048-mb4,s1-l16-h2048-s2048-mb4-swiglu,s1-l16-h2560-s2048-mb1-swiglu-ga2,s1-l12-h3072-s2048-mb1-ga2
+timeout 450 python3 calibration/validation/sweep.py --out $R/sweep --worlds 1 --ids $IDS --profile-cpu off \
+  --steady-steps 3 --timed-seconds 2 --max-steps 300 --deadline-s 430 --config-timeout-s 90 \
+  --init-timeout-s 90 > $R/sweep.log 2>&1
+stamp "sweep rc $?"
+kill $SMI
+gzip $R/smi.csv
+cp $R/timings.txt $OUT/timings.txt
+tar -C /tmp -czf $OUT/run71.tar.gz run71
