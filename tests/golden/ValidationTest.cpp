@@ -19,43 +19,43 @@ ValidationTable rerun() {
 
 // Issue 5's target is a median step-time error ≤ 5% and a worst ≤ 10%, exposed communication within 20%.
 // Against the median of each configuration's runs (up to fifteen runs) this build reaches a median of 3.1% and a
-// worst of 22.4% over 64 configurations (README, "How good are the predictions?"). 31 were held out, predicted and
+// worst of 22.4% over 71 configurations (README, "How good are the predictions?"). 38 were held out, predicted and
 // committed before they ran (results/validation/heldout/, runs 55 and 57; heldout2/, runs 59 and 60; heldout3/, runs
-// 63 and 64; heldout4/, runs 68 and 69); the worst row is one of them, d2-l8-h1024-s1024-mb2-b25, which the simulation calls host-bound and
+// 63 and 64; heldout4/, runs 68 and 69; heldout5/, runs 71 and 72); the worst row is one of them, d2-l8-h1024-s1024-mb2-b25, which the simulation calls host-bound and
 // whose two runs were 25% apart (14.2 and 17.8 ms against 19.6 predicted; 13.4% was the worst before). Exposed
 // communication, measured in steady state where a run profiled it so, is within 20% on 16 of 30 scored rows, a median
-// error of 0.23 ms (the host-bound DDP rows' ranks wait for each other far longer than the model's). On the 41
-// configurations whose runs reproduce within 10% the median is 2.8% and the worst 5.8%, exposed communication within
+// error of 0.23 ms (the host-bound DDP rows' ranks wait for each other far longer than the model's). On the 47
+// configurations whose runs reproduce within 10% the median is 2.5% and the worst 5.8%, exposed communication within
 // 20% on 14 of 16 (median error 0.10 ms); the 23 others moved up to 67% between machine starts. Split by what the
-// simulation says before any measurement, the 36 rows it calls GPU-bound reach a median of 3.0% and a worst of 5.6%,
-// exposed communication within 20% on 13 of 14; the 28 it calls host-bound 4.5% and 22.4%, 3 of 16. Taking the holes
+// simulation says before any measurement, the 41 rows it calls GPU-bound reach a median of 2.9% and a worst of 5.6%,
+// exposed communication within 20% on 13 of 14; the 30 it calls host-bound 4.5% and 22.4%, 3 of 16. Taking the holes
 // beside an NCCL kernel by what it does (longer while it moves data than while it waits: run 61) brought the
 // GPU-bound rows' from 11 to 13 of 14 (hidden 2048: 1.02 against 1.11, was 0.87); the held-out rows' own GEMMs
 // measured beside NCCL (run 66) brought hidden 3072 to 1.40 against 1.39 (0.98 before both), and
 // d2-l32-h2048-s4096-mb1-b50 still reads high (1.79 against 1.45: the model's NCCL kernels stay resident longer);
 // the host-bound d2-l24-h1536-s2048-mb2-b25 slipped to 20.4% under (1.28 against 1.61), hence 16 rows in all, where
 // 17 were before run 66. The range the host-bound rows get with a faster and a slower host (launch.host_cost_spread)
-// holds 146 of their 195 runs (the third round's four and the fourth's two among them); every miss lies under its low end, the GPU-bound
+// holds 150 of their 199 runs (the third round's four, the fourth's two and the fifth's four among them); every miss lies under its low end, the GPU-bound
 // floor, by 0.1-5.4%. The medians are held at the issue's target of 5%, the worst of the reproducible and of the
 // GPU-bound rows at its 10%, the rest at this build's line: a change that makes the predictions worse fails here.
 TEST(Validation, MedianStepTimeErrorDoesNotGrow) {
     const ValidationTable t = rerun();
-    EXPECT_EQ(t.rows.size(), 64u);
+    EXPECT_EQ(t.rows.size(), 71u);
     EXPECT_LE(t.median_abs_error_pct, 5.0);
     EXPECT_LE(t.worst_abs_error_pct, 23.0);
     EXPECT_GE(t.exposed_within_20pct, 16);
     EXPECT_LE(t.exposed_median_abs_error_ms, 0.24);
-    EXPECT_GE(t.reproducible.rows, 41);
+    EXPECT_GE(t.reproducible.rows, 47);
     EXPECT_LE(t.reproducible.median_abs_error_pct, 5.0);
     EXPECT_LE(t.reproducible.worst_abs_error_pct, 10.0);
     EXPECT_GE(t.reproducible.exposed_within_20pct, 14);
-    EXPECT_GE(t.gpu_bound.rows, 36);
+    EXPECT_GE(t.gpu_bound.rows, 41);
     EXPECT_LE(t.gpu_bound.median_abs_error_pct, 5.0);
     EXPECT_LE(t.gpu_bound.worst_abs_error_pct, 10.0);
     EXPECT_GE(t.gpu_bound.exposed_within_20pct, 13);
     EXPECT_EQ(std::size_t(t.gpu_bound.rows + t.host_bound.rows), t.rows.size());
-    EXPECT_EQ(t.host_range_runs, 195);
-    EXPECT_GE(t.host_range_runs_within, 146);
+    EXPECT_EQ(t.host_range_runs, 199);
+    EXPECT_GE(t.host_range_runs_within, 150);
 }
 
 // One global batch split two ways (the micro-batch and the accumulation steps differ, their product does not) is a
@@ -79,23 +79,25 @@ TEST(Validation, SplitsOfOneGlobalBatchPairUp) {
 }
 
 // What a user runs the simulator for, the change one setting makes, is predicted closer than the step itself: the
-// table's configurations hold 31 what-if pairs (GPUs 1 → 2, bucket size, bucket view, activation checkpointing,
-// micro-batch, gradient accumulation, and one split of a global batch, 2 × 2 → 4 × 1; 11 of them from the fourth
-// held-out round, heldout4/, runs 68 and 69, predicted before they ran). On the 23 whose two configurations reproduce
-// the predicted ratio of the two steps lies a median 0.6% from the measured (checkpointing none → full +19.0%
-// against +19.1%, one GPU → two +10.5% against +11.5%, accumulation 1 → 2 +92.2% against +91.6%), the worst 3.2%
-// (hidden 5120, micro-batch 1 → 2: +65.2% against +60.1%), the direction right on all 23; over all 31, 1.0%, and the
-// direction right on 29: the two wrong are host-bound hidden-768 pairs whose runs spread 30-38% between machine
-// starts (bucket 25 → 100 MiB measured +18.4%, bucket view +22.8%, both predicted about -1%).
+// table's configurations hold 44 what-if pairs (GPUs 1 → 2, bucket size, bucket view, activation checkpointing,
+// micro-batch, gradient accumulation, splits of one global batch, context length, depth, GQA; 11 from the fourth
+// held-out round, heldout4/, runs 68 and 69, and 13 from the fifth, heldout5/, runs 71 and 72, predicted before they
+// ran). On the 31 whose two configurations reproduce the predicted ratio of the two steps lies a median 0.9% from the
+// measured (checkpointing none → full +19.0% against +19.1%, one GPU → two +10.5% against +11.5%, accumulation
+// 1 → 2 +92.2% against +91.6%, GQA 4 → 16 KV heads +7.7% against +7.3%), the direction right on all 31; the worst
+// 5.2% is a split of one global batch, 1 × 4 → 4 × 1 sequences at hidden 2048 (−24.2% against −20.1%: the model
+// prices the accumulating step host-bound, its kernels within 1.3%). All four splits overstate the saving (2.2-5.2%).
+// Over all 44, 1.5%, and the direction right on 42: the two wrong are host-bound hidden-768 pairs whose runs spread
+// 30-38% between machine starts (bucket 25 → 100 MiB measured +18.4%, bucket view +22.8%, both predicted about -1%).
 TEST(Validation, OneSettingsEffectIsPredicted) {
     const ValidationTable t = rerun();
-    EXPECT_EQ(t.effects.size(), 31u);
-    EXPECT_EQ(t.effects_reproducible.pairs, 23);
+    EXPECT_EQ(t.effects.size(), 44u);
+    EXPECT_EQ(t.effects_reproducible.pairs, 31);
     EXPECT_LE(t.effects_reproducible.median_abs_error_pct, 1.0);
-    EXPECT_LE(t.effects_reproducible.worst_abs_error_pct, 3.5);
+    EXPECT_LE(t.effects_reproducible.worst_abs_error_pct, 5.5);
     EXPECT_EQ(t.effects_reproducible.direction_right, t.effects_reproducible.directed);
-    EXPECT_LE(t.effects_all.median_abs_error_pct, 1.5);
-    EXPECT_GE(t.effects_all.direction_right, 29);
+    EXPECT_LE(t.effects_all.median_abs_error_pct, 1.6);
+    EXPECT_GE(t.effects_all.direction_right, 42);
 }
 
 // The committed table (results/validation/table.json) is what this build predicts: regenerate it with
