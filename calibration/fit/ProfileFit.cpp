@@ -591,12 +591,34 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             p.interference.compute_slowdown = std::max(1.0, median(gs));
             p.interference.comm_slowdown = std::max(1.0, median(cs));
         } else {
-            kept.push_back("interference");
+            kept.push_back("interference.compute_slowdown");
+            if (raw.comm_beside.empty()) kept.push_back("interference.comm_slowdown");
         }
         rep["interference"] = {{"compute_slowdown", p.interference.compute_slowdown},
                                {"comm_slowdown", p.interference.comm_slowdown},
                                {"rule", "median over records whose all-reduce alone lasts >= half the GEMM"},
                                {"records", ij}};
+        // The bench's all-reduces start beside a GEMM that holds every SM and wait for it (a 64 MiB one took exactly
+        // one GEMM's period), a wait the engine models apart: where interference_training.py timed the all-reduce's
+        // own rate with its kernel resident before the compute (mode resident), that rate is the factor.
+        if (!raw.comm_beside.empty()) {
+            std::vector<double> all;
+            json byClass = json::object(), recs = json::array();
+            std::map<std::string, std::vector<double>> classes;
+            for (const RawCommBeside& c : raw.comm_beside) {
+                all.push_back(c.slowdown);
+                classes[c.cls].push_back(c.slowdown);
+                recs.push_back({{"class", c.cls}, {"op", c.op}, {"comm_bytes", c.comm_bytes},
+                                {"comm_alone_us", c.comm_alone_us}, {"comm_slowdown", c.slowdown}});
+            }
+            for (const auto& [cls, v] : classes)
+                byClass[cls] = {{"median", median(v)}, {"records", v.size()},
+                                {"range", {*std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())}}};
+            p.interference.comm_slowdown = std::max(1.0, median(all));
+            rep["interference"]["comm_slowdown"] = p.interference.comm_slowdown;
+            rep["interference"]["comm_rule"] = "median over the resident all-reduces beside compute (interference_training.py --modes resident)";
+            rep["interference"]["resident"] = {{"by_class", byClass}, {"records", recs}};
+        }
     }
 
     // A training step's kernels beside bucket-sized all-reduces (interference_training.py): the median slowdown

@@ -163,16 +163,31 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
             r.comm_with_gemm_us = L.num("comm_with_gemm_us");
             d.interference.push_back(r);
         } else if (kind == "interference_training") {
+            const auto checkClass = [&](const std::string& cls) {
+                if (cls != "gemm" && cls != "attention" && cls != "memory")
+                    throw inputError(file, lineNo, "class", "expected gemm, attention or memory, got '" + cls + "'");
+            };
+            if (L.str("mode") == "resident") {
+                RawCommBeside c{L.str("class"), L.str("op"), L.num("comm_bytes"), L.num("comm_alone_us"),
+                                L.num("comm_slowdown")};
+                checkClass(c.cls);
+                if (!(c.comm_bytes > 0) || !(c.comm_alone_us > 0))
+                    throw inputError(file, lineNo, "comm_alone_us", "expected a positive size and time alone");
+                if (!(c.slowdown > 0))
+                    throw inputError(file, lineNo, "comm_slowdown", "expected a positive ratio");
+                d.comm_beside.push_back(std::move(c));
+                continue;
+            }
             // A record without with_comm_us is a kernel the all-reduce chain did not cover: nothing to fit.
             if (!j.contains("with_comm_us")) continue;
             RawStepInterference r{L.str("mode"), L.str("class"), L.str("op"), L.num("alone_us"), L.num("with_comm_us")};
             if (r.mode != "transfer" && r.mode != "waiting" && r.mode != "bucketed")
-                throw inputError(file, lineNo, "mode", "expected transfer, waiting or bucketed, got '" + r.mode + "'");
+                throw inputError(file, lineNo, "mode",
+                                 "expected transfer, waiting, bucketed or resident, got '" + r.mode + "'");
             if (j.contains("comm_with_compute_us") && j.contains("comm_alone_us"))
                 r.comm_slowdown = L.num("comm_with_compute_us") / L.num("comm_alone_us");
             if (j.contains("comm_bytes")) r.comm_bytes = L.num("comm_bytes");
-            if (r.cls != "gemm" && r.cls != "attention" && r.cls != "memory")
-                throw inputError(file, lineNo, "class", "expected gemm, attention or memory, got '" + r.cls + "'");
+            checkClass(r.cls);
             if (j.contains("m") || j.contains("n") || j.contains("k")) {
                 if (r.cls != "gemm")
                     throw inputError(file, lineNo, "m", "a shape (m, n, k) is a GEMM's; class is " + r.cls);

@@ -116,6 +116,14 @@ struct RawStepInterference {
     long m = 0, n = 0, k = 0;  // a GEMM's shape, when the record gives it (--gemm-shapes); 0: not given
 };
 
+// An all-reduce's own rate beside a stream of compute kernels, its kernel resident before they start, so it waits
+// for no SMs (interference_training.py --modes resident): its time moving data beside the calls over the same
+// time alone. cls: the class of the calls (gemm, attention, memory).
+struct RawCommBeside {
+    std::string cls, op;
+    double comm_bytes = 0, comm_alone_us = 0, slowdown = 0;
+};
+
 // One GPU's speed with every GPU of the machine loaded at once, at the power limit (device_speed.py): a set is one
 // such measurement across the ranks.
 struct RawDeviceSpeed {
@@ -138,6 +146,7 @@ struct RawData {
     std::vector<RawCheckpointHost> checkpoint_host;
     std::vector<RawInterference> interference;
     std::vector<RawStepInterference> step_interference;
+    std::vector<RawCommBeside> comm_beside;
     std::vector<RawDeviceSpeed> device_speed;
     std::vector<RawKernel> kernels;
     std::vector<RawDispatch> dispatch;

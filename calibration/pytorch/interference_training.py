@@ -21,6 +21,11 @@ through rank 0's calls, as when DDP's ranks drift apart (rank 0's slowdown only)
 8 buckets (--buckets), so they read HBM as DDP's do. A third mode, "bucketed" (--modes bucketed), issues one
 bucket's all-reduce after each call, waiting on that call's end, as DDP issues them: the all-reduce then starts
 beside the next call, and its own slowdown is kept (`comm_with_compute_us`); the fit reports these records only.
+Those all-reduces, and every link of a chain after the first, start while a kernel holds the SMs and wait for it
+(beside a long GEMM a 64 MiB all-reduce took exactly one GEMM's period, the harness's interference bench), which
+the simulator models apart; a fourth mode, "resident", times the all-reduce's own rate beside compute without that
+wait: one all-reduce whose kernel starts on both ranks 20 µs before a run of calls that outlasts it (resident()),
+into `comm_slowdown` (its moving time beside the calls over the same time alone) and interference.comm_slowdown.
 
 How much a GEMM loses depends on its shape more than on anything else: NCCL holds one SM per channel (24 for a
 2-GPU fp32 all-reduce), and a GEMM cuBLAS tiles into exactly one wave over every SM (a small output of a long K,
@@ -31,9 +36,10 @@ lists a set of scenarios' shapes), so a model's own shapes can be measured.
 
 Writes JSON Lines {"kind": "interference_training", "mode", "class": gemm|attention|memory, "op", "alone_us",
 "with_comm_us", "slowdown", "comm_bytes", "comm_alone_us", "comm_with_compute_us", "rank", and for GEMMs "m", "n",
-"k"}; `stepsim calibrate fit` takes the median slowdown per mode and class into interference.beside_transfer and
+"k"}; resident records hold "comm_lead_us", "comm_beside_us" and "comm_slowdown" instead of the compute's times.
+`stepsim calibrate fit` takes the median slowdown per mode and class into interference.beside_transfer and
 .beside_waiting, and the waiting mode's per GEMM shape into interference.gemm_by_shape.
-Usage: torchrun --standalone --nproc-per-node 2 interference_training.py --out FILE [--modes transfer,waiting,bucketed]
+Usage: torchrun --standalone --nproc-per-node 2 interference_training.py --out FILE [--modes transfer,waiting,bucketed,resident]
        [--bucket-mib 25[,...]] [--heat-s S] [--gemm-shapes FILE]
 """
 import argparse
@@ -182,6 +188,88 @@ def bucketed(cls, name, fn, a, rank, side, next_grad, ar_us, bucket_bytes):
     return rec
 
 
+LEAD_S = 20e-6  # resident: how long before the calls the all-reduce's kernel starts
+
+
+def resident(cls, name, fn, a, rank, side, next_grad, bucket_bytes):
+    """The all-reduce's own rate beside compute, with no wait for SMs: one all-reduce whose kernel starts (on both
+    ranks) LEAD_S before a run of calls long enough to outlast it, both streams held by spin kernels of the same GPU
+    clock until the host has queued everything. The rank whose NCCL kernel arrived last moves data from its start;
+    of the all-reduce's time alone (the same single all-reduce after a barrier, that rank's time) the part before
+    the calls moves at full rate, the rest beside them: slowdown = (end − calls' start) / (alone − lead). Returns
+    one record (rank 0's; None on the other rank), or None when the calls did not cover the all-reduce, or when the
+    all-reduce alone lasts under 5 leads (4 MiB: ~40 µs, half of it ahead of the calls)."""
+    dev = torch.device("cuda")
+
+    def both(x):
+        """[rank 0's, rank 1's] value of x."""
+        t = torch.zeros(2, device=dev)
+        t[min(rank, 1)] = x
+        dist.all_reduce(t)
+        return t.tolist()
+
+    def single(hold_s, lead_s):
+        """One all-reduce on the side stream after a spin of hold_s − lead_s: the events around it (c0, c1)."""
+        c0, c1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        with torch.cuda.stream(side):
+            hold_gpu(hold_s - lead_s)
+            c0.record()
+            dist.all_reduce(next_grad())
+            c1.record()
+        return c0, c1
+
+    comm_alone = []
+    for _ in range(5):
+        dist.barrier()
+        torch.cuda.synchronize()
+        c0, c1 = single(1e-3, 0.0)
+        torch.cuda.synchronize()
+        comm_alone.append(min(both(c0.elapsed_time(c1) * 1e3)))
+    ar_us = statistics.median(comm_alone)
+    if ar_us < 5 * LEAD_S * 1e6:
+        if rank == 0:
+            print(f"rank 0 resident {name}: all-reduce of {bucket_bytes >> 20} MiB alone {ar_us:.1f} us, under 5 leads: "
+                  "not timed", flush=True)
+        return None
+    alone = statistics.median(looped(fn, reps=5, inner=a.inner))
+    calls = max(a.inner, math.ceil(1.5 * ar_us / alone) + 1)
+    t = torch.tensor([2.0 * host_seconds(fn, calls) + 1e-3], device=dev)  # the host queues the calls meanwhile
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    hold = t.item()
+    lead, beside, covered = [], [], 0
+    for _ in range(5):
+        dist.barrier()
+        torch.cuda.synchronize()
+        c0, c1 = single(hold, LEAD_S)
+        hold_gpu(hold)
+        s0, s1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s0.record()
+        for _ in range(calls):
+            fn()
+        s1.record()
+        torch.cuda.synchronize()
+        total = both(c0.elapsed_time(c1) * 1e3)
+        late = total.index(min(total))  # arrived last: no wait for the peer
+        lead_us = both(c0.elapsed_time(s0) * 1e3)[late]
+        beside_us = both(s0.elapsed_time(c1) * 1e3)[late]
+        ends_inside = min(both(1.0 if c1.elapsed_time(s1) >= 0 else 0.0))  # the calls outlast it on both ranks
+        if ends_inside and 0 < lead_us < ar_us and beside_us > 0:
+            lead.append(lead_us)
+            beside.append(beside_us)
+            covered += 1
+    if rank != 0 or not covered:
+        return None
+    slowdowns = [b / (ar_us - l) for l, b in zip(lead, beside)]
+    rec = {"kind": "interference_training", "class": cls, "op": name, "rank": rank, "mode": "resident",
+           "buckets": a.buckets, "alone_us": alone, "calls": calls, "comm_bytes": bucket_bytes, "comm_alone_us": ar_us,
+           "comm_lead_us": statistics.median(lead), "comm_beside_us": statistics.median(beside),
+           "comm_slowdown": statistics.median(slowdowns), "covered_reps": covered}
+    print(f"rank {rank} resident {cls:9s} {name:28s} all-reduce alone {ar_us:8.1f} us, {rec['comm_lead_us']:5.1f} us "
+          f"ahead, {rec['comm_beside_us']:8.1f} beside {calls} calls: x{rec['comm_slowdown']:.3f} ({covered}/5)",
+          flush=True)
+    return rec
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -191,7 +279,8 @@ def main():
                     help="comma-separated sizes of the all-reduces, MiB of fp32 gradients, each measured in turn (DDP's "
                          "bucket_cap_mb; a parameter larger than the cap is its own bucket: 64 MiB for a 2048x8192 "
                          "weight, and the first bucket is 1 MiB)")
-    ap.add_argument("--modes", default="transfer,waiting", help="comma-separated: transfer, waiting, bucketed")
+    ap.add_argument("--modes", default="transfer,waiting",
+                    help="comma-separated: transfer, waiting, bucketed, resident")
     ap.add_argument("--heat-s", type=float, default=0.0,
                     help="transfer and waiting: hold the stream with this long (at least) of back-to-back GEMMs "
                          "before each timed batch, alone and beside NCCL (the board at its power limit), not a spin")
@@ -249,6 +338,11 @@ def main():
         for (cls, name, fn, shape), mode in ((k, m) for k in timed for m in modes):
             if mode == "bucketed":
                 recs.append(bucketed(cls, name, fn, a, rank, side, next_grad, ar_us, bucket_bytes))
+                continue
+            if mode == "resident":
+                rec = resident(cls, name, fn, a, rank, side, next_grad, bucket_bytes)
+                if rec:
+                    recs.append(rec)
                 continue
             hold = agree_max(2.0 * host_seconds(fn, a.inner) + 1e-3)  # the same spins on both ranks
             if heat:

@@ -36,6 +36,32 @@ TEST(InterferenceFit, MedianByModeAndClass) {
     EXPECT_NE(std::find(kept.begin(), kept.end(), "interference.beside_waiting"), kept.end());
 }
 
+// The all-reduce's own slowdown beside compute: the bench's records (an all-reduce beside a long GEMM, which waits
+// for the GEMM's SMs as well: ×5.7 at 64 MiB) give it where nothing better was measured; resident records
+// (interference_training.py --modes resident: its kernel in place before the compute starts) replace it with their
+// median over every class, and the report keeps them by class.
+TEST(InterferenceFit, ResidentAllReducesGiveTheCommSlowdown) {
+    RawData raw;
+    raw.interference = {{268435456, 0, 1450, 1620, 939, 1614}, {268435456, 1, 1450, 1600, 939, 1616},
+                        {67108864, 0, 1420, 1470, 258, 1477}};
+    const ProfileFitResult bench = fitProfile(raw, HardwareProfile{}, "t", "test");
+    EXPECT_NEAR(bench.profile.interference.comm_slowdown, 1615.0 / 939, 1e-9);  // 64 MiB: shorter than half the GEMM
+    raw.comm_beside = {{"gemm", "forward 8192x8192x2048", 67108864, 251, 1.12},
+                       {"gemm", "wgrad 2048x8192x8192", 67108864, 251, 1.06},
+                       {"memory", "add 8192x2048", 67108864, 251, 1.20},
+                       {"attention", "sdpa_fwd", 134217728, 470, 0.98}};
+    const ProfileFitResult resident = fitProfile(raw, HardwareProfile{}, "t", "test");
+    EXPECT_DOUBLE_EQ(resident.profile.interference.comm_slowdown, (1.06 + 1.12) / 2);
+    EXPECT_DOUBLE_EQ(resident.profile.interference.compute_slowdown, bench.profile.interference.compute_slowdown);
+    const auto& rep = resident.report.at("interference");
+    EXPECT_DOUBLE_EQ(rep.at("comm_slowdown").get<double>(), (1.06 + 1.12) / 2);
+    EXPECT_EQ(rep.at("resident").at("by_class").at("gemm").at("records").get<int>(), 2);
+    EXPECT_DOUBLE_EQ(rep.at("resident").at("by_class").at("memory").at("median").get<double>(), 1.20);
+    // never faster than alone
+    raw.comm_beside = {{"attention", "sdpa_fwd", 134217728, 470, 0.98}};
+    EXPECT_DOUBLE_EQ(fitProfile(raw, HardwareProfile{}, "t", "test").profile.interference.comm_slowdown, 1.0);
+}
+
 // Transfer records at two sizes or more give a median per size and class (sizes ascending); at one size none
 // (the base's list is kept).
 TEST(InterferenceFit, TransferSlowdownBySize) {

@@ -154,6 +154,27 @@ TEST(RawData, InterferenceTrainingWithAnUnknownModeNamesTheKey) {
     EXPECT_NE(error.find("stepsim_raw_itrain_bad.jsonl:1: mode"), std::string::npos) << error;
 }
 
+// A resident record (interference_training.py --modes resident) holds the all-reduce's own slowdown beside the
+// calls, not the calls' times; it is read apart, and a missing or non-positive ratio is an error naming its key.
+TEST(RawData, ResidentAllReduceRecordsAreRead) {
+    const auto p = writeTemp("stepsim_raw_itrain_resident.jsonl",
+        R"({"kind":"interference_training","mode":"resident","class":"gemm","op":"forward 8192x8192x2048","rank":0,"alone_us":480.2,"calls":20,"comm_bytes":67108864,"comm_alone_us":251.3,"comm_lead_us":24.0,"comm_beside_us":250.1,"comm_slowdown":1.098,"covered_reps":5})" "\n");
+    const RawData d = readRaw({p});
+    EXPECT_TRUE(d.step_interference.empty());
+    ASSERT_EQ(d.comm_beside.size(), 1u);
+    EXPECT_EQ(d.comm_beside[0].cls, "gemm");
+    EXPECT_DOUBLE_EQ(d.comm_beside[0].comm_bytes, 67108864);
+    EXPECT_DOUBLE_EQ(d.comm_beside[0].comm_alone_us, 251.3);
+    EXPECT_DOUBLE_EQ(d.comm_beside[0].slowdown, 1.098);
+    const auto bad = writeTemp("stepsim_raw_itrain_resident_bad.jsonl",
+        R"({"kind":"interference_training","mode":"resident","class":"gemm","op":"a","comm_bytes":67108864,"comm_alone_us":251.3,"comm_slowdown":0})" "\n");
+    const std::string error = readError(bad);
+    EXPECT_NE(error.find("stepsim_raw_itrain_resident_bad.jsonl:1: comm_slowdown"), std::string::npos) << error;
+    const auto missing = writeTemp("stepsim_raw_itrain_resident_missing.jsonl",
+        R"({"kind":"interference_training","mode":"resident","class":"gemm","op":"a","comm_bytes":67108864,"comm_alone_us":251.3})" "\n");
+    EXPECT_NE(readError(missing).find("comm_slowdown"), std::string::npos) << readError(missing);
+}
+
 TEST(RawData, DeviceSpeedRecordsAreRead) {
     const auto p = writeTemp("stepsim_raw_dspeed.jsonl",
         R"({"kind":"device_speed","set":"s#0","rank":1,"gpu":"NVIDIA H200","gemm_tflops":657.5,"memory_gbps":4390.3})" "\n");
