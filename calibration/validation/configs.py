@@ -94,6 +94,15 @@ CONFIGS = [
     _cfg("d2-l12-h1536-s1024-mb8-b10", 2, 12, 1536, 12, 1024, 8, bucket_cap_mb=10),
     _cfg("d2-l16-h1536-s4096-mb1-b25-swiglu-gqa4", 2, 16, 1536, 12, 4096, 1, kv_heads=3, mlp="swiglu",
          norm="rmsnorm"),
+    # held out, sixth round: added after the fifth was measured, to test the DDP settings' what-ifs on GPU-bound
+    # steps (the table's bucket pairs were all host-bound): bucket size, bucket view, micro-batch and accumulation
+    # under no_sync, predicted and committed before they were measured (results/validation/heldout6/)
+    _cfg("d2-l24-h2048-s2048-mb4-b100", 2, 24, 2048, 16, 2048, 4, bucket_cap_mb=100),
+    _cfg("d2-l24-h2048-s2048-mb4-b10", 2, 24, 2048, 16, 2048, 4, bucket_cap_mb=10),
+    _cfg("d2-l24-h2048-s2048-mb4-b25-view", 2, 24, 2048, 16, 2048, 4, gradient_as_bucket_view=True),
+    _cfg("d2-l24-h2048-s2048-mb2-b25", 2, 24, 2048, 16, 2048, 2),
+    _cfg("d2-l24-h2048-s2048-mb2-b25-ga2", 2, 24, 2048, 16, 2048, 2, grad_accum=2),
+    _cfg("d2-l16-h2560-s2048-mb2-b100", 2, 16, 2560, 20, 2048, 2, bucket_cap_mb=100),
     # held out, second round: added after commit 690c12d to test the host-bound split (`stepsim run` warns when the
     # host is busy 75% of the step or more), predicted and committed before they were measured
     _cfg("d2-l8-h1024-s1024-mb2-b25", 2, 8, 1024, 16, 1024, 2),
