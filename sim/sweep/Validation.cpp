@@ -330,8 +330,9 @@ std::string toMarkdown(const ValidationTable& t) {
     s += "† the profiled step ran more than 10% longer than the timed step (profiler overhead on a host-bound step): "
          "its measured communication figures are inflated and not used as a reference.\n";
     if (t.effects.empty()) return s;
-    s += fmt::format("\nWhat-if pairs: the {} pairs of configurations whose scenarios differ in one setting, and how "
-                     "much that setting changes the step, measured and predicted.\n\n",
+    s += fmt::format("\nWhat-if pairs: the {} pairs of configurations whose scenarios differ in one setting (or split "
+                     "one global batch two ways between micro-batch and accumulation), and how much that changes the "
+                     "step, measured and predicted.\n\n",
                      t.effects.size());
     s += "| setting | from → to | configurations | measured change | predicted change | error of the ratio |\n"
          "|---|---|---|---|---|---|\n";

@@ -59,10 +59,12 @@ struct StepErrors {
     double exposed_median_abs_error_ms = 0.0;
 };
 
-// Two measured configurations that differ in one setting: the step's change from `base` to `other`.
+// Two measured configurations that differ in one setting, or split one global batch two ways: the step's change
+// from `base` to `other`.
 struct KnobEffect {
-    std::string setting;           // the scenario key, e.g. "training.activation_checkpointing"
-    std::string from, to;          // its value in base and in other
+    std::string setting;           // the scenario key, e.g. "training.activation_checkpointing", or for a split
+                                   // "training.micro_batch × grad_accum"
+    std::string from, to;          // its value in base and in other ("2 × 2", "4 × 1" for a split)
     std::string base_id, other_id;
     double measured_pct = 0.0, predicted_pct = 0.0;  // (other − base) / base, measured and predicted
     bool reproducible = false;     // both rows' runs reproduce
