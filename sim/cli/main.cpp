@@ -73,7 +73,9 @@ void addExplainCommand(CLI::App& app) {
 void addValidateCommand(CLI::App& app) {
     auto* cmd = app.add_subcommand("validate", "Compare predictions with measured training runs and print the table "
                                                "(step time, exposed communication, overlap; median and worst error, over all "
-                                               "configurations and over those whose runs reproduce within 10%)");
+                                               "configurations and over those whose runs reproduce within 10%), then the "
+                                               "what-if pairs: configurations that differ in one setting, the change "
+                                               "measured against the change predicted");
     auto measured = std::make_shared<std::string>();
     auto dir = std::make_shared<std::string>();
     auto profile = std::make_shared<std::string>();
