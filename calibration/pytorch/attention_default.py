@@ -3,8 +3,9 @@
 
 - SDPA with PyTorch's default backend choice (cuDNN on Hopper with recent PyTorch; the kernel names that ran are
   recorded), on q, k, v made as a GPT block makes them: views of one fused QKV projection, transposed to
-  (batch, heads, seq, head_dim). Causal, head_dim 64, 96 and 128, sequence 512 to 8192. Forward, then backward
-  from forward + backward minus forward, each timed over back-to-back calls between CUDA events, random data.
+  (batch, heads, seq, head_dim). Causal, head_dim 64, 96 and 128, sequence 512 to 8192, 1024 to 16384 tokens.
+  Forward, then backward from forward + backward minus forward, each timed over back-to-back calls between CUDA
+  events, random data.
 
 --step (source "pytorch-step"): the same grid inside a GPT block, as a training step runs it: x (batch, seq,
   hidden) → LayerNorm → fused QKV Linear → split, view, transpose → SDPA → transpose, reshape → output projection →
@@ -18,7 +19,7 @@
 
 Writes JSON Lines in stepsim_torch_bench.py's record format ("kind": "kernel", "source": "pytorch" or
 "pytorch-step").
-Usage: python3 attention_default.py --out FILE [--step [--warm-s S] [--block full|attention]]
+Usage: python3 attention_default.py --out FILE [--tokens 1024,2048,...] [--step [--warm-s S] [--block full|attention]]
 """
 import argparse
 import json
@@ -38,14 +39,19 @@ def kernel_names(fn):
     return sorted({e.name for e in p.events() if e.device_type == torch.autograd.DeviceType.CUDA})
 
 
-def grid():
+TOKENS = (1024, 2048, 4096, 8192, 16384)
+
+
+def grid(token_counts=TOKENS):
     """(head_dim, seq, tokens, heads, batch, hidden, shape record) of the measured grid: causal, head_dim 64, 96 and
-    128 with 16 heads, sequence 512 to 8192, 4096 to 16384 tokens (a batch of at least one sequence). Until run 56 it
+    128 with 16 heads, sequence 512 to 8192, 1024 to 16384 tokens (a batch of at least one sequence). Until run 56 it
     was head_dim 64 (12 heads) and 128 (16 heads), sequence 1024 and 2048, 8192 and 16384 tokens, and a step at 4096
-    tokens took the rate of 2048 (run 55: 21% slow)."""
+    tokens took the rate of 2048 (run 55: 21% slow); until run 75 it started at 4096 tokens, so a micro-batch of one
+    sequence of 1024 or 2048 (16 heads' worth of batch × heads, where the grid's fewest at those lengths were 64 and
+    32) took the rate of a larger batch."""
     for d in (64, 96, 128):
         for s in (512, 1024, 2048, 4096, 8192):
-            for tokens in (4096, 8192, 16384):
+            for tokens in token_counts:
                 heads = 16
                 b = tokens // s
                 if b < 1:
@@ -54,8 +60,8 @@ def grid():
                                                           "causal": True, "layout": "qkv_view"}
 
 
-def attention(out, dev):
-    for d, s, tokens, heads, b, h, shape in grid():
+def attention(out, dev, token_counts=TOKENS):
+    for d, s, tokens, heads, b, h, shape in grid(token_counts):
         # q, k, v laid out as views of a fused QKV projection: (batch, seq, heads, head_dim) transposed.
         leaves = [torch.randn(b, s, heads, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
                   for _ in range(3)]
@@ -93,8 +99,8 @@ def is_attention_kernel(name):
     return "memset" not in n and any(x in n for x in ("sdpa", "cudnn", "flash", "fmha"))
 
 
-def attention_in_block(out, dev, warm_s, full, iters=10):
-    for d, s, tokens, heads, b, h, shape in grid():
+def attention_in_block(out, dev, warm_s, full, iters=10, token_counts=TOKENS):
+    for d, s, tokens, heads, b, h, shape in grid(token_counts):
         f32 = lambda *size, scale=1.0: (torch.randn(*size, device=dev) * scale).requires_grad_()
         if full:  # a whole pre-norm GPT block under bf16 autocast, fp32 parameters, as train_gpt.py builds it
             x = f32(b, s, h)
@@ -170,16 +176,19 @@ def main():
     ap.add_argument("--warm-s", type=float, default=0.0, help="--step: run each shape's block this long first")
     ap.add_argument("--block", choices=("full", "attention"), default="full",
                     help="--step: a whole GPT block (norms, MLP, autocast, fp32 parameters) or the attention's part")
+    ap.add_argument("--tokens", default=",".join(map(str, TOKENS)),
+                    help="comma-separated token counts of the grid (batch = tokens / sequence, at least one)")
     a = ap.parse_args()
+    tokens = tuple(int(t) for t in a.tokens.split(","))
     dev = torch.device("cuda", 0)
     torch.manual_seed(0)
     with open(a.out, "w") as out:
         out.write(json.dumps({"kind": "metadata", "tool": "attention_default.py", "torch": torch.__version__,
                               "gpu": torch.cuda.get_device_name(), "cudnn": torch.backends.cudnn.version()}) + "\n")
         if a.step:
-            attention_in_block(out, dev, a.warm_s, a.block == "full")
+            attention_in_block(out, dev, a.warm_s, a.block == "full", token_counts=tokens)
         else:
-            attention(out, dev)
+            attention(out, dev, tokens)
 
 
 if __name__ == "__main__":
