@@ -3,7 +3,7 @@
 
 - SDPA with PyTorch's default backend choice (cuDNN on Hopper with recent PyTorch; the kernel names that ran are
   recorded), on q, k, v made as a GPT block makes them: views of one fused QKV projection, transposed to
-  (batch, heads, seq, head_dim). Causal, head_dim 64, 96 and 128, sequence 512 to 8192, 1024 to 16384 tokens.
+  (batch, heads, seq, head_dim). Causal, head_dim 64, 96 and 128, sequence 512 to 8192, 4096 to 16384 tokens.
   Forward, then backward from forward + backward minus forward, each timed over back-to-back calls between CUDA
   events, random data.
 
@@ -19,7 +19,7 @@
 
 Writes JSON Lines in stepsim_torch_bench.py's record format ("kind": "kernel", "source": "pytorch" or
 "pytorch-step").
-Usage: python3 attention_default.py --out FILE [--tokens 1024,2048,...] [--step [--warm-s S] [--block full|attention]]
+Usage: python3 attention_default.py --out FILE [--tokens 4096,8192,...] [--step [--warm-s S] [--block full|attention]]
 """
 import argparse
 import json
@@ -39,16 +39,18 @@ def kernel_names(fn):
     return sorted({e.name for e in p.events() if e.device_type == torch.autograd.DeviceType.CUDA})
 
 
-TOKENS = (1024, 2048, 4096, 8192, 16384)
+TOKENS = (4096, 8192, 16384)
 
 
 def grid(token_counts=TOKENS):
     """(head_dim, seq, tokens, heads, batch, hidden, shape record) of the measured grid: causal, head_dim 64, 96 and
-    128 with 16 heads, sequence 512 to 8192, 1024 to 16384 tokens (a batch of at least one sequence). Until run 56 it
-    was head_dim 64 (12 heads) and 128 (16 heads), sequence 1024 and 2048, 8192 and 16384 tokens, and a step at 4096
-    tokens took the rate of 2048 (run 55: 21% slow); until run 75 it started at 4096 tokens, so a micro-batch of one
-    sequence of 1024 or 2048 (16 heads' worth of batch × heads, where the grid's fewest at those lengths were 64 and
-    32) took the rate of a larger batch."""
+    128 with 16 heads, sequence 512 to 8192, 4096 to 16384 tokens (a batch of at least one sequence; --tokens picks
+    others). Until run 56 it was head_dim 64 (12 heads) and 128 (16 heads), sequence 1024 and 2048, 8192 and 16384
+    tokens, and a step at 4096 tokens took the rate of 2048 (run 55: 21% slow). Run 75 measured 1024 and 2048 tokens
+    (a micro-batch of one sequence: 16 and 20 heads' worth of batch × heads in the held-out steps of runs 71-72), and
+    priced from them the attention of those steps read 9% and 22% over the measured, where the rate of the grid's
+    smallest batch at that length (32) read 13% and 3% under: the default grid and the fit leave them out
+    (calibration/profiles/h200x2/COMMAND.md, section 21)."""
     for d in (64, 96, 128):
         for s in (512, 1024, 2048, 4096, 8192):
             for tokens in token_counts:
