@@ -84,10 +84,11 @@ TEST(Validation, SplitsOfOneGlobalBatchPairUp) {
 // held-out round, heldout4/, runs 68 and 69, and 13 from the fifth, heldout5/, runs 71 and 72, predicted before they
 // ran). On the 31 whose two configurations reproduce the predicted ratio of the two steps lies a median 0.9% from the
 // measured (checkpointing none → full +19.0% against +19.1%, one GPU → two +10.5% against +11.5%, accumulation
-// 1 → 2 +92.2% against +91.6%, GQA 4 → 16 KV heads +7.7% against +7.3%), the direction right on all 31; the worst
+// 1 → 2 +92.2% against +91.6%, GQA 4 → 16 KV heads +7.7% against +7.3%), the direction right on all 30 that change 1% or more; the worst
 // 5.2% is a split of one global batch, 1 × 4 → 4 × 1 sequences at hidden 2048 (−24.2% against −20.1%: the model
 // prices the accumulating step host-bound, its kernels within 1.3%). All four splits overstate the saving (2.2-5.2%).
-// Over all 44, 1.5%, and the direction right on 42: the two wrong are host-bound hidden-768 pairs whose runs spread
+// Over all 44, 1.5%, and the direction right on 41 of the 43 measured to change 1% or more: the two wrong are
+// host-bound hidden-768 pairs whose runs spread
 // 30-38% between machine starts (bucket 25 → 100 MiB measured +18.4%, bucket view +22.8%, both predicted about -1%).
 TEST(Validation, OneSettingsEffectIsPredicted) {
     const ValidationTable t = rerun();
@@ -97,7 +98,7 @@ TEST(Validation, OneSettingsEffectIsPredicted) {
     EXPECT_LE(t.effects_reproducible.worst_abs_error_pct, 5.5);
     EXPECT_EQ(t.effects_reproducible.direction_right, t.effects_reproducible.directed);
     EXPECT_LE(t.effects_all.median_abs_error_pct, 1.6);
-    EXPECT_GE(t.effects_all.direction_right, 42);
+    EXPECT_GE(t.effects_all.direction_right, 41);
 }
 
 // The committed table (results/validation/table.json) is what this build predicts: regenerate it with
