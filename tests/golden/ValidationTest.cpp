@@ -86,7 +86,7 @@ TEST(Validation, SplitsOfOneGlobalBatchPairUp) {
 // measured (checkpointing none → full +19.0% against +19.1%, one GPU → two +10.5% against +11.5%, accumulation
 // 1 → 2 +92.2% against +91.6%, GQA 4 → 16 KV heads +7.7% against +7.3%), the direction right on all 30 that change 1% or more; the worst
 // 5.2% is a split of one global batch, 1 × 4 → 4 × 1 sequences at hidden 2048 (−24.2% against −20.1%: the model
-// prices the accumulating step host-bound, its kernels within 1.3%). All four splits overstate the saving (2.2-5.2%).
+// prices the accumulating step host-bound, its kernels within 1.3%). All four splits overstate the saving (1.9-5.2%).
 // Over all 44, 1.5%, and the direction right on 41 of the 43 measured to change 1% or more: the two wrong are
 // host-bound hidden-768 pairs whose runs spread
 // 30-38% between machine starts (bucket 25 → 100 MiB measured +18.4%, bucket view +22.8%, both predicted about -1%).
