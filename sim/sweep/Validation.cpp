@@ -261,6 +261,16 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
     t.effects = knobEffects(t.rows, settings);
     t.effects_all = scoreEffects(t.effects, [](const KnobEffect&) { return true; });
     t.effects_reproducible = scoreEffects(t.effects, [](const KnobEffect& k) { return k.reproducible; });
+    for (auto it = t.effects.begin(); it != t.effects.end();) {  // sorted by setting
+        const std::string& setting = it->setting;
+        const auto end = std::find_if(it, t.effects.end(), [&](const KnobEffect& k) { return k.setting != setting; });
+        const auto same = [&](const KnobEffect& k) { return k.setting == setting; };
+        const EffectErrors all = scoreEffects(t.effects, same);
+        const EffectErrors rep = scoreEffects(t.effects, [&](const KnobEffect& k) { return same(k) && k.reproducible; });
+        t.effects_by_setting.push_back(
+            {setting, all.pairs, rep.pairs, all.median_abs_error_pct, rep.median_abs_error_pct});
+        it = end;
+    }
     return t;
 }
 
@@ -350,6 +360,14 @@ std::string toMarkdown(const ValidationTable& t) {
                              e->pairs, what, e->median_abs_error_pct, e->worst_abs_error_pct, e->worst,
                              e->direction_right, e->directed, kDirectedChangePct);
     s += "§ the runs of one of the two configurations, or of both, do not reproduce.\n";
+    // By setting: how far each setting's changes are from the measured, so a reader sees which were checked.
+    s += "\n| setting | pairs (reproducible) | median error of the ratio, reproducible pairs | all pairs |\n"
+         "|---|---|---|---|\n";
+    for (const SettingErrors& e : t.effects_by_setting)
+        s += fmt::format("| {} | {} ({}) | {} | {:.1f}% |\n", e.setting, e.pairs, e.reproducible_pairs,
+                         e.reproducible_pairs ? fmt::format("{:.1f}%", e.median_abs_error_pct_reproducible)
+                                              : std::string("–"),
+                         e.median_abs_error_pct);
     return s;
 }
 
@@ -407,6 +425,13 @@ nlohmann::ordered_json toJson(const ValidationTable& t) {
                            {"measured_change_pct", k.measured_pct},
                            {"predicted_change_pct", k.predicted_pct},
                            {"reproducible", k.reproducible}});
+    nlohmann::ordered_json bySetting = nlohmann::ordered_json::array();
+    for (const SettingErrors& e : t.effects_by_setting) {
+        nlohmann::ordered_json j{{"setting", e.setting}, {"pairs", e.pairs}, {"reproducible_pairs", e.reproducible_pairs},
+                                 {"median_abs_error_pct", e.median_abs_error_pct}};
+        if (e.reproducible_pairs) j["median_abs_error_pct_reproducible"] = e.median_abs_error_pct_reproducible;
+        bySetting.push_back(j);
+    }
     return {{"profile", t.profile},
             {"median_abs_error_pct", t.median_abs_error_pct},
             {"worst_abs_error_pct", t.worst_abs_error_pct},
@@ -423,7 +448,8 @@ nlohmann::ordered_json toJson(const ValidationTable& t) {
             {"rows", rows},
             {"effects_all", effectErrorsJson(t.effects_all)},
             {"effects_reproducible", effectErrorsJson(t.effects_reproducible)},
-            {"effects", effects}};
+            {"effects", effects},
+            {"effects_by_setting", bySetting}};
 }
 
 }  // namespace stepsim

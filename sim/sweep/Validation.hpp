@@ -83,6 +83,13 @@ struct EffectErrors {
 
 inline constexpr double kDirectedChangePct = 1.0;
 
+// One setting's pairs: how many, how many reproduce, and the median |KnobEffect::errorPct| of each set.
+struct SettingErrors {
+    std::string setting;
+    int pairs = 0, reproducible_pairs = 0;
+    double median_abs_error_pct = 0.0, median_abs_error_pct_reproducible = 0.0;
+};
+
 struct ValidationTable {
     std::string profile;  // the profile the predictions used
     std::vector<ValidationRow> rows;
@@ -102,6 +109,7 @@ struct ValidationTable {
     // and those whose two rows both reproduce.
     std::vector<KnobEffect> effects;
     EffectErrors effects_all, effects_reproducible;
+    std::vector<SettingErrors> effects_by_setting;  // in the order of `effects`
 };
 
 // `profile`: "" for each scenario's own cluster.profile, else a built-in name or a profile YAML path.

@@ -99,6 +99,11 @@ TEST(Validation, OneSettingsEffectIsPredicted) {
     EXPECT_EQ(t.effects_reproducible.direction_right, t.effects_reproducible.directed);
     EXPECT_LE(t.effects_all.median_abs_error_pct, 1.6);
     EXPECT_GE(t.effects_all.direction_right, 41);
+    for (const SettingErrors& e : t.effects_by_setting)
+        if (e.setting == "training.activation_checkpointing") {  // 12 reproducible pairs, a median 0.5%
+            EXPECT_GE(e.reproducible_pairs, 12);
+            EXPECT_LE(e.median_abs_error_pct_reproducible, 1.0);
+        }
 }
 
 // The committed table (results/validation/table.json) is what this build predicts: regenerate it with
@@ -208,6 +213,12 @@ TEST(Validation, ConfigurationsThatDifferInOneSettingPairUp) {
                       "d2-l24-h2048-s2048-mb4-b25-acfull § | +18.0% |"),
               std::string::npos)
         << md;
+    ASSERT_EQ(t.effects_by_setting.size(), 2u);  // one row per setting, in the pairs' order
+    EXPECT_EQ(t.effects_by_setting[0].setting, "cluster.gpus_per_node");
+    EXPECT_EQ(t.effects_by_setting[0].reproducible_pairs, 1);
+    EXPECT_DOUBLE_EQ(t.effects_by_setting[0].median_abs_error_pct_reproducible, std::abs(gpus.errorPct()));
+    EXPECT_EQ(t.effects_by_setting[1].reproducible_pairs, 0);
+    EXPECT_NE(md.find("| training.activation_checkpointing | 1 (0) | – |"), std::string::npos) << md;
 }
 
 }  // namespace
