@@ -181,7 +181,10 @@ def main():
     ap.add_argument("--tokens", default=",".join(map(str, TOKENS)),
                     help="comma-separated token counts of the grid (batch = tokens / sequence, at least one)")
     a = ap.parse_args()
-    tokens = tuple(int(t) for t in a.tokens.split(","))
+    words = a.tokens.split(",")
+    if not all(w.isdigit() and int(w) > 0 for w in words):
+        ap.error(f"--tokens: expected comma-separated positive integers, got {a.tokens!r}")
+    tokens = tuple(int(w) for w in words)
     dev = torch.device("cuda", 0)
     torch.manual_seed(0)
     with open(a.out, "w") as out:
