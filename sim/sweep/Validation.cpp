@@ -261,15 +261,13 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
     t.effects = knobEffects(t.rows, settings);
     t.effects_all = scoreEffects(t.effects, [](const KnobEffect&) { return true; });
     t.effects_reproducible = scoreEffects(t.effects, [](const KnobEffect& k) { return k.reproducible; });
-    for (auto it = t.effects.begin(); it != t.effects.end();) {  // sorted by setting
-        const std::string& setting = it->setting;
-        const auto end = std::find_if(it, t.effects.end(), [&](const KnobEffect& k) { return k.setting != setting; });
-        const auto same = [&](const KnobEffect& k) { return k.setting == setting; };
-        const EffectErrors all = scoreEffects(t.effects, same);
-        const EffectErrors rep = scoreEffects(t.effects, [&](const KnobEffect& k) { return same(k) && k.reproducible; });
-        t.effects_by_setting.push_back(
-            {setting, all.pairs, rep.pairs, all.median_abs_error_pct, rep.median_abs_error_pct});
-        it = end;
+    for (std::size_t i = 0; i < t.effects.size(); ++i) {  // sorted by setting: each setting once
+        const std::string& setting = t.effects[i].setting;
+        if (i > 0 && t.effects[i - 1].setting == setting) continue;
+        const EffectErrors all = scoreEffects(t.effects, [&](const KnobEffect& k) { return k.setting == setting; });
+        const EffectErrors rep =
+            scoreEffects(t.effects, [&](const KnobEffect& k) { return k.setting == setting && k.reproducible; });
+        t.effects_by_setting.push_back({setting, all.pairs, rep.pairs, all.median_abs_error_pct, rep.median_abs_error_pct});
     }
     return t;
 }
