@@ -1,5 +1,6 @@
-"""What the calibration scripts that run under torchrun share: joining the process group on this process's GPU, and
-every rank's records written by rank 0 at the end."""
+"""What the calibration scripts that run under torchrun share: joining the process group on this process's GPU, the
+largest of every rank's value (so that all ranks spin or loop alike), and every rank's records written by rank 0 at
+the end."""
 import json
 import os
 
@@ -14,6 +15,13 @@ def join_ranks():
     local = int(os.environ.get("LOCAL_RANK", dist.get_rank()))
     torch.cuda.set_device(local)
     return dist.get_rank(), torch.device("cuda", local)
+
+
+def agree_max(x):
+    """The largest over the ranks of each rank's number x (on this process's GPU, as join_ranks set it)."""
+    t = torch.tensor([float(x)], device="cuda")
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return t.item()
 
 
 def write_gathered(path, recs, meta=None):

@@ -25,8 +25,8 @@ Writes JSON Lines {"kind": "launch", "op": "step_gap_gemm_shape", "form", "m", "
 "median", "p10", "p90", "p99", "n"}, "memsets", "rank"} (alone), the same with op "step_gap_gemm_shape_beside_nccl",
 "mode" and "comm_bytes" (beside), and per class (gemm, memory, copy) and condition, over every GEMM's units, op
 "step_gap_unit_<class>" with "mode" (alone, transfer, waiting); `stepsim calibrate fit` takes the mean per shape
-into launch.gemm_gap_by_shape and launch.gemm_gap_beside_{transfer,waiting}_by_shape, and each class's ratio beside
-to alone into launch.step_gap_beside_{transfer,waiting}_us.
+into launch.gemm_gap_by_shape and, beside an all-reduce moving data, launch.gemm_gap_beside_transfer_by_shape, and
+each class's ratio beside to alone into launch.step_gap_beside_{transfer,waiting}_us.
 Usage: python3 gemm_gaps.py [--gemm-shapes FILE] --out FILE [--pairs 12]
        torchrun --standalone --nproc-per-node 2 gemm_gaps.py [--gemm-shapes FILE] --out FILE --beside transfer,waiting
 """
@@ -117,7 +117,7 @@ def main():
         raise SystemExit("gemm_gaps.py: --beside needs two processes (torchrun --nproc-per-node 2)")
     if world > 1:
         import torch.distributed as dist
-        from gathered import join_ranks
+        from gathered import agree_max, join_ranks
         rank, dev = join_ranks()
     shapes = read_shapes(a.gemm_shapes) if a.gemm_shapes else linear_shapes()
     r = lambda *s: torch.randn(*s, device=dev, dtype=torch.bfloat16)
@@ -132,11 +132,6 @@ def main():
     def all_reduce():
         turn[0] += 1
         dist.all_reduce(bufs[turn[0] % len(bufs)])
-
-    def agree_max(v):
-        t = torch.tensor([float(v)], device=dev)
-        dist.all_reduce(t, op=dist.ReduceOp.MAX)
-        return t.item()
 
     if modes:
         for _ in range(5):

@@ -51,7 +51,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from gathered import join_ranks, write_gathered
+from gathered import agree_max, join_ranks, write_gathered
 from timing import hold_gpu, host_seconds, looped
 
 
@@ -153,9 +153,7 @@ def bucketed(cls, name, fn, a, rank, side, next_grad, ar_us, bucket_bytes):
     (an event), so each all-reduce starts beside the next call. Both ranks run the same loop."""
     alone = statistics.median(looped(fn, reps=5, inner=a.inner))
     # the host queues the calls and the all-reduces (~50 µs each to issue) before the GPU starts; the same on both
-    t = torch.tensor([2.0 * host_seconds(fn, a.inner) + a.inner * 150e-6 + 2e-3], device=torch.device("cuda"))
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    hold = t.item()
+    hold = agree_max(2.0 * host_seconds(fn, a.inner) + a.inner * 150e-6 + 2e-3)
     per, comm = [], []
     for _ in range(5):
         dist.barrier()
@@ -233,9 +231,7 @@ def resident(cls, name, fn, a, rank, side, next_grad, bucket_bytes):
         return None
     alone = statistics.median(looped(fn, reps=5, inner=a.inner))
     calls = max(a.inner, math.ceil(1.5 * ar_us / alone) + 1)
-    t = torch.tensor([2.0 * host_seconds(fn, calls) + 1e-3], device=dev)  # the host queues the calls meanwhile
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    hold = t.item()
+    hold = agree_max(2.0 * host_seconds(fn, calls) + 1e-3)  # the host queues the calls meanwhile
     lead, beside, covered = [], [], 0
     for _ in range(5):
         dist.barrier()
@@ -300,11 +296,6 @@ def main():
     def next_grad():
         turn[0] += 1
         return grads[turn[0] % len(grads)]
-
-    def agree_max(x):
-        t = torch.tensor([float(x)], device=dev)
-        dist.all_reduce(t, op=dist.ReduceOp.MAX)
-        return t.item()
 
     def chain(n, delay_s=0.0, after=None):
         """n all-reduces of one bucket on the side stream after event `after` and a spin of delay_s, between two

@@ -121,15 +121,14 @@ def measure(shape, world, reps=5, bucket_mib=256, ddp=False):
         for _ in range(3):
             beside_step()
         torch.cuda.synchronize()
-        t = torch.tensor([2.0 * host_seconds(beside_step, 1) + 5e-3], device=dev)
-        torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.MAX)  # the same spin on both ranks
-        ddp_hold = t.item()
+        from gathered import agree_max
+        ddp_hold = agree_max(2.0 * host_seconds(beside_step, 1) + 5e-3)  # the same spin on both ranks
     if side is not None:
         import torch.distributed as dist
         buf = torch.zeros(bucket_mib * 2**18, device=dev)  # fp32: 256 MiB ~1 ms per all-reduce on NVLink
-        longest = torch.tensor([device_ms], device=dev)
-        dist.all_reduce(longest, op=dist.ReduceOp.MAX)  # every rank must issue the same number of all-reduces
-        chain = int(1.5 * longest.item() * 256 / bucket_mib) + 4  # all-reduces of this size covering the step
+        from gathered import agree_max
+        longest = agree_max(device_ms)  # every rank must issue the same number of all-reduces
+        chain = int(1.5 * longest * 256 / bucket_mib) + 4  # all-reduces of this size covering the step
 
         def comm():
             with torch.cuda.stream(side):
