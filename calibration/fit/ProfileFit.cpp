@@ -519,6 +519,7 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             {"norm_backward", {"layer_norm_bwd"}},
             {"optimizer", {"adamw_fused_step"}},
             {"residual_add", {"residual_add_fp32_bf16"}},
+            {"optimizer_bf16", {"adamw_fused_step_bf16"}},
         };
         json kj = json::object();
         for (const auto& [kind, ops] : kinds) {
@@ -526,7 +527,8 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             // A training step's fused AdamW covers every parameter at once, 10 million and more (280 MB moved at
             // 28 B per parameter); below that the step's fixed cost dominates (1M parameters: 32 µs for 28 MB) and
             // a line through it too reads the large steps 10% fast (3.85 against the measured 3.48 TB/s).
-            const double minBytes = kind == "optimizer" ? 28e7 : 0.0;
+            // The same for 16-bit parameters (14 B per parameter).
+            const double minBytes = kind == "optimizer" ? 28e7 : kind == "optimizer_bf16" ? 14e7 : 0.0;
             for (const auto& k : raw.kernels)
                 if (k.bytes && !k.flops && *k.bytes >= minBytes && std::find(ops.begin(), ops.end(), k.op) != ops.end())
                     pts.push_back({*k.bytes, k.time.median});

@@ -3,7 +3,8 @@
 
 Writes JSON Lines in stepsim-bench's format (one metadata record, then one record per measurement):
   kind "kernel":   flash attention forward/backward (SDPA, flash backend), layer_norm / rms_norm (fwd, bwd),
-                   gelu / silu, residual add, casts (bf16<->fp32, bf16->fp8 e4m3, amax), fused AdamW step;
+                   gelu / silu, residual add, casts (bf16<->fp32, bf16->fp8 e4m3, amax), fused AdamW step (fp32
+                   parameters, and bf16 ones: group adamw_bf16);
                    with FLOPs and bytes moved (each input read once, each output written once) so the fit can
                    turn times into efficiencies.
   kind "gemm":     BF16 torch.mm and FP8 torch._scaled_mm (per-tensor scales, fast accumulation on/off) over
@@ -262,21 +263,25 @@ def pointwise(b, torch, F):
         torch.cuda.empty_cache()
 
 
-def adamw(b, torch):
+def adamw(b, torch, dtype="fp32"):
+    """Fused AdamW over fp32 parameters (op adamw_fused_step) or bf16 ones, whose states are bf16 too
+    (adamw_fused_step_bf16: a model trained in bf16 without autocast)."""
     sizes = [10**6, 10**8] if b.args.quick else [10**6, 10**7, 10**8, 10**9]
     chunk = 16 * 2**20  # parameters per tensor, like a layer's weight
+    tdtype, elem = (torch.float32, 4) if dtype == "fp32" else (torch.bfloat16, 2)
+    op = "adamw_fused_step" if dtype == "fp32" else "adamw_fused_step_" + dtype
     for total in sizes:
-        if b.late(f"adamw {total}"):
+        if b.late(f"{op} {total}"):
             return
         n_t = max(1, total // chunk)
         per = total // n_t
-        params = [torch.nn.Parameter(torch.randn(per, device=b.dev)) for _ in range(n_t)]
+        params = [torch.nn.Parameter(torch.randn(per, device=b.dev, dtype=tdtype)) for _ in range(n_t)]
         for p in params:
             p.grad = torch.randn_like(p)
         opt = torch.optim.AdamW(params, lr=1e-4, fused=True)
         times = b.time_iters(opt.step, iters=10, warmup=2, target_us=5e4)
-        b.kernel("adamw_fused_step", {"params": per * n_t, "tensors": n_t}, "fp32", times,
-                 nbytes=per * n_t * 4 * 7, note="reads param, grad, exp_avg, exp_avg_sq; writes param, exp_avg, exp_avg_sq")
+        b.kernel(op, {"params": per * n_t, "tensors": n_t}, dtype, times,
+                 nbytes=per * n_t * elem * 7, note="reads param, grad, exp_avg, exp_avg_sq; writes param, exp_avg, exp_avg_sq")
         del params, opt
         torch.cuda.empty_cache()
 
@@ -318,7 +323,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--time-limit", type=float, default=0.0)
-    ap.add_argument("--groups", default="dispatch,pointwise,attention,adamw,gemm")
+    ap.add_argument("--groups", default="dispatch,pointwise,attention,adamw,adamw_bf16,gemm")
     ap.add_argument("--gemm-shapes", default="", help="extra GEMM shapes, one 'm n k' per line")
     args = ap.parse_args()
     try:
@@ -350,6 +355,8 @@ def main():
             attention(b, torch, F)
         elif g == "adamw":
             adamw(b, torch)
+        elif g == "adamw_bf16":
+            adamw(b, torch, "bf16")
         elif g == "gemm":
             gemms(b, torch)
         else:

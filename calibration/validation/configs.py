@@ -21,7 +21,8 @@ def _swiglu_ffn(hidden: int) -> int:
 
 def _cfg(cid, world, layers, hidden, heads, seq_len, micro_batch, *, kv_heads=None, mlp="gelu",
          norm="layernorm", ffn_hidden=None, grad_accum=1, bucket_cap_mb=25.0,
-         gradient_as_bucket_view=False, activation_checkpointing="none"):
+         gradient_as_bucket_view=False, activation_checkpointing="none", tied_embeddings=False,
+         compute_dtype="bf16", param_dtype="fp32"):
     if ffn_hidden is None:
         ffn_hidden = 4 * hidden if mlp == "gelu" else _swiglu_ffn(hidden)
     return {
@@ -36,11 +37,11 @@ def _cfg(cid, world, layers, hidden, heads, seq_len, micro_batch, *, kv_heads=No
         "seq_len": seq_len,
         "mlp": mlp,
         "norm": norm,
-        "tied_embeddings": False,
+        "tied_embeddings": bool(tied_embeddings),
         "micro_batch": micro_batch,
         "grad_accum": grad_accum,
-        "param_dtype": "fp32",
-        "compute_dtype": "bf16",
+        "param_dtype": param_dtype,
+        "compute_dtype": compute_dtype,
         "optimizer": "adamw",
         "activation_checkpointing": activation_checkpointing,
         "bucket_cap_mb": float(bucket_cap_mb),
@@ -166,6 +167,13 @@ CONFIGS = [
     _cfg("s1-l16-h2048-s2048-mb4-swiglu", 1, 16, 2048, 16, 2048, 4, mlp="swiglu", norm="rmsnorm"),
     _cfg("s1-l16-h2560-s2048-mb1-swiglu-ga2", 1, 16, 2560, 20, 2048, 1, mlp="swiglu", norm="rmsnorm", grad_accum=2),
     _cfg("s1-l12-h3072-s2048-mb1-ga2", 1, 12, 3072, 24, 2048, 1, grad_accum=2),
+    # the precisions and the tied head, first measured with traces to build their model from (run 77; not held
+    # out): fp16 autocast with GradScaler, bf16 parameters without autocast, the LM head tied to the token embedding
+    _cfg("s1-l4-h2048-s2048-mb1-fp16", 1, 4, 2048, 16, 2048, 1, compute_dtype="fp16"),
+    _cfg("s1-l4-h2048-s2048-mb1-pbf16", 1, 4, 2048, 16, 2048, 1, param_dtype="bf16"),
+    _cfg("s1-l4-h2048-s2048-mb1-tied", 1, 4, 2048, 16, 2048, 1, tied_embeddings=True),
+    _cfg("s1-l12-h2048-s2048-mb4-fp16", 1, 12, 2048, 16, 2048, 4, compute_dtype="fp16"),
+    _cfg("s1-l12-h2048-s2048-mb4-pbf16", 1, 12, 2048, 16, 2048, 4, param_dtype="bf16"),
 ]
 
 # A handful of quick ones to check the whole path (profiler, DDP, no_sync, GQA) before the sweep.
@@ -205,6 +213,10 @@ def check(c: dict) -> None:
         raise ValueError(f"{c['id']}: micro_batch and grad_accum must be >= 1")
     if c["activation_checkpointing"] not in ("none", "selective", "full"):
         raise ValueError(f"{c['id']}: activation_checkpointing must be none, selective or full")
+    # fp32 parameters under bf16 or fp16 autocast (fp16 with torch.amp.GradScaler), or bf16 parameters without
+    # autocast; the suite trains nothing else
+    if (c["param_dtype"], c["compute_dtype"]) not in (("fp32", "bf16"), ("fp32", "fp16"), ("bf16", "bf16")):
+        raise ValueError(f"{c['id']}: param_dtype/compute_dtype must be fp32/bf16, fp32/fp16 or bf16/bf16")
 
 
 def param_count(c: dict) -> int:
@@ -216,7 +228,8 @@ def param_count(c: dict) -> int:
     mlp = (2 if c["mlp"] == "gelu" else 3) * h * c["ffn_hidden"]
     norm = 2 * h if c["norm"] == "layernorm" else h  # weight (+ bias for LayerNorm)
     per_layer = qkv + proj + mlp + 2 * norm
-    return V * h + T * h + L * per_layer + norm + V * h  # tok, pos, blocks, final norm, head
+    head = 0 if c["tied_embeddings"] else V * h  # a tied head is the token embedding
+    return V * h + T * h + L * per_layer + norm + head  # tok, pos, blocks, final norm, head
 
 
 def model_flops_per_step(c: dict) -> float:
@@ -234,7 +247,7 @@ def model_flops_per_step(c: dict) -> float:
 def estimate_memory_gib(c: dict) -> float:
     """Rough upper estimate of peak GPU memory, to skip a configuration that cannot fit (not a model)."""
     n = param_count(c)
-    states = 16 * n  # fp32 param, grad, Adam m and v
+    states = (16 if c["param_dtype"] == "fp32" else 8) * n  # param, grad, Adam m and v
     buckets = 4 * n if (c["world"] > 1 and not c["gradient_as_bucket_view"]) else 0
     tokens = c["micro_batch"] * c["seq_len"]
     act = tokens * c["layers"] * (40 * c["hidden"] + 6 * c["ffn_hidden"])  # bytes, generous

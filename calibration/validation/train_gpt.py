@@ -6,13 +6,15 @@ Single GPU:  python3 train_gpt.py --ids s1-l12-h768-s1024-mb8 --out r.jsonl
 DDP, 2 GPUs: python3 -m torch.distributed.run --standalone --nproc_per_node=2 train_gpt.py --ids ... --out r.jsonl
 Ad hoc:      --config '{"id": "x", "world": 1, "layers": 4, ...}'  (any configs.py fields; the rest default)
 
-The model (all Linear layers bias-free, fp32 parameters, bf16 autocast):
+The model (all Linear layers bias-free; fp32 parameters under bf16 autocast unless the configuration says otherwise:
+compute_dtype fp16 runs fp16 autocast with torch.amp.GradScaler (scale the loss, scaler.step, scaler.update);
+param_dtype bf16 casts the model to bf16 and runs without autocast, the loss on logits.float()):
   x = tok_emb[idx] + pos_emb[:T]
   per block (pre-norm):  x += proj(SDPA_causal(split(qkv(norm1(x)))));  x += mlp(norm2(x))
       qkv: one Linear h → (heads + 2·kv_heads)·head_dim (GQA when kv_heads < heads)
       mlp: gelu (h → ffn → h, tanh GELU) or swiglu (down(silu(gate(x)) · up(x)))
       norm: LayerNorm (weight and bias) or RMSNorm (weight)
-  logits = head(norm_f(x)) (untied), loss = cross_entropy(logits, next tokens)
+  logits = head(norm_f(x)) (head.weight is tok_emb.weight when tied_embeddings), loss = cross_entropy(logits, next tokens)
 Optimizer torch.optim.AdamW(fused=True); zero_grad(set_to_none=True). Data: random tokens made on the
 GPU before timing. DDP: bucket_cap_mb, gradient_as_bucket_view; grad_accum micro-steps run under no_sync()
 except the last.
@@ -114,6 +116,8 @@ class GPT(nn.Module):
         self.blocks = nn.ModuleList(Block(c) for _ in range(c["layers"]))
         self.norm_f = make_norm(c["norm"], h)
         self.head = nn.Linear(h, c["vocab"], bias=False)
+        if c["tied_embeddings"]:
+            self.head.weight = self.tok_emb.weight
         # full: each block's forward is recomputed in backward; only its input is saved
         self.recompute_blocks = c["activation_checkpointing"] == "full"
 
@@ -222,6 +226,9 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
     torch.manual_seed(1234)
     with torch.device(dev):
         model = GPT(c)
+    pure = c["param_dtype"] == "bf16"  # bf16 parameters, no autocast
+    if pure:
+        model = model.to(torch.bfloat16)
     n_params = sum(p.numel() for p in model.parameters())
     expected = cfgmod.param_count(c)
     if n_params != expected:
@@ -231,6 +238,8 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
                     gradient_as_bucket_view=c["gradient_as_bucket_view"])
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.95), weight_decay=0.1,
                             fused=True)
+    scaler = torch.amp.GradScaler("cuda") if c["compute_dtype"] == "fp16" else None
+    amp_dtype = torch.float16 if c["compute_dtype"] == "fp16" else torch.bfloat16
     ga, mb, T, V = c["grad_accum"], c["micro_batch"], c["seq_len"], c["vocab"]
     g = torch.Generator(device=dev)
     g.manual_seed(1000 + rank)
@@ -243,11 +252,16 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
         for i in range(ga):
             ctx = model.no_sync() if (world > 1 and i < ga - 1) else contextlib.nullcontext()
             with ctx:
-                with torch.autocast("cuda", dtype=torch.bfloat16):
+                with contextlib.nullcontext() if pure else torch.autocast("cuda", dtype=amp_dtype):
                     logits = model(xs[i])
-                    loss = F.cross_entropy(logits.view(-1, V), ys[i].view(-1))
-                (loss / ga if ga > 1 else loss).backward()
-        opt.step()
+                    loss = F.cross_entropy((logits.float() if pure else logits).view(-1, V), ys[i].view(-1))
+                scaled = loss / ga if ga > 1 else loss
+                (scaler.scale(scaled) if scaler is not None else scaled).backward()
+        if scaler is not None:
+            scaler.step(opt)
+            scaler.update()
+        else:
+            opt.step()
         opt.zero_grad(set_to_none=True)
         return loss
 
@@ -273,6 +287,7 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
         n = int(n_t.item())
 
     probe = {"before": host_probe(args.host_probe)} if args.host_probe > 0 else None
+    scale_before = float(scaler.get_scale()) if scaler is not None else None
 
     # timed steps: events at each step's start, no per-step synchronization (the host may run ahead,
     # as in real training); the last event closes the last step
@@ -321,6 +336,8 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
     out["tokens_per_s"] = out["tokens_per_step"] / med_s
     if world > 1:
         out["ddp_logging"] = ddp_logging(model)
+    if scaler is not None:  # a step GradScaler skips (inf/NaN gradients) halves the scale and its AdamW exits early
+        out["grad_scale"] = {"before_timed": scale_before, "after_timed": float(scaler.get_scale())}
     if probe is not None:
         out["host_probe"] = probes  # every rank's, before and after its timed steps
 

@@ -53,6 +53,11 @@ struct Ctx {
     double pe;           // parameter element bytes
     double ce;           // compute element bytes
     bool autocast;       // params kept in a wider dtype than the compute dtype
+    // Element bytes of the residual stream and its gradient: the parameters' dtype (the embeddings' output; under
+    // autocast an fp32 stream plus a bf16 sublayer output stays fp32).
+    double re;
+    // fp16 autocast over fp32 parameters trains with torch.amp.GradScaler, as PyTorch's AMP recipe does.
+    bool grad_scaler;
     double forward_s;    // host cost per kernel launched by the forward pass
     double backward_s;   // host cost per kernel launched by the autograd engine
     int world;
@@ -159,8 +164,8 @@ public:
     void forward() {
         b_.phase = Phase::forward;
         const double T = double(t_.T), h = double(t_.h);
-        b_.mem("embedding", 4 * T * h + 4 * T * h);
-        if (t_.pos_embedding) b_.mem("pos_embedding add", 4 * double(t_.s) * h + 8 * T * h);
+        b_.mem("embedding", 2 * c_.re * T * h);
+        if (t_.pos_embedding) b_.mem("pos_embedding add", c_.re * double(t_.s) * h + 2 * c_.re * T * h);
         for (int l = 0; l < t_.L; ++l) {
             if (const double s = checkpointHost(/*backward=*/false); s > 0) b_.host(L(l, "checkpoint"), s);
             layerForward(l);
@@ -172,6 +177,7 @@ public:
         b_.mem("logits to fp32", (c_.ce + 4) * TV, MemKind::cast_up);
         b_.mem("log_softmax", 8 * TV);
         b_.mem("nll_loss", 8 * T);  // gathers one logit per token
+        if (c_.grad_scaler) b_.mem("loss scale", 8);  // scaler.scale(loss)
     }
 
     void backward(const std::function<void(std::size_t)>& ready) {
@@ -181,6 +187,7 @@ public:
         // loss.backward() seeds the gradient with ones; (loss / grad_accum) adds a scale and its backward.
         if (c_.sc.training.grad_accum > 1) b_.mem("loss / grad_accum", 8);
         b_.mem("loss grad seed", 4);
+        if (c_.grad_scaler) b_.mem("loss scale backward", 8);
         if (c_.sc.training.grad_accum > 1) b_.mem("loss / grad_accum backward", 8);
         b_.mem("nll_loss backward", 4 * TV);
         b_.mem("log_softmax backward", 12 * TV);
@@ -191,6 +198,9 @@ public:
         for (int l = t_.L - 1; l >= 0; --l) layerBackward(l);
         // DDP's grad-ready order on a real run ends with the token embedding, then the position embedding.
         b_.mem("embedding backward", 4 * double(t_.V) * h + 12 * T * h);
+        // A tied head's weight gradient arrives first; autograd adds the embedding's to it (one fp32 add over
+        // the V×h weight, run 77's trace) before the weight's AccumulateGrad.
+        if (t_.tied) b_.mem("tied weight grad add", 3 * c_.pe * double(t_.V) * h);
         gradReady(paramIndex("wte.weight"));
         if (t_.pos_embedding) {
             b_.mem("pos_embedding backward", 4 * T * h + 4 * double(t_.s) * h);
@@ -238,17 +248,17 @@ private:
 
     void norm(const std::string& name) {
         const double T = double(t_.T), h = double(t_.h);
-        // Autocast runs norms in fp32 on the fp32 residual stream.
-        b_.mem(name, 8 * T * h, MemKind::norm_forward);
+        // On the residual stream's dtype: under autocast norms run in fp32 on the fp32 stream.
+        b_.mem(name, 2 * c_.re * T * h, MemKind::norm_forward);
     }
     void normBackward(const std::string& name, const std::string& param) {
         const double T = double(t_.T), h = double(t_.h);
         // Two launches, as PyTorch's CUDA norm backward: the input gradient (reads x, dy, writes dx) and the
         // weight (and bias) gradient, a column reduction over x and dy.
-        b_.mem(name + " backward", 12 * T * h, MemKind::norm_backward);
+        b_.mem(name + " backward", 3 * c_.re * T * h, MemKind::norm_backward);
         // The weight-gradient pass reads x and dy again. The calibrated norm backward is the input-gradient kernel
         // alone (stepsim_torch_bench.py's weights need no gradient), so this pass is priced at the same rate.
-        b_.mem(name + " weight grad", 8 * T * h, MemKind::norm_backward);
+        b_.mem(name + " weight grad", 2 * c_.re * T * h, MemKind::norm_backward);
         gradReady(paramIndex(param + ".weight"));
         if (t_.norm == NormKind::layernorm) gradReady(paramIndex(param + ".bias"));
     }
@@ -297,7 +307,7 @@ private:
         attentionForward(l);
         // y.transpose(1, 2).reshape(B, T, h) is a view: cuDNN's SDPA allocates its output token-major.
         linearForward(L(l, "attn.proj"), t_.h, t_.h);
-        b_.mem(L(l, "residual add"), (8 + c_.ce) * T * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
+        b_.mem(L(l, "residual add"), (2 * c_.re + c_.ce) * T * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
         norm(L(l, "norm2"));
         if (c_.autocast) b_.mem(L(l, "norm2 cast"), (4 + c_.ce) * T * h, MemKind::cast_down);
         if (t_.mlp == MlpKind::gelu) {
@@ -313,14 +323,14 @@ private:
             if (recompute) return;
             linearForward(L(l, "mlp.down"), t_.h, t_.f);
         }
-        b_.mem(L(l, "residual add 2"), (8 + c_.ce) * T * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
+        b_.mem(L(l, "residual add 2"), (2 * c_.re + c_.ce) * T * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
     }
     void layerBackward(int l) {
         const double T = double(t_.T), h = double(t_.h), f = double(t_.f);
         const Checkpointing ac = c_.sc.training.activation_checkpointing;
         if (ac != Checkpointing::none) recompute(l, ac == Checkpointing::full);
         // The residual branch point sums the two incoming gradients.
-        b_.mem(L(l, "residual grad add 2"), 12 * T * h);
+        b_.mem(L(l, "residual grad add 2"), 3 * c_.re * T * h);
         if (t_.mlp == MlpKind::gelu) {
             linearBackward(L(l, "mlp.proj"), t_.h, t_.f, paramIndex(L(l, "mlp.proj.weight")));
             b_.mem(L(l, "gelu backward"), 3 * c_.ce * T * f);
@@ -337,7 +347,7 @@ private:
             });
         }
         normBackward(L(l, "norm2"), L(l, "norm2"));
-        b_.mem(L(l, "residual grad add"), 12 * T * h);
+        b_.mem(L(l, "residual grad add"), 3 * c_.re * T * h);
         linearBackward(L(l, "attn.proj"), t_.h, t_.h, paramIndex(L(l, "attn.proj.weight")));
         const double qkv = double(t_.qkvOut());
         // Flash attention's backward takes its output gradient contiguous in the heads-major layout.
@@ -386,13 +396,13 @@ MemoryEstimate estimateMemory(const Ctx& c, bool ddp) {
     // Saved for backward per layer: fp32 norm inputs (2), cast norm outputs (2), q/k/v, attention output,
     // MLP intermediates (gelu: fc output and gelu output; swiglu: gate, up, silu, product).
     const double mlp = t.mlp == MlpKind::gelu ? 2 * ce * T * f : 4 * ce * T * f;
-    const double per_layer = 8 * T * h + 2 * ce * T * h + ce * T * double(t.qkvOut()) + ce * T * h + mlp;
+    const double per_layer = 2 * c.re * T * h + 2 * ce * T * h + ce * T * double(t.qkvOut()) + ce * T * h + mlp;
     switch (c.sc.training.activation_checkpointing) {
         case Checkpointing::none: m.activations = per_layer * t.L; break;
         case Checkpointing::selective:
             m.activations = (per_layer - ce * T * double(t.qkvOut())) * t.L + ce * T * double(t.qkvOut());
             break;
-        case Checkpointing::full: m.activations = 4 * T * h * t.L + per_layer; break;
+        case Checkpointing::full: m.activations = c.re * T * h * t.L + per_layer; break;
     }
     // Loss: bf16 logits, fp32 logits and log-softmax output alive together at the end of forward.
     m.loss = (ce + 4 + 4) * T * V;
@@ -406,7 +416,8 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
     Expansion out;
     Ctx c{sc, cost, transformerShape(sc.model, sc.training.micro_batch), {}, sc.training.compute_dtype,
           elementBytes(sc.training.param_dtype), elementBytes(sc.training.compute_dtype),
-          sc.training.param_dtype != sc.training.compute_dtype,
+          sc.training.param_dtype != sc.training.compute_dtype, elementBytes(sc.training.param_dtype),
+          sc.training.compute_dtype == DType::fp16 && sc.training.param_dtype == DType::fp32,
           (sc.cluster.worldSize() > 1 ? cost.profile().launch.forward_host_ddp : cost.profile().launch.forward_host)
                   .median_us * 1e-6,
           cost.profile().launch.backward_host.median_us * 1e-6,
@@ -508,8 +519,26 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
         flops_per_step = b.model_flops - flops_before;
         b.phase = Phase::optimizer;
         b.host("optimizer.step", optimizer_host > 0 ? optimizer_host : eager);
+        if (c.grad_scaler) {
+            // scaler.step: found_inf and a dummy inverse scale (1.0) made and copied per device, every gradient
+            // checked for inf/NaN in place (_amp_foreach_non_finite_check_and_unscale_, a multi-tensor kernel like
+            // the optimizer's), found_inf summed over devices, the scale handed to the fused step (run 77's trace).
+            for (const char* k : {"found_inf fill", "inv_scale fill", "found_inf copy", "inv_scale copy"})
+                b.mem(std::string("grad scaler ") + k, 8, MemKind::elementwise, KernelClass::optimizer);
+            b.mem("grad scaler check and unscale", 2 * c.pe * out.params, MemKind::optimizer, KernelClass::optimizer);
+            b.mem("grad scaler found_inf sum", 8, MemKind::elementwise, KernelClass::optimizer);
+            b.mem("grad scaler grad_scale", 8, MemKind::elementwise, KernelClass::optimizer);
+        }
         b.mem("adamw step count", 8 * double(c.params.size()), MemKind::elementwise, KernelClass::optimizer);
-        b.mem("fused adamw", 7 * c.pe * out.params, MemKind::optimizer, KernelClass::optimizer);
+        // Reads param, grad, exp_avg, exp_avg_sq, writes param, exp_avg, exp_avg_sq; with GradScaler's scale it
+        // writes the unscaled gradient back too. 16-bit parameters keep 16-bit states and run at their own rate.
+        b.mem("fused adamw", (c.grad_scaler ? 8 : 7) * c.pe * out.params,
+              c.pe == 2 ? MemKind::optimizer_bf16 : MemKind::optimizer, KernelClass::optimizer);
+        if (c.grad_scaler) {
+            // The fused step takes found_inf back off each step count (_foreach_sub_), then scaler.update().
+            b.mem("grad scaler step count fixup", 8 * double(c.params.size()), MemKind::elementwise, KernelClass::optimizer);
+            b.mem("grad scaler update", 8, MemKind::elementwise, KernelClass::optimizer);
+        }
         b.stepEnd();
     }
 

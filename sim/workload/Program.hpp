@@ -34,10 +34,13 @@ static_assert(std::size_t(KernelClass::other) + 1 == kKernelClasses, "kKernelCla
 // How a memory-bound kernel streams through HBM, for pricing (HardwareProfile's memory.kernels).
 // residual_add: an fp32 tensor plus a bf16 one into fp32 (autocast's residual stream), which PyTorch runs on its
 // slower unrolled path with a cast per element, not the vectorized one of same-dtype elementwise kernels.
-enum class MemKind : std::uint8_t { elementwise, cast_up, cast_down, norm_forward, norm_backward, optimizer, residual_add };
+// optimizer_bf16: fused AdamW on 16-bit parameters and states (its fp32 arithmetic, not the bytes, sets its pace).
+enum class MemKind : std::uint8_t {
+    elementwise, cast_up, cast_down, norm_forward, norm_backward, optimizer, residual_add, optimizer_bf16
+};
 inline const char* memKindName(MemKind k) {
-    constexpr const char* names[] = {"elementwise",   "cast_up",   "cast_down",   "norm_forward",
-                                     "norm_backward", "optimizer", "residual_add"};
+    constexpr const char* names[] = {"elementwise",   "cast_up",   "cast_down",    "norm_forward",
+                                     "norm_backward", "optimizer", "residual_add", "optimizer_bf16"};
     return names[static_cast<int>(k)];
 }
 

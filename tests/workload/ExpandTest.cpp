@@ -1,5 +1,8 @@
 #include "sim/workload/Expand.hpp"
 
+#include <map>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "sim/core/InputError.hpp"
@@ -222,6 +225,75 @@ TEST(Expand, GqaBackwardReducesKeyAndValueGradientsOverHeads) {
         }
         EXPECT_EQ(found, kv < 4 ? 4 : 0) << "kv_heads " << kv;  // two per layer, two layers
     }
+}
+
+// One step's ops by name (step 1, after the first step's single bucket).
+std::map<std::string, const Op*> stepOps(const Program& p) {
+    std::map<std::string, const Op*> ops;
+    for (const Op& op : p.ops)
+        if (op.step == 1 && op.kind == OpKind::kernel) ops[p.names[op.name]] = &op;
+    return ops;
+}
+
+// fp16 autocast trains with GradScaler: the loss is scaled, every fp32 gradient is checked for inf/NaN in place
+// (read and written, at the optimizer's multi-tensor rate), and the fused AdamW step writes the unscaled gradient
+// back (8 accesses per parameter instead of 7). bf16 autocast has none of it.
+TEST(Expand, Fp16AutocastAddsGradScalerWork) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(1);
+    const Expansion bf16 = expand(sc, cost);
+    sc.training.compute_dtype = DType::fp16;
+    const Expansion fp16 = expand(sc, cost);
+    const auto a = stepOps(bf16.workload.programs[0]), b = stepOps(fp16.workload.programs[0]);
+    const double n = fp16.params;
+    EXPECT_EQ(a.count("grad scaler check and unscale"), 0u);
+    EXPECT_EQ(a.count("loss scale"), 0u);
+    ASSERT_EQ(b.count("grad scaler check and unscale"), 1u);
+    EXPECT_DOUBLE_EQ(b.at("grad scaler check and unscale")->bytes, 8 * n);
+    EXPECT_EQ(b.at("grad scaler check and unscale")->mem, MemKind::optimizer);
+    EXPECT_DOUBLE_EQ(a.at("fused adamw")->bytes, 28 * n);
+    EXPECT_DOUBLE_EQ(b.at("fused adamw")->bytes, 32 * n);
+    for (const char* k : {"loss scale", "loss scale backward", "grad scaler update", "grad scaler step count fixup"})
+        EXPECT_EQ(b.count(k), 1u) << k;
+    EXPECT_GT(b.size(), a.size());
+}
+
+// A model trained in bf16 without autocast: the residual stream, its norms and adds are bf16 (half the bytes of
+// autocast's fp32 stream), no weight or gradient casts, and fused AdamW runs over bf16 states at its own rate.
+TEST(Expand, Bf16ParametersHalveTheResidualStreamAndUseTheirOptimizerRate) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(1);
+    sc.training.param_dtype = DType::bf16;
+    const Expansion e = expand(sc, cost);
+    const auto ops = stepOps(e.workload.programs[0]);
+    const double T = 256, h = 256;
+    EXPECT_DOUBLE_EQ(ops.at("h.0.norm1")->bytes, 4 * T * h);
+    EXPECT_DOUBLE_EQ(ops.at("h.0.norm1 backward")->bytes, 6 * T * h);
+    EXPECT_DOUBLE_EQ(ops.at("h.0.residual add")->bytes, 6 * T * h);
+    EXPECT_EQ(ops.at("h.0.residual add")->mem, MemKind::elementwise);
+    EXPECT_EQ(ops.count("h.0.attn.qkv weight cast"), 0u);
+    EXPECT_EQ(ops.count("h.0.attn.qkv grad cast"), 0u);
+    EXPECT_EQ(ops.at("fused adamw")->mem, MemKind::optimizer_bf16);
+    EXPECT_DOUBLE_EQ(ops.at("fused adamw")->bytes, 14 * e.params);
+}
+
+// A head tied to the token embedding has no weight of its own; autograd adds its gradient to the embedding's (one
+// fp32 add over V×h) before the weight is ready.
+TEST(Expand, TiedHeadAddsItsGradientToTheEmbeddings) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(1);
+    const Expansion untied = expand(sc, cost);
+    sc.model.tied_embeddings = true;
+    const Expansion tied = expand(sc, cost);
+    const double V = 1024, h = 256;
+    EXPECT_DOUBLE_EQ(untied.params - tied.params, V * h);
+    const auto a = stepOps(untied.workload.programs[0]), b = stepOps(tied.workload.programs[0]);
+    EXPECT_EQ(a.count("tied weight grad add"), 0u);
+    ASSERT_EQ(b.count("tied weight grad add"), 1u);
+    EXPECT_DOUBLE_EQ(b.at("tied weight grad add")->bytes, 12 * V * h);
 }
 
 // Features not modelled yet are refused with the key named, never silently ignored.
