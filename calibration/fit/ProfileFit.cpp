@@ -520,6 +520,10 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             {"optimizer", {"adamw_fused_step"}},
             {"residual_add", {"residual_add_fp32_bf16"}},
             {"optimizer_bf16", {"adamw_fused_step_bf16"}},
+            {"log_softmax_forward", {"log_softmax_fwd_bf16"}},
+            {"log_softmax_backward", {"log_softmax_bwd_bf16"}},
+            {"log_softmax_forward_fp32", {"log_softmax_fwd_fp32"}},
+            {"log_softmax_backward_fp32", {"log_softmax_bwd_fp32"}},
         };
         json kj = json::object();
         for (const auto& [kind, ops] : kinds) {

@@ -4,7 +4,8 @@
 Writes JSON Lines in stepsim-bench's format (one metadata record, then one record per measurement):
   kind "kernel":   flash attention forward/backward (SDPA, flash backend), layer_norm / rms_norm (fwd, bwd),
                    gelu / silu, residual add, casts (bf16<->fp32, bf16->fp8 e4m3, amax), fused AdamW step (fp32
-                   parameters, and bf16 ones: group adamw_bf16);
+                   parameters, and bf16 ones: group adamw_bf16); the loss's log-softmax over the vocabulary
+                   (bf16 and fp32, forward and backward: group log_softmax);
                    with FLOPs and bytes moved (each input read once, each output written once) so the fit can
                    turn times into efficiencies.
   kind "gemm":     BF16 torch.mm and FP8 torch._scaled_mm (per-tensor scales, fast accumulation on/off) over
@@ -263,6 +264,29 @@ def pointwise(b, torch, F):
         torch.cuda.empty_cache()
 
 
+def log_softmax(b, torch):
+    """The loss's log-softmax over the vocabulary, forward and the input-gradient kernel of its backward (as the norms'
+    backward is timed), in bf16 (autocast runs it on the bf16 logits and casts its output to fp32 for nll_loss) and in
+    fp32 (a model whose loss takes logits.float()): ops log_softmax_{fwd,bwd}_{bf16,fp32}."""
+    sizes = [(4096, 50304)] if b.args.quick else [(4096, 50304), (16384, 50304), (4096, 128256), (8192, 32000)]
+    for tokens, vocab in sizes:
+        if b.late(f"log_softmax tokens={tokens} vocab={vocab}"):
+            return
+        for name, dt, e in (("bf16", torch.bfloat16, 2), ("fp32", torch.float32, 4)):
+            n = tokens * vocab
+            shape = {"tokens": tokens, "vocab": vocab}
+            x = torch.randn(tokens, vocab, device=b.dev, dtype=dt)
+            b.kernel("log_softmax_fwd_" + name, shape, name, b.time_iters(lambda: torch.log_softmax(x, -1)),
+                     nbytes=2 * n * e)
+            xr = x.detach().requires_grad_(True)
+            out = torch.log_softmax(xr, -1)
+            g = torch.randn_like(out)
+            b.kernel("log_softmax_bwd_" + name, shape, name,
+                     b.time_iters(lambda: torch.autograd.grad(out, xr, g, retain_graph=True)), nbytes=3 * n * e)
+            del x, xr, out, g
+            torch.cuda.empty_cache()
+
+
 def adamw(b, torch, dtype="fp32"):
     """Fused AdamW over fp32 parameters (op adamw_fused_step) or bf16 ones, whose states are bf16 too
     (adamw_fused_step_bf16: a model trained in bf16 without autocast)."""
@@ -323,7 +347,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--time-limit", type=float, default=0.0)
-    ap.add_argument("--groups", default="dispatch,pointwise,attention,adamw,adamw_bf16,gemm")
+    ap.add_argument("--groups", default="dispatch,pointwise,log_softmax,attention,adamw,adamw_bf16,gemm")
     ap.add_argument("--gemm-shapes", default="", help="extra GEMM shapes, one 'm n k' per line")
     args = ap.parse_args()
     try:
@@ -351,6 +375,8 @@ def main():
             dispatch(b, torch)
         elif g == "pointwise":
             pointwise(b, torch, F)
+        elif g == "log_softmax":
+            log_softmax(b, torch)
         elif g == "attention":
             attention(b, torch, F)
         elif g == "adamw":

@@ -174,8 +174,16 @@ public:
         if (c_.autocast) b_.mem("norm_f cast", (4 + c_.ce) * T * h, MemKind::cast_down);
         linearForward("lm_head", t_.V, t_.h);
         const double TV = T * double(t_.V);
-        b_.mem("logits to fp32", (c_.ce + 4) * TV, MemKind::cast_up);
-        b_.mem("log_softmax", 8 * TV);
+        if (c_.autocast) {
+            // cross_entropy under autocast: log_softmax on the bf16 logits, its output cast to fp32 for nll_loss
+            // (H200 traces, PyTorch 2.11).
+            b_.mem("log_softmax", 2 * c_.ce * TV, MemKind::log_softmax_forward);
+            b_.mem("log_softmax to fp32", (c_.ce + 4) * TV, MemKind::cast_up);
+        } else {
+            // Without autocast the loss takes logits.float() (as the validation harness and Hugging Face models do).
+            b_.mem("logits to fp32", (c_.ce + 4) * TV, MemKind::cast_up);
+            b_.mem("log_softmax", 8 * TV, MemKind::log_softmax_forward_fp32);
+        }
         b_.mem("nll_loss", 8 * T);  // gathers one logit per token
         if (c_.grad_scaler) b_.mem("loss scale", 8);  // scaler.scale(loss)
     }
@@ -190,8 +198,13 @@ public:
         if (c_.grad_scaler) b_.mem("loss scale backward", 8);
         if (c_.sc.training.grad_accum > 1) b_.mem("loss / grad_accum backward", 8);
         b_.mem("nll_loss backward", 4 * TV);
-        b_.mem("log_softmax backward", 12 * TV);
-        b_.mem("logits grad cast", (4 + c_.ce) * TV, MemKind::cast_down);
+        if (c_.autocast) {
+            b_.mem("log_softmax grad cast", (4 + c_.ce) * TV, MemKind::cast_down);
+            b_.mem("log_softmax backward", 3 * c_.ce * TV, MemKind::log_softmax_backward);
+        } else {
+            b_.mem("log_softmax backward", 12 * TV, MemKind::log_softmax_backward_fp32);
+            b_.mem("logits grad cast", (4 + c_.ce) * TV, MemKind::cast_down);
+        }
         linearBackward("lm_head", t_.V, t_.h, t_.tied ? npos : paramIndex("lm_head.weight"));
         if (c_.autocast) b_.mem("norm_f cast backward", (c_.ce + 4) * T * h, MemKind::cast_up);
         normBackward("norm_f", "norm_f");

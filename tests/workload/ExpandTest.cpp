@@ -279,6 +279,29 @@ TEST(Expand, Bf16ParametersHalveTheResidualStreamAndUseTheirOptimizerRate) {
     EXPECT_DOUBLE_EQ(ops.at("fused adamw")->bytes, 14 * e.params);
 }
 
+// The loss: autocast runs log_softmax on the bf16 logits and casts its output to fp32 for nll_loss; a model without
+// autocast takes logits.float() and runs log_softmax in fp32. Each at its own calibrated rate.
+TEST(Expand, LossLogSoftmaxRunsInTheLogitsDtype) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(1);
+    const double TV = 256.0 * 1024;
+    const auto autocast = stepOps(expand(sc, cost).workload.programs[0]);
+    EXPECT_EQ(autocast.at("log_softmax")->mem, MemKind::log_softmax_forward);
+    EXPECT_DOUBLE_EQ(autocast.at("log_softmax")->bytes, 4 * TV);
+    EXPECT_DOUBLE_EQ(autocast.at("log_softmax to fp32")->bytes, 6 * TV);
+    EXPECT_EQ(autocast.at("log_softmax backward")->mem, MemKind::log_softmax_backward);
+    EXPECT_DOUBLE_EQ(autocast.at("log_softmax backward")->bytes, 6 * TV);
+    EXPECT_EQ(autocast.count("logits to fp32"), 0u);
+    sc.training.param_dtype = DType::bf16;
+    const auto pure = stepOps(expand(sc, cost).workload.programs[0]);
+    EXPECT_EQ(pure.at("log_softmax")->mem, MemKind::log_softmax_forward_fp32);
+    EXPECT_DOUBLE_EQ(pure.at("log_softmax")->bytes, 8 * TV);
+    EXPECT_DOUBLE_EQ(pure.at("logits to fp32")->bytes, 6 * TV);
+    EXPECT_EQ(pure.at("log_softmax backward")->mem, MemKind::log_softmax_backward_fp32);
+    EXPECT_DOUBLE_EQ(pure.at("log_softmax backward")->bytes, 12 * TV);
+}
+
 // A head tied to the token embedding has no weight of its own; autograd adds its gradient to the embedding's (one
 // fp32 add over V×h) before the weight is ready.
 TEST(Expand, TiedHeadAddsItsGradientToTheEmbeddings) {
