@@ -174,6 +174,19 @@ CONFIGS = [
     _cfg("s1-l4-h2048-s2048-mb1-tied", 1, 4, 2048, 16, 2048, 1, tied_embeddings=True),
     _cfg("s1-l12-h2048-s2048-mb4-fp16", 1, 12, 2048, 16, 2048, 4, compute_dtype="fp16"),
     _cfg("s1-l12-h2048-s2048-mb4-pbf16", 1, 12, 2048, 16, 2048, 4, param_dtype="bf16"),
+    # held out, seventh round: the precisions and the tied head on other models (SwiGLU and RMSNorm, hidden 4096,
+    # accumulation under GradScaler, GPT-2 small tied as nanoGPT trains it), each one setting from a measured row,
+    # predicted and committed after run 77's model was built and before they were measured (results/validation/heldout7/)
+    _cfg("s1-l24-h2048-s2048-mb4-fp16", 1, 24, 2048, 16, 2048, 4, compute_dtype="fp16"),
+    _cfg("s1-l24-h2048-s2048-mb4-pbf16", 1, 24, 2048, 16, 2048, 4, param_dtype="bf16"),
+    _cfg("s1-l16-h2560-s2048-mb2-swiglu-fp16", 1, 16, 2560, 20, 2048, 2, mlp="swiglu", norm="rmsnorm",
+         compute_dtype="fp16"),
+    _cfg("s1-l16-h2560-s2048-mb2-swiglu-pbf16", 1, 16, 2560, 20, 2048, 2, mlp="swiglu", norm="rmsnorm",
+         param_dtype="bf16"),
+    _cfg("s1-l8-h4096-s2048-mb2-fp16", 1, 8, 4096, 32, 2048, 2, compute_dtype="fp16"),
+    _cfg("s1-l24-h2048-s2048-mb2-ga2-fp16", 1, 24, 2048, 16, 2048, 2, grad_accum=2, compute_dtype="fp16"),
+    _cfg("s1-l24-h1280-s2048-mb4-tied", 1, 24, 1280, 10, 2048, 4, tied_embeddings=True),
+    _cfg("s1-l12-h768-s1024-mb8-tied", 1, 12, 768, 12, 1024, 8, tied_embeddings=True),
 ]
 
 # A handful of quick ones to check the whole path (profiler, DDP, no_sync, GQA) before the sweep.
