@@ -6,8 +6,9 @@
 // report lists them under "kept_from_base"):
 //   collectives    α-β segments (AlphaBetaFit.hpp) per (op, ranks, nodes, algo, proto, dtype), on the median
 //                  per-iteration time of each size; NCCL's default choice listed first, bf16 before others
-//   gemm.bf16      GemmFit.hpp on stepsim-bench's cuBLASLt BF16 points; gemm.fp8 likewise on FP8 E4M3 with
-//                  fast accumulation (the report also fits FP8 without it)
+//   gemm.bf16      GemmFit.hpp on PyTorch's own GEMMs over the transformer grid (gemm_training_shapes.py --step)
+//                  when given, else stepsim-bench's cuBLASLt BF16 points; gemm.fp16 likewise on FP16 ones (absent:
+//                  priced as BF16); gemm.fp8 on FP8 E4M3 with fast accumulation (the report also fits FP8 without it)
 //   memory         read_write_efficiency = β of an α-β line through the copy kernel's sizes above the L2
 //                  (bytes read + written) / datasheet HBM; min_kernel_us = median back-to-back period of
 //                  an empty kernel (launch device_period); kernels[kind] = α-β line (fixed_us, β / HBM)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""BF16 GEMMs of transformer linears, as a training step launches them.
+"""BF16 (or, with --dtype fp16, FP16) GEMMs of transformer linears, as a training step launches them.
 
 Two modes, both through PyTorch's own GEMM calls in the three forms a training step runs: forward
 F.linear(x, W), input gradient dy @ W, weight gradient dy^T @ x (plus the LM head, vocab 50304).
@@ -18,8 +18,11 @@ GEMM and its add faster than the GPU runs them (small shapes), the timed pairs a
 first (`held`: true), so the events never time the host. Against real training steps the back-to-back time is
 the closer (calibration/profiles/h200x2/COMMAND.md, section 7), and `stepsim calibrate fit` takes it.
 
-Writes JSON Lines {"kind": "gemm", "source", "dtype": "bf16", "m", "n", "k", "time_us", "tflops", ...}.
-Usage: python3 gemm_training_shapes.py --out FILE [--hot | --step] [--deadline-s S]
+--dtype fp16: the operands in fp16, as fp16 autocast runs them (cuBLAS picks its own kernels for them: on H200 the
+weight gradients of a 1.4B model's step ran another tile shape in fp16, 11% slower; results/validation/measured, run 82).
+
+Writes JSON Lines {"kind": "gemm", "source", "dtype": "bf16"|"fp16", "m", "n", "k", "time_us", "tflops", ...}.
+Usage: python3 gemm_training_shapes.py --out FILE [--hot | --step] [--deadline-s S] [--dtype bf16|fp16]
 """
 import argparse
 import json
@@ -48,10 +51,10 @@ def forms(T, o, i, pick):
     }
 
 
-def input_sets(T, o, i, nsets, dev):
-    return [(torch.randn(T, i, device=dev, dtype=torch.bfloat16),
-             torch.randn(o, i, device=dev, dtype=torch.bfloat16),
-             torch.randn(T, o, device=dev, dtype=torch.bfloat16)) for _ in range(nsets)]
+def input_sets(T, o, i, nsets, dev, dtype):
+    return [(torch.randn(T, i, device=dev, dtype=dtype),
+             torch.randn(o, i, device=dev, dtype=dtype),
+             torch.randn(T, o, device=dev, dtype=dtype)) for _ in range(nsets)]
 
 
 def interleaved(fn, gemm_us, dev, reps=5, warm_s=0.1):
@@ -100,7 +103,9 @@ def main():
     mode.add_argument("--hot", action="store_true", help="one input set: operands stay in L2")
     mode.add_argument("--step", action="store_true", help="GEMMs alternated with memory-bound kernels, as in a step")
     ap.add_argument("--deadline-s", type=float, default=0, help="stop starting shapes after this many seconds")
+    ap.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
     args = ap.parse_args()
+    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
     nsets = 1 if args.hot else 4
     dev = torch.device("cuda", 0)
     torch.manual_seed(0)
@@ -121,7 +126,7 @@ def main():
                         continue
                     # operands above the L2 many times over need no rotation (and would need gigabytes)
                     big = 2 * (T * i + o * i + T * o) > (256 << 20)
-                    sets = input_sets(T, o, i, 1 if big else nsets, dev)
+                    sets = input_sets(T, o, i, 1 if big else nsets, dev, dtype)
                     k = [0]
 
                     def pick():
@@ -132,7 +137,7 @@ def main():
                             continue
                         seen.add((m, n, kk))
                         b2b = summarize(looped(fn, reps=3 if args.step else 7))
-                        rec = {"kind": "gemm", "source": "pytorch-step" if args.step else "pytorch-loop", "dtype": "bf16",
+                        rec = {"kind": "gemm", "source": "pytorch-step" if args.step else "pytorch-loop", "dtype": args.dtype,
                                "l2": "hot" if args.hot else "cold", "form": form, "m": m, "n": n, "k": kk}
                         if args.step:
                             times, add_us, held = interleaved(fn, b2b["median"], dev)

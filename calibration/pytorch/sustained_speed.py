@@ -9,10 +9,16 @@ backward at the 1.4B model's shape, then of a memory-bound add over 1 GiB operan
 `--per-window` calls, so each window's rate is known; the windows'
 start times are kept so the series can be laid beside nvidia-smi's clock and power samples.
 
-Writes JSON Lines {"kind": "sustained_speed", "rank", "gpu", "load": "gemm"|"attention"|"memory", "window_s", "t_s": [...],
-"rate": [...], "unit": "TFLOP/s"|"GB/s", "median", "p10", "p90", "below_97pct_of_p90": fraction of windows}, one
-per rank and load.
+--dtypes bf16,fp16,... runs the GEMM and SDPA loads once per dtype listed, in that order (the memory-bound add once,
+at the end), each after `--rest` idle seconds: fp16 and bf16 tensor cores have the same peak, but at the power limit
+what a kernel draws decides its clock.
+
+Writes JSON Lines {"kind": "sustained_speed", "rank", "gpu", "load": "gemm"|"attention"|"memory", "dtype",
+"window_s", "t_s": [...], "rate": [...], "unit": "TFLOP/s"|"GB/s", "first_100ms": the rate over the windows that
+start in the first 0.1 s, "median", "p10", "p90", "below_97pct_of_p90": fraction of windows}, one per rank, load and
+dtype.
 Usage: torchrun --standalone --nproc-per-node N sustained_speed.py --out FILE [--seconds 8] [--per-window 5]
+       [--dtypes bf16] [--rest 0]
 """
 import argparse
 import statistics
@@ -55,41 +61,58 @@ def summary(rate):
             "below_97pct_of_p90": sum(1 for x in s if x < 0.97 * p90) / len(s)}
 
 
+def first(t, rate, seconds=0.1):
+    """The rate over the windows that start in the first `seconds` (the board not yet at its power limit)."""
+    early = [r for s, r in zip(t, rate) if s < seconds] or rate[:1]
+    return len(early) / sum(1 / r for r in early)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--per-window", type=int, default=5, help="calls between two events")
+    ap.add_argument("--dtypes", default="bf16", help="the GEMM and SDPA loads' dtypes, in order: bf16, fp16")
+    ap.add_argument("--rest", type=float, default=0.0, help="idle seconds before each load")
     a = ap.parse_args()
     rank, dev = join_ranks()
-    bf = torch.bfloat16
-    x, w, y = (torch.randn(8192, 8192, device=dev, dtype=bf) for _ in range(3))
-    p, q, r = (torch.empty(2**29, device=dev, dtype=bf) for _ in range(3))
-    # causal SDPA forward and backward at the 1.4B model's shape (batch 4, 16 heads, 2048 tokens, head_dim 128)
-    qkv = [torch.randn(4, 16, 2048, 128, device=dev, dtype=bf, requires_grad=True) for _ in range(3)]
-    dout = torch.randn(4, 16, 2048, 128, device=dev, dtype=bf)
-
-    def sdpa():
-        torch.autograd.grad(F.scaled_dot_product_attention(*qkv, is_causal=True), qkv, dout)
-
+    dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16}
     sdpa_flop = 4 * 4 * 16 * 2048 * 2048 * 128 / 2 * 3.5 / 1e12  # causal: forward 2 GEMMs, backward 5, halved
+
+    def loads(name):
+        dt = dtypes[name]
+        x, w, y = (torch.randn(8192, 8192, device=dev, dtype=dt) for _ in range(3))
+        # causal SDPA forward and backward at the 1.4B model's shape (batch 4, 16 heads, 2048 tokens, head_dim 128)
+        qkv = [torch.randn(4, 16, 2048, 128, device=dev, dtype=dt, requires_grad=True) for _ in range(3)]
+        dout = torch.randn(4, 16, 2048, 128, device=dev, dtype=dt)
+
+        def sdpa():
+            torch.autograd.grad(F.scaled_dot_product_attention(*qkv, is_causal=True), qkv, dout)
+
+        return [("gemm", name, lambda: torch.mm(x, w, out=y), 2 * 8192**3 / 1e12, "TFLOP/s"),
+                ("attention", name, sdpa, sdpa_flop, "TFLOP/s")]
+
+    p, q, r = (torch.empty(2**29, device=dev, dtype=torch.bfloat16) for _ in range(3))
+    plan = [ld for name in a.dtypes.split(",") for ld in loads(name)]
+    plan.append(("memory", "bf16", lambda: torch.add(p, q, out=r), 3 * 2**30 / 1e9, "GB/s"))
     recs = []
-    for load, fn, work, unit in (("gemm", lambda: torch.mm(x, w, out=y), 2 * 8192**3 / 1e12, "TFLOP/s"),
-                                 ("attention", sdpa, sdpa_flop, "TFLOP/s"),
-                                 ("memory", lambda: torch.add(p, q, out=r), 3 * 2**30 / 1e9, "GB/s")):
+    for load, dtype, fn, work, unit in plan:
         for _ in range(20):
             fn()
+        torch.cuda.synchronize()
+        time.sleep(a.rest)
         dist.barrier()
         torch.cuda.synchronize()
         wall = time.time()
         t, rate, window_s = series(fn, work, a.seconds, a.per_window)
         recs.append({"kind": "sustained_speed", "rank": rank, "gpu": torch.cuda.get_device_name(dev), "load": load,
-                     "start_unix_s": wall, "window_s": window_s, "unit": unit, "t_s": [round(v, 5) for v in t],
-                     "rate": [round(v, 2) for v in rate], **summary(rate)})
+                     "dtype": dtype, "start_unix_s": wall, "window_s": window_s, "unit": unit,
+                     "t_s": [round(v, 5) for v in t], "rate": [round(v, 2) for v in rate],
+                     "first_100ms": first(t, rate), **summary(rate)})
         s = recs[-1]
-        print(f"rank {rank} {load}: {len(rate)} windows of {1e3 * window_s:.1f} ms, median {s['median']:.1f} {unit}, "
-              f"p10 {s['p10']:.1f}, p90 {s['p90']:.1f}, {100 * s['below_97pct_of_p90']:.0f}% of windows under 97% of "
-              f"p90", flush=True)
+        print(f"rank {rank} {load} {dtype}: {len(rate)} windows of {1e3 * window_s:.1f} ms, first 0.1 s "
+              f"{s['first_100ms']:.1f}, median {s['median']:.1f} {unit}, p10 {s['p10']:.1f}, p90 {s['p90']:.1f}, "
+              f"{100 * s['below_97pct_of_p90']:.0f}% of windows under 97% of p90", flush=True)
     write_gathered(a.out, recs)
     dist.destroy_process_group()
 

@@ -113,7 +113,7 @@ fs::path findTorchScript(const std::string& given) {
 
 // The PyTorch scripts beside stepsim_torch_bench.py that measure what a training step sees, each into its own raw
 // file in the output folder (an earlier run's file is removed first): attention as SDPA runs it, PyTorch's own
-// GEMMs over the transformer grid, the host's cost per kernel (one GPU, then DDP over two GPUs when there are two)
+// GEMMs over the transformer grid (BF16, then FP16 for fp16 autocast), the host's cost per kernel (one GPU, then DDP over two GPUs when there are two)
 // with activation checkpointing's, the gaps inside a step, and, with two GPUs, the gaps before GEMMs, copies and
 // memory-bound kernels beside an all-reduce moving data or waiting for its peer, the step's kernels beside
 // bucket-sized all-reduces and every GPU's speed with all of them loaded at once; and, given a --gemm-shapes file
@@ -136,6 +136,8 @@ void runTrainingScripts(const std::string& python, const fs::path& dir, const fs
     constexpr Script kScripts[] = {
         {"attention_default.py", "attention as training runs it", "", Ranks::one},
         {"gemm_training_shapes.py", "PyTorch's GEMMs over the transformer grid", " --step", Ranks::one},
+        {"gemm_training_shapes.py", "PyTorch's FP16 GEMMs over the transformer grid", " --step --dtype fp16", Ranks::one,
+         "_fp16"},
         {"host_overhead.py", "host cost per kernel and of checkpointing", "", Ranks::then_two},
         {"kernel_gaps.py", "gaps inside a training step", "", Ranks::one},
         {"gemm_gaps.py", "gaps beside an all-reduce moving data or waiting", " --beside transfer,waiting", Ranks::two,

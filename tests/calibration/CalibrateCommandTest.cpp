@@ -91,6 +91,7 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
         std::ofstream(dir / "pytorch" / f) << "# stand-in\n";
     const std::string x1 = std::string(STEPSIM_SOURCE_DIR) + "/calibration/profiles/h200x1/raw/";
     const std::string gaps = x1 + "kernel_gaps_run12.jsonl", gemms = x1 + "gemm_training_shapes_step_run20.jsonl";
+    const std::string fp16 = std::string(kRaw) + "gemm_training_shapes_fp16_run83.jsonl";
     const fs::path harness = dir / "bench.sh", python = dir / "python.sh";
     const std::string shapes = std::string(STEPSIM_SOURCE_DIR) + "/calibration/validation/gemm_shapes.txt";
     std::ofstream(harness) << "#!/bin/sh\ncp '" << kRaw << "bench.jsonl' \"$2\"\n";
@@ -109,7 +110,8 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
            "case $(basename \"$1\") in\n"
            "  stepsim_torch_bench.py) cp '" << kRaw << "torch.jsonl' \"$3\";;\n"
            "  attention_default.py) cp '" << kRaw << "attention_default.jsonl' \"$3\";;\n"
-           "  gemm_training_shapes.py) [ \"$4\" = --step ] || exit 1; cp '" << gemms << "' \"$3\";;\n"
+           "  gemm_training_shapes.py) [ \"$4\" = --step ] || exit 1;\n"
+           "    if [ \"$5 $6\" = '--dtype fp16' ]; then cp '" << fp16 << "' \"$3\"; else cp '" << gemms << "' \"$3\"; fi;;\n"
            "  host_overhead.py) cat '" << kRaw << "host_overhead_run16_1gpu.jsonl' '" << kRaw
         << "checkpoint_host_run16.jsonl' > \"$3\";;\n"
            "  kernel_gaps.py) cp '" << gaps << "' \"$3\";;\n"
@@ -120,7 +122,8 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
         parse({"calibrate", "--harness", harness.string(), "--python", python.string(), "--torch-script",
                (dir / "pytorch" / "stepsim_torch_bench.py").string(), "--out-dir", out.string(), "--gemm-shapes", shapes});
     });
-    for (const char* f : {"attention_default.jsonl", "gemm_training_shapes.jsonl", "host_overhead.jsonl", "kernel_gaps.jsonl",
+    for (const char* f : {"attention_default.jsonl", "gemm_training_shapes.jsonl", "gemm_training_shapes_fp16.jsonl",
+                          "host_overhead.jsonl", "kernel_gaps.jsonl",
                           "interference_training.jsonl", "device_speed.jsonl", "interference_training_shapes.jsonl",
                           "gemm_gaps_shapes.jsonl", "gemm_gaps_beside_nccl.jsonl"})
         EXPECT_TRUE(fs::exists(out / f)) << f;
@@ -141,6 +144,8 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     EXPECT_EQ(p.launch.gemm_gap_beside_transfer_by_shape.size(), 152u);
     const nlohmann::json report = nlohmann::json::parse(std::ifstream(out / "profile.yaml.fit.json"));
     EXPECT_EQ(report.at("gemm").at("bf16").at("source"), "pytorch-step");       // gemm_training_shapes.py --step
+    EXPECT_EQ(report.at("gemm").at("fp16").at("source"), "pytorch-step");       // ... --step --dtype fp16
+    EXPECT_EQ(p.gemm.count("fp16"), 1u);
 }
 
 TEST(CalibrateCommand, ProfileShowPutsRatesBesideDatasheetPeaks) {

@@ -143,7 +143,8 @@ const std::vector<std::string> kH200x2Raws = {
     "raw/attention_default.jsonl",
     "raw/attention_default_run56.jsonl",
     "raw/gemm_training_shapes.jsonl",
-    "../h200x1/raw/gemm_training_shapes_step_run20.jsonl", "../h200x1/raw/kernel_gaps_run11.jsonl",
+    "../h200x1/raw/gemm_training_shapes_step_run20.jsonl", "raw/gemm_training_shapes_fp16_run83.jsonl",
+    "../h200x1/raw/kernel_gaps_run11.jsonl",
     "../h200x1/raw/kernel_gaps_run12.jsonl", "../h200x1/raw/kernel_gaps_run13.jsonl", "raw/kernel_gaps_run19.jsonl",
     "raw/kernel_gaps_ddp25mib_run49.jsonl", "../h200x1/raw/gemm_gaps_run46.jsonl", "../h200x1/raw/gemm_gaps_run47.jsonl",
     "raw/gemm_gaps_beside_run61.jsonl", "raw/gemm_gaps_beside_heldout_run66.jsonl", "raw/checkpoint_host_run16.jsonl", "raw/checkpoint_host_run17.jsonl", "raw/interference_training_run21.jsonl",
@@ -161,6 +162,7 @@ TEST(CommittedProfiles, H200x2RawRefitsToCommittedProfile) {
 TEST(CommittedProfiles, H200x1RawRefitsToCommittedProfile) {
     const auto fit = refit("h200x1", {"raw/bench.jsonl", "../h200x2/raw/torch.jsonl", "../h200x2/raw/torch_adamw_bf16_run78.jsonl", "../h200x2/raw/torch_log_softmax_run79.jsonl", "../h200x2/raw/attention_default.jsonl", "../h200x2/raw/attention_default_run56.jsonl",
                                       "../h200x2/raw/gemm_training_shapes.jsonl", "raw/gemm_training_shapes_step_run20.jsonl",
+                                      "../h200x2/raw/gemm_training_shapes_fp16_run83.jsonl",
                                       "raw/kernel_gaps_run11.jsonl", "raw/kernel_gaps_run12.jsonl", "raw/kernel_gaps_run13.jsonl",
                                       "../h200x2/raw/kernel_gaps_run19.jsonl", "../h200x2/raw/kernel_gaps_ddp25mib_run49.jsonl",
                                       "raw/gemm_gaps_run46.jsonl", "raw/gemm_gaps_run47.jsonl", "../h200x2/raw/gemm_gaps_beside_run61.jsonl",

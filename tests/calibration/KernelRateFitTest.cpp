@@ -1,6 +1,8 @@
 // What the fit takes for GEMMs and the fused optimizer (calibration/fit/ProfileFit.hpp): PyTorch's own GEMM calls
 // over the transformer grid before the harness's cuBLASLt points, and the optimizer's rate from the sizes a
 // training step runs it at.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "calibration/fit/ProfileFit.hpp"
@@ -10,10 +12,10 @@
 namespace stepsim {
 namespace {
 
-RawGemm gemm(const std::string& source, long m, long n, long k, double tflops) {
+RawGemm gemm(const std::string& source, long m, long n, long k, double tflops, const std::string& dtype = "bf16") {
     RawGemm g;
     g.source = source;
-    g.dtype = "bf16";
+    g.dtype = dtype;
     g.m = m, g.n = n, g.k = k;
     g.tflops = tflops;
     g.time.median = 2.0 * double(m) * double(n) * double(k) / (tflops * 1e6);
@@ -36,6 +38,29 @@ TEST(KernelRateFit, PyTorchGridGemmsBeforeTheHarness) {
     const HardwareProfile& p = r.profile;
     const GemmEstimate e = gemmSeconds({8192, 6144, 2048}, p.gemm.at("bf16"), p.gpu.peak_tflops_bf16 * 1e12, p.gpu.sms);
     EXPECT_NEAR(2.0 * 8192.0 * 6144 * 2048 / e.seconds / 1e12, 640.0, 0.5);  // the measured point, PyTorch's rate
+}
+
+// FP16 GEMMs measured over the grid make the profile's gemm.fp16 (6% slower here, as run 83 measured them against
+// BF16 on H200), which fp16 autocast's GEMMs are priced at; without them fp16 falls back to gemm.bf16.
+TEST(KernelRateFit, Fp16GemmsGetTheirOwnRates) {
+    RawData raw;
+    for (long t : {2048L, 4096L, 8192L})
+        for (long h : {1024L, 2048L, 4096L})
+            for (auto [m, n, k] : {std::tuple{t, 3 * h, h}, std::tuple{t, h, 4 * h}, std::tuple{h, 4 * h, t}}) {
+                const double r = 600.0 + 20.0 * double(h / 1024);
+                raw.gemms.push_back(gemm("pytorch-step", m, n, k, r));
+                raw.gemms.push_back(gemm("pytorch-step", m, n, k, r / 1.06, "fp16"));
+            }
+    const HardwareProfile p = fitProfile(raw, HardwareProfile{}, "t", "test").profile;
+    ASSERT_EQ(p.gemm.count("fp16"), 1u);
+    const double flop = 2.0 * 8192.0 * 6144 * 2048;
+    const double bf = gemmSeconds({8192, 6144, 2048}, p.gemm.at("bf16"), p.gpu.peak_tflops_bf16 * 1e12, p.gpu.sms).seconds;
+    const double fp = gemmSeconds({8192, 6144, 2048}, p.gemm.at("fp16"), p.gpu.peak_tflops_fp16 * 1e12, p.gpu.sms).seconds;
+    EXPECT_NEAR(flop / bf / 1e12, 640.0, 0.5);
+    EXPECT_NEAR(flop / fp / 1e12, 640.0 / 1.06, 0.5);
+    raw.gemms.erase(std::remove_if(raw.gemms.begin(), raw.gemms.end(), [](const RawGemm& g) { return g.dtype == "fp16"; }),
+                    raw.gemms.end());
+    EXPECT_EQ(fitProfile(raw, HardwareProfile{}, "t", "test").profile.gemm.count("fp16"), 0u);
 }
 
 RawKernel adamw(double params, double us) {
