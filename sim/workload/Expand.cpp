@@ -293,6 +293,11 @@ private:
         if (c_.autocast) b_.mem(name + " grad cast", (c_.ce + c_.pe) * double(out) * in, MemKind::cast_up);
         if (param != npos) gradReady(param);
     }
+    // Under autocast a residual add joins the fp32 stream and a bf16 sublayer output; its backward casts the fp32
+    // gradient down for the sublayer (one per residual add: H200 traces, PyTorch 2.11).
+    void residualGradCast(const std::string& name) {
+        if (c_.autocast) b_.mem(name, (c_.re + c_.ce) * double(t_.T) * double(t_.h), MemKind::cast_down);
+    }
     // The cast of a norm's output to the compute dtype, backward.
     void normCastBackward(const std::string& name) {
         if (c_.autocast) b_.mem(name, (c_.ce + 4) * double(t_.T) * double(t_.h), MemKind::cast_up);
@@ -344,6 +349,7 @@ private:
         if (ac != Checkpointing::none) recompute(l, ac == Checkpointing::full);
         // The residual branch point sums the two incoming gradients.
         b_.mem(L(l, "residual grad add 2"), 3 * c_.re * T * h);
+        residualGradCast(L(l, "residual grad cast 2"));
         if (t_.mlp == MlpKind::gelu) {
             linearBackward(L(l, "mlp.proj"), t_.h, t_.f, paramIndex(L(l, "mlp.proj.weight")));
             b_.mem(L(l, "gelu backward"), 3 * c_.ce * T * f);
@@ -361,10 +367,11 @@ private:
         }
         normBackward(L(l, "norm2"), L(l, "norm2"));
         b_.mem(L(l, "residual grad add"), 3 * c_.re * T * h);
+        residualGradCast(L(l, "residual grad cast"));
         linearBackward(L(l, "attn.proj"), t_.h, t_.h, paramIndex(L(l, "attn.proj.weight")));
         const double qkv = double(t_.qkvOut());
-        // Flash attention's backward takes its output gradient contiguous in the heads-major layout.
-        b_.mem(L(l, "attn grad transpose"), 2 * c_.ce * T * h);
+        // cuDNN's SDPA backward reads the output gradient in the token-major layout its forward wrote: no copy
+        // (H200 traces, PyTorch 2.11).
         // SDPA backward on Hopper (cuDNN): a memset, then one kernel for dQ, dK, dV.
         b_.mem(L(l, "attn backward memset"), 4 * double(t_.b * t_.heads * t_.s));
         b_.attention(L(l, "attn.flash backward"), 2.5 * attentionForwardFlops(t_), (2 * T * qkv + 2 * T * h) * c_.ce,
