@@ -39,6 +39,7 @@ void checkSupported(const Scenario& sc) {
     if (sc.parallel.pp != 1) unsupported("parallel.pp", "pipeline parallelism");
     if (sc.compile.enabled) unsupported("compile.enabled", "torch.compile");
     if (sc.fp8.enabled) unsupported("fp8.enabled", "FP8 training");
+    if (sc.training.compute_dtype == DType::fp8) unsupported("training.compute_dtype", "FP8 compute (FP8 training)");
     if (sc.checkpoint.interval_steps > 0) unsupported("checkpoint.interval_steps", "checkpoint I/O");
     if (sc.ddp.comm_hook == CommHook::powersgd) unsupported("ddp.comm_hook", "PowerSGD");
     if (sc.training.optimizer != Optimizer::adamw) unsupported("training.optimizer", "an optimizer other than adamw");
@@ -56,7 +57,8 @@ struct Ctx {
     // Element bytes of the residual stream and its gradient: the parameters' dtype (the embeddings' output; under
     // autocast an fp32 stream plus a bf16 sublayer output stays fp32).
     double re;
-    // fp16 autocast over fp32 parameters trains with torch.amp.GradScaler, as PyTorch's AMP recipe does.
+    // fp16 autocast over wider parameters trains with torch.amp.GradScaler, as PyTorch's AMP recipe does (fp16
+    // parameters cannot: GradScaler refuses to unscale fp16 gradients).
     bool grad_scaler;
     double forward_s;    // host cost per kernel launched by the forward pass
     double backward_s;   // host cost per kernel launched by the autograd engine
@@ -437,7 +439,7 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
     Ctx c{sc, cost, transformerShape(sc.model, sc.training.micro_batch), {}, sc.training.compute_dtype,
           elementBytes(sc.training.param_dtype), elementBytes(sc.training.compute_dtype),
           sc.training.param_dtype != sc.training.compute_dtype, elementBytes(sc.training.param_dtype),
-          sc.training.compute_dtype == DType::fp16 && sc.training.param_dtype == DType::fp32,
+          sc.training.compute_dtype == DType::fp16 && sc.training.param_dtype != DType::fp16,
           (sc.cluster.worldSize() > 1 ? cost.profile().launch.forward_host_ddp : cost.profile().launch.forward_host)
                   .median_us * 1e-6,
           cost.profile().launch.backward_host.median_us * 1e-6,

@@ -321,6 +321,22 @@ TEST(Expand, LossLogSoftmaxRunsInTheLogitsDtype) {
     EXPECT_DOUBLE_EQ(pure.at("log_softmax backward")->bytes, 12 * TV);
 }
 
+// FP8 compute is FP8 training, which this version does not model: refused with the key named, not priced as a
+// 1-byte autocast that PyTorch does not have.
+TEST(Expand, Fp8ComputeIsRefusedWithTheKeyNamed) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(1);
+    sc.source = "x.yaml";
+    sc.training.compute_dtype = DType::fp8;
+    try {
+        expand(sc, cost);
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("training.compute_dtype"), std::string::npos) << e.what();
+    }
+}
+
 // A head tied to the token embedding has no weight of its own; autograd adds its gradient to the embedding's (one
 // fp32 add over V×h) before the weight is ready.
 TEST(Expand, TiedHeadAddsItsGradientToTheEmbeddings) {
