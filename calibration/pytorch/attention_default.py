@@ -17,18 +17,25 @@
   stride 3·hidden, dO a view of the projection's input gradient), the kernels run between a step's kernels (L2 and,
   warmed, the power state of a step), and no host time or launch gap counts.
 
+--sustain-s S (not with --step): time each shape at the power limit it holds the board at, as the GEMM grid
+  (gemm_training_shapes.py, back to back for minutes) is timed: S seconds of that shape's own calls first, then before
+  every timed loop 30 ms more of them ahead of the spin that lets the host queue the loop (instead of the spin alone,
+  which draws next to nothing). The records carry "sustain_s".
+
 Writes JSON Lines in stepsim_torch_bench.py's record format ("kind": "kernel", "source": "pytorch" or
 "pytorch-step").
-Usage: python3 attention_default.py --out FILE [--tokens 4096,8192,...] [--step [--warm-s S] [--block full|attention]]
+Usage: python3 attention_default.py --out FILE [--tokens 4096,8192,...] [--sustain-s S]
+                                    [--step [--warm-s S] [--block full|attention]]
 """
 import argparse
 import json
+import math
 import time
 
 import torch
 import torch.nn.functional as F
 
-from timing import looped, summarize
+from timing import hold_gpu, looped, summarize
 
 
 def kernel_names(fn):
@@ -62,7 +69,21 @@ def grid(token_counts=TOKENS):
                                                           "causal": True, "layout": "qkv_view"}
 
 
-def attention(out, dev, token_counts=TOKENS):
+def sustained(fn, first_s, each_s=0.03):
+    """timing.looped's holder for --sustain-s: `first_s` seconds of fn's own calls on its first use, `each_s` on
+    every later one, then the spin that parks the stream while the host queues the timed loop."""
+    per_s = max(1e-6, looped(fn, reps=1)[0] * 1e-6)
+    todo = [first_s]
+
+    def hold(seconds):
+        for _ in range(math.ceil(max(todo[0], each_s) / per_s)):
+            fn()
+        todo[0] = each_s
+        hold_gpu(seconds)
+    return hold
+
+
+def attention(out, dev, token_counts=TOKENS, sustain_s=0.0):
     for d, s, tokens, heads, b, h, shape in grid(token_counts):
         # q, k, v laid out as views of a fused QKV projection: (batch, seq, heads, head_dim) transposed.
         leaves = [torch.randn(b, s, heads, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
@@ -75,23 +96,24 @@ def attention(out, dev, token_counts=TOKENS):
         fwd = lambda: F.scaled_dot_product_attention(*make(), is_causal=True)
         # Back-to-back launches between two events, as in a training step: SDPA's host-side setup
         # overlaps the previous launch instead of being counted as device time.
-        tf = looped(fwd)
+        tf = looped(fwd, holder=sustained(fwd, sustain_s)) if sustain_s else looped(fwd)
         names_f = kernel_names(fwd)
         flops = 2.0 * b * s * s * h  # causal: half of 4·b·s²·h
+        extra = {"sustain_s": sustain_s} if sustain_s else {}
         out.write(json.dumps({"kind": "kernel", "op": "sdpa_default_fwd", "source": "pytorch", "dtype": "bf16",
                               "shape": shape, "time_us": summarize(tf), "flops": flops,
-                              "tflops": flops / summarize(tf)["median"] / 1e6, "kernels": names_f}) + "\n")
+                              "tflops": flops / summarize(tf)["median"] / 1e6, "kernels": names_f, **extra}) + "\n")
         def fwd_bwd():
             torch.autograd.grad(fwd(), leaves, g)
         # Backward = (forward + backward) − forward, both looped; autograd.grad accumulates nothing.
-        tfb = looped(fwd_bwd)
+        tfb = looped(fwd_bwd, holder=sustained(fwd_bwd, sustain_s)) if sustain_s else looped(fwd_bwd)
         tb = [max(1e-3, x - summarize(tf)["median"]) for x in tfb]
         o = fwd()
         names_b = kernel_names(lambda: torch.autograd.grad(o, leaves, g))
         out.write(json.dumps({"kind": "kernel", "op": "sdpa_default_bwd", "source": "pytorch", "dtype": "bf16",
                               "shape": shape, "time_us": summarize(tb), "flops": 2.5 * flops,
                               "tflops": 2.5 * flops / summarize(tb)["median"] / 1e6,
-                              "kernels": names_b}) + "\n")
+                              "kernels": names_b, **extra}) + "\n")
         del leaves, g
         torch.cuda.empty_cache()
 
@@ -178,6 +200,8 @@ def main():
     ap.add_argument("--warm-s", type=float, default=0.0, help="--step: run each shape's block this long first")
     ap.add_argument("--block", choices=("full", "attention"), default="full",
                     help="--step: a whole GPT block (norms, MLP, autocast, fp32 parameters) or the attention's part")
+    ap.add_argument("--sustain-s", type=float, default=0.0,
+                    help="time each shape at the power limit after this many seconds of its own calls (not --step)")
     ap.add_argument("--tokens", default=",".join(map(str, TOKENS)),
                     help="comma-separated token counts of the grid (batch = tokens / sequence, at least one)")
     a = ap.parse_args()
@@ -193,7 +217,7 @@ def main():
         if a.step:
             attention_in_block(out, dev, a.warm_s, a.block == "full", token_counts=tokens)
         else:
-            attention(out, dev, tokens)
+            attention(out, dev, tokens, a.sustain_s)
 
 
 if __name__ == "__main__":
