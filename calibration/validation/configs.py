@@ -22,7 +22,7 @@ def _swiglu_ffn(hidden: int) -> int:
 def _cfg(cid, world, layers, hidden, heads, seq_len, micro_batch, *, kv_heads=None, mlp="gelu",
          norm="layernorm", ffn_hidden=None, grad_accum=1, bucket_cap_mb=25.0,
          gradient_as_bucket_view=False, activation_checkpointing="none", tied_embeddings=False,
-         compute_dtype="bf16", param_dtype="fp32"):
+         compute_dtype="bf16", param_dtype="fp32", optimizer_impl="fused"):
     if ffn_hidden is None:
         ffn_hidden = 4 * hidden if mlp == "gelu" else _swiglu_ffn(hidden)
     return {
@@ -43,6 +43,7 @@ def _cfg(cid, world, layers, hidden, heads, seq_len, micro_batch, *, kv_heads=No
         "param_dtype": param_dtype,
         "compute_dtype": compute_dtype,
         "optimizer": "adamw",
+        "optimizer_impl": optimizer_impl,  # torch.optim.AdamW(fused=True), or its default foreach path
         "activation_checkpointing": activation_checkpointing,
         "bucket_cap_mb": float(bucket_cap_mb),
         "first_bucket_mb": 1.0,  # torch's default; not changed by this suite
@@ -187,6 +188,19 @@ CONFIGS = [
     _cfg("s1-l24-h2048-s2048-mb2-ga2-fp16", 1, 24, 2048, 16, 2048, 2, grad_accum=2, compute_dtype="fp16"),
     _cfg("s1-l24-h1280-s2048-mb4-tied", 1, 24, 1280, 10, 2048, 4, tied_embeddings=True),
     _cfg("s1-l12-h768-s1024-mb8-tied", 1, 12, 768, 12, 1024, 8, tied_embeddings=True),
+    # held out, eighth round: torch.optim.AdamW as PyTorch runs it by default on CUDA (foreach, not fused=True), each
+    # one setting from a measured row, its model written from PyTorch's source (_multi_tensor_adam, GradScaler.step's
+    # unscale and .item()) before any foreach step ran on a GPU (results/validation/heldout8/)
+    _cfg("s1-l24-h2048-s2048-mb4-foreach", 1, 24, 2048, 16, 2048, 4, optimizer_impl="foreach"),
+    _cfg("s1-l24-h1280-s2048-mb4-foreach", 1, 24, 1280, 10, 2048, 4, optimizer_impl="foreach"),
+    _cfg("s1-l12-h768-s1024-mb8-foreach", 1, 12, 768, 12, 1024, 8, optimizer_impl="foreach"),
+    _cfg("s1-l24-h2048-s2048-mb4-fp16-foreach", 1, 24, 2048, 16, 2048, 4, compute_dtype="fp16",
+         optimizer_impl="foreach"),
+    _cfg("s1-l16-h2560-s2048-mb2-swiglu-foreach", 1, 16, 2560, 20, 2048, 2, mlp="swiglu", norm="rmsnorm",
+         optimizer_impl="foreach"),
+    _cfg("s1-l24-h2048-s2048-mb4-pbf16-foreach", 1, 24, 2048, 16, 2048, 4, param_dtype="bf16",
+         optimizer_impl="foreach"),
+    _cfg("s1-l24-h2048-s2048-mb2-ga2-foreach", 1, 24, 2048, 16, 2048, 2, grad_accum=2, optimizer_impl="foreach"),
 ]
 
 # A handful of quick ones to check the whole path (profiler, DDP, no_sync, GQA) before the sweep.
@@ -230,6 +244,8 @@ def check(c: dict) -> None:
     # autocast; the suite trains nothing else
     if (c["param_dtype"], c["compute_dtype"]) not in (("fp32", "bf16"), ("fp32", "fp16"), ("bf16", "bf16")):
         raise ValueError(f"{c['id']}: param_dtype/compute_dtype must be fp32/bf16, fp32/fp16 or bf16/bf16")
+    if c["optimizer_impl"] not in ("fused", "foreach"):
+        raise ValueError(f"{c['id']}: optimizer_impl must be fused or foreach")
 
 
 def param_count(c: dict) -> int:
@@ -293,6 +309,7 @@ def scenario(c: dict) -> dict:
             "param_dtype": c["param_dtype"],
             "compute_dtype": c["compute_dtype"],
             "optimizer": c["optimizer"],
+            "optimizer_impl": c["optimizer_impl"],
             "activation_checkpointing": c["activation_checkpointing"],
         },
         "parallel": {"data": "ddp", "tp": 1, "pp": 1},

@@ -15,7 +15,8 @@ param_dtype bf16 casts the model to bf16 and runs without autocast, the loss on 
       mlp: gelu (h → ffn → h, tanh GELU) or swiglu (down(silu(gate(x)) · up(x)))
       norm: LayerNorm (weight and bias) or RMSNorm (weight)
   logits = head(norm_f(x)) (head.weight is tok_emb.weight when tied_embeddings), loss = cross_entropy(logits, next tokens)
-Optimizer torch.optim.AdamW(fused=True); zero_grad(set_to_none=True). Data: random tokens made on the
+Optimizer torch.optim.AdamW(fused=True) (optimizer_impl foreach: foreach=True, PyTorch's default on CUDA);
+zero_grad(set_to_none=True). Data: random tokens made on the
 GPU before timing. DDP: bucket_cap_mb, gradient_as_bucket_view; grad_accum micro-steps run under no_sync()
 except the last.
 """
@@ -236,8 +237,9 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
     if world > 1:
         model = DDP(model, device_ids=[local_rank], bucket_cap_mb=c["bucket_cap_mb"],
                     gradient_as_bucket_view=c["gradient_as_bucket_view"])
+    fused = c.get("optimizer_impl", "fused") == "fused"  # else PyTorch's default on CUDA, foreach
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.95), weight_decay=0.1,
-                            fused=True)
+                            fused=fused, foreach=None if fused else True)
     scaler = torch.amp.GradScaler("cuda") if c["compute_dtype"] == "fp16" else None
     amp_dtype = torch.float16 if c["compute_dtype"] == "fp16" else torch.bfloat16
     ga, mb, T, V = c["grad_accum"], c["micro_batch"], c["seq_len"], c["vocab"]

@@ -23,6 +23,7 @@ std::span<const EnumName<MlpKind>> enumNames(MlpKind);
 std::span<const EnumName<NormKind>> enumNames(NormKind);
 std::span<const EnumName<DType>> enumNames(DType);
 std::span<const EnumName<Optimizer>> enumNames(Optimizer);
+std::span<const EnumName<OptimizerImpl>> enumNames(OptimizerImpl);
 std::span<const EnumName<Checkpointing>> enumNames(Checkpointing);
 std::span<const EnumName<DataParallel>> enumNames(DataParallel);
 std::span<const EnumName<PipelineSchedule>> enumNames(PipelineSchedule);

@@ -14,6 +14,9 @@ enum class MlpKind { gelu, swiglu };
 enum class NormKind { layernorm, rmsnorm };
 enum class DType { fp32, bf16, fp16, fp8 };
 enum class Optimizer { adamw, sgd };
+// How the optimizer step runs: PyTorch's default on CUDA is foreach (one multi-tensor kernel per arithmetic step of
+// the update over every parameter); fused=True runs the whole update in one.
+enum class OptimizerImpl { foreach, fused };
 enum class Checkpointing { none, selective, full };
 enum class DataParallel { ddp, fsdp1, fsdp2, hsdp, zero1, zero2, zero3 };
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
@@ -64,6 +67,7 @@ struct TrainingSpec {
     DType param_dtype = DType::fp32;
     DType compute_dtype = DType::bf16;
     Optimizer optimizer = Optimizer::adamw;
+    OptimizerImpl optimizer_impl = OptimizerImpl::foreach;
     Checkpointing activation_checkpointing = Checkpointing::none;
 };
 

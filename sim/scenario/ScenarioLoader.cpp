@@ -51,6 +51,7 @@ void describe(V& v, TrainingSpec& t) {
     v.field("param_dtype", t.param_dtype);
     v.field("compute_dtype", t.compute_dtype);
     v.field("optimizer", t.optimizer);
+    v.field("optimizer_impl", t.optimizer_impl);
     v.field("activation_checkpointing", t.activation_checkpointing);
 }
 

@@ -112,6 +112,14 @@ public:
         p_.ops.push_back(op);
         return op.event;
     }
+    // The host blocks until `event` has completed (a .item() on a tensor the stream has just written).
+    void hostSync(std::uint32_t event) {
+        Op op = base("host sync", KernelClass::other);
+        op.kind = OpKind::host_sync;
+        op.host_s = 0;
+        op.event = event;
+        p_.ops.push_back(op);
+    }
     void wait(std::uint8_t stream, std::uint32_t event) {
         Op op = base("wait", KernelClass::other);
         op.kind = OpKind::wait_event;
@@ -431,6 +439,58 @@ MemoryEstimate estimateMemory(const Ctx& c, bool ddp) {
     return m;
 }
 
+// One element-wise pass over every parameter-sized tensor of the optimizer (a multi-tensor kernel, launched in chunks
+// like the fused step: priced at the optimizer's calibrated rate), `accesses` tensors read or written.
+void multiTensor(Builder& b, const Ctx& c, const std::string& name, double params, int accesses) {
+    b.mem(name, accesses * c.pe * params, MemKind::optimizer, KernelClass::optimizer);
+}
+
+// The optimizer step after optimizer.step()'s host cost, with GradScaler's work around it for fp16 autocast.
+void optimizerStep(Builder& b, const Ctx& c, double params) {
+    const bool fused = c.sc.training.optimizer_impl == OptimizerImpl::fused;
+    const auto tiny = [&](const std::string& name) { b.mem(name, 8, MemKind::elementwise, KernelClass::optimizer); };
+    if (c.grad_scaler && fused) {
+        // scaler.step hands the scale to a fused optimizer: found_inf and a dummy inverse scale (1.0) made and copied
+        // per device, every gradient checked for inf/NaN in place (_amp_foreach_non_finite_check_and_unscale_),
+        // found_inf summed over devices, the scale passed on (run 77's trace).
+        for (const char* k : {"found_inf fill", "inv_scale fill", "found_inf copy", "inv_scale copy"})
+            tiny(std::string("grad scaler ") + k);
+        multiTensor(b, c, "grad scaler check and unscale", params, 2);
+        tiny("grad scaler found_inf sum");
+        tiny("grad scaler grad_scale");
+    } else if (c.grad_scaler) {
+        // Any other optimizer: scaler.unscale_ divides every gradient by the scale (checking for inf/NaN), then
+        // reads found_inf back on the host (.item()) to decide whether to step.
+        for (const char* k : {"inv_scale", "found_inf fill"}) tiny(std::string("grad scaler ") + k);
+        multiTensor(b, c, "grad scaler check and unscale", params, 2);
+        b.hostSync(b.record(kCompute));
+    }
+    if (fused) {
+        b.mem("adamw step count", 8 * double(c.params.size()), MemKind::elementwise, KernelClass::optimizer);
+        // Reads param, grad, exp_avg, exp_avg_sq, writes param, exp_avg, exp_avg_sq; with GradScaler's scale it
+        // writes the unscaled gradient back too. 16-bit parameters keep 16-bit states and run at their own rate.
+        b.mem("fused adamw", (c.grad_scaler ? 8 : 7) * c.pe * params,
+              c.pe == 2 ? MemKind::optimizer_bf16 : MemKind::optimizer, KernelClass::optimizer);
+        if (c.grad_scaler) {
+            // The fused step takes found_inf back off each step count (_foreach_sub_).
+            b.mem("grad scaler step count fixup", 8 * double(c.params.size()), MemKind::elementwise,
+                  KernelClass::optimizer);
+        }
+    } else {
+        // torch.optim.AdamW's foreach path (_multi_tensor_adam, decoupled weight decay): the step counts live on the
+        // host; on the GPU one multi-tensor pass per arithmetic step, the bias corrections as host-side scalars.
+        multiTensor(b, c, "adamw weight decay (params *= 1 - lr*wd)", params, 2);
+        multiTensor(b, c, "adamw exp_avg lerp", params, 3);
+        multiTensor(b, c, "adamw exp_avg_sq *= beta2", params, 2);
+        multiTensor(b, c, "adamw exp_avg_sq addcmul", params, 3);
+        multiTensor(b, c, "adamw denom = sqrt(exp_avg_sq)", params, 2);
+        multiTensor(b, c, "adamw denom /= sqrt(bias correction)", params, 2);
+        multiTensor(b, c, "adamw denom += eps", params, 2);
+        multiTensor(b, c, "adamw params addcdiv", params, 4);
+    }
+    if (c.grad_scaler) tiny("grad scaler update");
+}
+
 }  // namespace
 
 Expansion expand(const Scenario& sc, const CostModel& cost) {
@@ -541,26 +601,7 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
         flops_per_step = b.model_flops - flops_before;
         b.phase = Phase::optimizer;
         b.host("optimizer.step", optimizer_host > 0 ? optimizer_host : eager);
-        if (c.grad_scaler) {
-            // scaler.step: found_inf and a dummy inverse scale (1.0) made and copied per device, every gradient
-            // checked for inf/NaN in place (_amp_foreach_non_finite_check_and_unscale_, a multi-tensor kernel like
-            // the optimizer's), found_inf summed over devices, the scale handed to the fused step (run 77's trace).
-            for (const char* k : {"found_inf fill", "inv_scale fill", "found_inf copy", "inv_scale copy"})
-                b.mem(std::string("grad scaler ") + k, 8, MemKind::elementwise, KernelClass::optimizer);
-            b.mem("grad scaler check and unscale", 2 * c.pe * out.params, MemKind::optimizer, KernelClass::optimizer);
-            b.mem("grad scaler found_inf sum", 8, MemKind::elementwise, KernelClass::optimizer);
-            b.mem("grad scaler grad_scale", 8, MemKind::elementwise, KernelClass::optimizer);
-        }
-        b.mem("adamw step count", 8 * double(c.params.size()), MemKind::elementwise, KernelClass::optimizer);
-        // Reads param, grad, exp_avg, exp_avg_sq, writes param, exp_avg, exp_avg_sq; with GradScaler's scale it
-        // writes the unscaled gradient back too. 16-bit parameters keep 16-bit states and run at their own rate.
-        b.mem("fused adamw", (c.grad_scaler ? 8 : 7) * c.pe * out.params,
-              c.pe == 2 ? MemKind::optimizer_bf16 : MemKind::optimizer, KernelClass::optimizer);
-        if (c.grad_scaler) {
-            // The fused step takes found_inf back off each step count (_foreach_sub_), then scaler.update().
-            b.mem("grad scaler step count fixup", 8 * double(c.params.size()), MemKind::elementwise, KernelClass::optimizer);
-            b.mem("grad scaler update", 8, MemKind::elementwise, KernelClass::optimizer);
-        }
+        optimizerStep(b, c, out.params);
         b.stepEnd();
     }
 
