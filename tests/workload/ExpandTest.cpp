@@ -242,6 +242,7 @@ TEST(Expand, Fp16AutocastAddsGradScalerWork) {
     const HardwareProfile prof = builtinProfile("h200-sxm");
     CostModel cost(prof, NcclSpec{}, true);
     Scenario sc = tiny(1);
+    sc.training.optimizer_impl = OptimizerImpl::fused;
     const Expansion bf16 = expand(sc, cost);
     sc.training.compute_dtype = DType::fp16;
     const Expansion fp16 = expand(sc, cost);
@@ -265,6 +266,7 @@ TEST(Expand, Bf16ParametersHalveTheResidualStreamAndUseTheirOptimizerRate) {
     const HardwareProfile prof = builtinProfile("h200-sxm");
     CostModel cost(prof, NcclSpec{}, true);
     Scenario sc = tiny(1);
+    sc.training.optimizer_impl = OptimizerImpl::fused;
     sc.training.param_dtype = DType::bf16;
     const Expansion e = expand(sc, cost);
     const auto ops = stepOps(e.workload.programs[0]);
@@ -277,6 +279,41 @@ TEST(Expand, Bf16ParametersHalveTheResidualStreamAndUseTheirOptimizerRate) {
     EXPECT_EQ(ops.count("h.0.attn.qkv grad cast"), 0u);
     EXPECT_EQ(ops.at("fused adamw")->mem, MemKind::optimizer_bf16);
     EXPECT_DOUBLE_EQ(ops.at("fused adamw")->bytes, 14 * e.params);
+}
+
+// AdamW's foreach path (PyTorch's default on CUDA): eight multi-tensor passes over the parameters, 80 bytes per fp32
+// parameter against the fused step's 28 in one kernel, and no step-count kernel (the counts live on the host). With
+// GradScaler the gradients are unscaled first and the host reads found_inf back (.item()) before the step: a host
+// sync after the unscale; the fused optimizer takes the scale itself and the host never waits.
+TEST(Expand, ForeachAdamwRunsEightPassesAndGradScalerWaitsForFoundInf) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    for (bool fp16 : {false, true})
+        for (OptimizerImpl impl : {OptimizerImpl::foreach, OptimizerImpl::fused}) {
+            Scenario sc = tiny(1);
+            sc.training.optimizer_impl = impl;
+            if (fp16) sc.training.compute_dtype = DType::fp16;
+            const Expansion e = expand(sc, cost);
+            const Program& p = e.workload.programs[0];
+            double bytes = 0;
+            int passes = 0, syncs = 0;
+            for (const Op& op : p.ops) {
+                if (op.step != 1) continue;
+                if (op.kind == OpKind::host_sync) ++syncs;
+                const std::string& name = p.names[op.name];
+                if (op.kind == OpKind::kernel && op.phase == Phase::optimizer && name.rfind("adamw", 0) == 0 &&
+                    name != "adamw step count") {
+                    ++passes;
+                    bytes += op.bytes;
+                    EXPECT_EQ(op.mem, MemKind::optimizer) << name;
+                }
+            }
+            const bool foreach = impl == OptimizerImpl::foreach;
+            EXPECT_EQ(passes, foreach ? 8 : 0) << fp16;
+            if (foreach) EXPECT_DOUBLE_EQ(bytes, 80 * e.params) << fp16;
+            EXPECT_EQ(syncs, fp16 && foreach ? 1 : 0) << fp16 << " " << foreach;
+            EXPECT_EQ(stepOps(p).count("fused adamw"), foreach ? 0u : 1u);
+        }
 }
 
 // Under autocast each residual add's backward casts the fp32 gradient down for the bf16 sublayer output, two per layer
