@@ -530,6 +530,7 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             {"log_softmax_backward", {"log_softmax_bwd_bf16"}},
             {"log_softmax_forward_fp32", {"log_softmax_fwd_fp32"}},
             {"log_softmax_backward_fp32", {"log_softmax_bwd_fp32"}},
+            {"optimizer_foreach", {"adamw_foreach_step"}},
         };
         json kj = json::object();
         for (const auto& [kind, ops] : kinds) {
@@ -537,8 +538,11 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             // A training step's fused AdamW covers every parameter at once, 10 million and more (280 MB moved at
             // 28 B per parameter); below that the step's fixed cost dominates (1M parameters: 32 µs for 28 MB) and
             // a line through it too reads the large steps 10% fast (3.85 against the measured 3.48 TB/s).
-            // The same for 16-bit parameters (14 B per parameter).
-            const double minBytes = kind == "optimizer" ? 28e7 : kind == "optimizer_bf16" ? 14e7 : 0.0;
+            // The same for 16-bit parameters (14 B per parameter) and for the foreach step (80 B per parameter).
+            const double minBytes = kind == "optimizer"          ? 28e7
+                                    : kind == "optimizer_bf16"    ? 14e7
+                                    : kind == "optimizer_foreach" ? 80e7
+                                                                  : 0.0;
             for (const auto& k : raw.kernels)
                 if (k.bytes && !k.flops && *k.bytes >= minBytes && std::find(ops.begin(), ops.end(), k.op) != ops.end())
                     pts.push_back({*k.bytes, k.time.median});

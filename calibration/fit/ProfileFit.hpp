@@ -15,7 +15,8 @@
 //                  through the PyTorch ops of each kind (elementwise: residual_add, gelu_tanh, silu;
 //                  cast_up; cast_down; norm_forward/backward: layer_norm; optimizer: fused AdamW;
 //                  residual_add: fp32 + bf16 into fp32; optimizer_bf16: fused AdamW on bf16 parameters;
-//                  log_softmax_{forward,backward}[_fp32]: the loss's log-softmax on bf16 or fp32 logits)
+//                  log_softmax_{forward,backward}[_fp32]: the loss's log-softmax on bf16 or fp32 logits;
+//                  optimizer_foreach: AdamW's foreach step, its eight passes together)
 //   launch         device_gap ← device_gap; graph_host ← cudaGraphLaunch host time / kernels in the graph;
 //                  eager_host ← PyTorch eager dispatch (when the PyTorch file is given); forward_host,
 //                  backward_host, optimizer_host_per_tensor_us ← host_overhead.py's one-GPU runs,

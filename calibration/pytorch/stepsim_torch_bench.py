@@ -4,7 +4,8 @@
 Writes JSON Lines in stepsim-bench's format (one metadata record, then one record per measurement):
   kind "kernel":   flash attention forward/backward (SDPA, flash backend), layer_norm / rms_norm (fwd, bwd),
                    gelu / silu, residual add, casts (bf16<->fp32, bf16->fp8 e4m3, amax), fused AdamW step (fp32
-                   parameters, and bf16 ones: group adamw_bf16); the loss's log-softmax over the vocabulary
+                   parameters, and bf16 ones: group adamw_bf16; AdamW's default foreach step: group
+                   adamw_foreach); the loss's log-softmax over the vocabulary
                    (bf16 and fp32, forward and backward: group log_softmax);
                    with FLOPs and bytes moved (each input read once, each output written once) so the fit can
                    turn times into efficiencies.
@@ -287,13 +288,20 @@ def log_softmax(b, torch):
             torch.cuda.empty_cache()
 
 
-def adamw(b, torch, dtype="fp32"):
+def adamw(b, torch, dtype="fp32", impl="fused"):
     """Fused AdamW over fp32 parameters (op adamw_fused_step) or bf16 ones, whose states are bf16 too
-    (adamw_fused_step_bf16: a model trained in bf16 without autocast)."""
+    (adamw_fused_step_bf16: a model trained in bf16 without autocast); impl "foreach": AdamW's default path on CUDA
+    (adamw_foreach_step: eight multi-tensor passes, 80 bytes a fp32 parameter, weight decay on as AdamW's default)."""
     sizes = [10**6, 10**8] if b.args.quick else [10**6, 10**7, 10**8, 10**9]
     chunk = 16 * 2**20  # parameters per tensor, like a layer's weight
     tdtype, elem = (torch.float32, 4) if dtype == "fp32" else (torch.bfloat16, 2)
-    op = "adamw_fused_step" if dtype == "fp32" else "adamw_fused_step_" + dtype
+    op = f"adamw_{impl}_step" + ("" if dtype == "fp32" else "_" + dtype)
+    if impl == "fused":
+        accesses, note = 7, "reads param, grad, exp_avg, exp_avg_sq; writes param, exp_avg, exp_avg_sq"
+    else:  # tensors read or written per pass
+        accesses = 2 + 3 + 2 + 3 + 2 + 2 + 2 + 4
+        note = ("eight passes: params *= 1-lr*wd, exp_avg lerp, exp_avg_sq *= beta2, addcmul, denom = sqrt, "
+                "/= bias correction, += eps, params addcdiv")
     for total in sizes:
         if b.late(f"{op} {total}"):
             return
@@ -302,10 +310,9 @@ def adamw(b, torch, dtype="fp32"):
         params = [torch.nn.Parameter(torch.randn(per, device=b.dev, dtype=tdtype)) for _ in range(n_t)]
         for p in params:
             p.grad = torch.randn_like(p)
-        opt = torch.optim.AdamW(params, lr=1e-4, fused=True)
+        opt = torch.optim.AdamW(params, lr=1e-4, fused=impl == "fused", foreach=True if impl == "foreach" else None)
         times = b.time_iters(opt.step, iters=10, warmup=2, target_us=5e4)
-        b.kernel(op, {"params": per * n_t, "tensors": n_t}, dtype, times,
-                 nbytes=per * n_t * elem * 7, note="reads param, grad, exp_avg, exp_avg_sq; writes param, exp_avg, exp_avg_sq")
+        b.kernel(op, {"params": per * n_t, "tensors": n_t}, dtype, times, nbytes=per * n_t * elem * accesses, note=note)
         del params, opt
         torch.cuda.empty_cache()
 
@@ -347,7 +354,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--time-limit", type=float, default=0.0)
-    ap.add_argument("--groups", default="dispatch,pointwise,log_softmax,attention,adamw,adamw_bf16,gemm")
+    ap.add_argument("--groups", default="dispatch,pointwise,log_softmax,attention,adamw,adamw_bf16,adamw_foreach,gemm")
     ap.add_argument("--gemm-shapes", default="", help="extra GEMM shapes, one 'm n k' per line")
     args = ap.parse_args()
     try:
@@ -383,6 +390,8 @@ def main():
             adamw(b, torch)
         elif g == "adamw_bf16":
             adamw(b, torch, "bf16")
+        elif g == "adamw_foreach":
+            adamw(b, torch, "fp32", "foreach")
         elif g == "gemm":
             gemms(b, torch)
         else:

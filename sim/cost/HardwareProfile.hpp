@@ -61,7 +61,8 @@ struct MemoryRates {
     double read_write_efficiency = 0.90;  // achieved fraction of hbm_gbps for streaming kernels
     double min_kernel_us = 2.0;           // shortest kernel: launch on device and tail
     // Per kind of kernel (names of MemKind: elementwise, cast_up, cast_down, norm_forward, norm_backward,
-    // optimizer, residual_add, optimizer_bf16, log_softmax_forward, log_softmax_backward and their _fp32); a kind not
+    // optimizer, residual_add, optimizer_bf16, log_softmax_forward, log_softmax_backward and their _fp32,
+    // optimizer_foreach); a kind not
     // listed streams at read_write_efficiency with no fixed cost.
     std::map<std::string, MemoryKernelRate> kernels;
 };

@@ -34,18 +34,20 @@ static_assert(std::size_t(KernelClass::other) + 1 == kKernelClasses, "kKernelCla
 // How a memory-bound kernel streams through HBM, for pricing (HardwareProfile's memory.kernels).
 // residual_add: an fp32 tensor plus a bf16 one into fp32 (autocast's residual stream), which PyTorch runs on its
 // slower unrolled path with a cast per element, not the vectorized one of same-dtype elementwise kernels.
-// optimizer_bf16: fused AdamW on 16-bit parameters and states (its fp32 arithmetic, not the bytes, sets its pace).
+// optimizer_bf16: fused AdamW on 16-bit parameters and states (its fp32 arithmetic, not the bytes, sets its pace);
+// optimizer_foreach: the passes of AdamW's default foreach step (simple multi-tensor kernels, faster per byte).
 // log_softmax_*: the loss's log-softmax over the vocabulary, a row reduction slower than streaming, on 16-bit logits
 // (as autocast runs it) or fp32 ones.
 enum class MemKind : std::uint8_t {
     elementwise, cast_up, cast_down, norm_forward, norm_backward, optimizer, residual_add, optimizer_bf16,
-    log_softmax_forward, log_softmax_backward, log_softmax_forward_fp32, log_softmax_backward_fp32
+    log_softmax_forward, log_softmax_backward, log_softmax_forward_fp32, log_softmax_backward_fp32, optimizer_foreach
 };
 inline const char* memKindName(MemKind k) {
     constexpr const char* names[] = {"elementwise",         "cast_up",                  "cast_down",
                                      "norm_forward",        "norm_backward",            "optimizer",
                                      "residual_add",        "optimizer_bf16",           "log_softmax_forward",
-                                     "log_softmax_backward", "log_softmax_forward_fp32", "log_softmax_backward_fp32"};
+                                     "log_softmax_backward", "log_softmax_forward_fp32", "log_softmax_backward_fp32",
+                                     "optimizer_foreach"};
     return names[static_cast<int>(k)];
 }
 

@@ -2,7 +2,7 @@
 # and committed before run 73), each timed over 2 s (train_gpt.py --timed-seconds 2),
 # CUDA-only profiling, three steady steps; nvidia-smi samples clocks and power every 50 ms. Then the all-reduce's own
 # rate beside compute with its kernel resident before the compute starts (interference_training.py --modes resident,
-# the default kernels, 25, 64 and 128 MiB; calibration/profiles/h200x2/COMMAND.md, section 26).
+# the default kernels, 25, 64 and 128 MiB; calibration/profiles/h200x2/COMMAND.md, section 27).
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 R=/tmp/run73; mkdir -p $R
