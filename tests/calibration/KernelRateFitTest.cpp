@@ -2,6 +2,7 @@
 // over the transformer grid before the harness's cuBLASLt points, and the optimizer's rate from the sizes a
 // training step runs it at.
 #include <algorithm>
+#include <functional>
 
 #include <gtest/gtest.h>
 
@@ -22,17 +23,22 @@ RawGemm gemm(const std::string& source, long m, long n, long k, double tflops, c
     return g;
 }
 
+// A small transformer grid (tokens × hidden, three forms each) and a rate per shape that grows with the width.
+void forGrid(const std::function<void(long, long, long, double)>& add) {
+    for (long t : {2048L, 4096L, 8192L})
+        for (long h : {1024L, 2048L, 4096L})
+            for (auto [m, n, k] : {std::tuple{t, 3 * h, h}, std::tuple{t, h, 4 * h}, std::tuple{h, 4 * h, t}})
+                add(m, n, k, 600.0 + 20.0 * double(h / 1024));
+}
+
 // The same grid measured twice, the harness 15% slower than PyTorch's calls: the profile prices the grid's
 // shapes at PyTorch's rate, and the report names the source.
 TEST(KernelRateFit, PyTorchGridGemmsBeforeTheHarness) {
     RawData raw;
-    for (long t : {2048L, 4096L, 8192L})
-        for (long h : {1024L, 2048L, 4096L})
-            for (auto [m, n, k] : {std::tuple{t, 3 * h, h}, std::tuple{t, h, 4 * h}, std::tuple{h, 4 * h, t}}) {
-                const double r = 600.0 + 20.0 * double(h / 1024);
-                raw.gemms.push_back(gemm("stepsim-bench", m, n, k, r / 1.15));
-                raw.gemms.push_back(gemm("pytorch-step", m, n, k, r));
-            }
+    forGrid([&](long m, long n, long k, double r) {
+        raw.gemms.push_back(gemm("stepsim-bench", m, n, k, r / 1.15));
+        raw.gemms.push_back(gemm("pytorch-step", m, n, k, r));
+    });
     const ProfileFitResult r = fitProfile(raw, HardwareProfile{}, "t", "test");
     EXPECT_EQ(r.report.at("gemm").at("bf16").at("source"), "pytorch-step");
     const HardwareProfile& p = r.profile;
@@ -44,13 +50,10 @@ TEST(KernelRateFit, PyTorchGridGemmsBeforeTheHarness) {
 // BF16 on H200), which fp16 autocast's GEMMs are priced at; without them fp16 falls back to gemm.bf16.
 TEST(KernelRateFit, Fp16GemmsGetTheirOwnRates) {
     RawData raw;
-    for (long t : {2048L, 4096L, 8192L})
-        for (long h : {1024L, 2048L, 4096L})
-            for (auto [m, n, k] : {std::tuple{t, 3 * h, h}, std::tuple{t, h, 4 * h}, std::tuple{h, 4 * h, t}}) {
-                const double r = 600.0 + 20.0 * double(h / 1024);
-                raw.gemms.push_back(gemm("pytorch-step", m, n, k, r));
-                raw.gemms.push_back(gemm("pytorch-step", m, n, k, r / 1.06, "fp16"));
-            }
+    forGrid([&](long m, long n, long k, double r) {
+        raw.gemms.push_back(gemm("pytorch-step", m, n, k, r));
+        raw.gemms.push_back(gemm("pytorch-step", m, n, k, r / 1.06, "fp16"));
+    });
     const HardwareProfile p = fitProfile(raw, HardwareProfile{}, "t", "test").profile;
     ASSERT_EQ(p.gemm.count("fp16"), 1u);
     const double flop = 2.0 * 8192.0 * 6144 * 2048;

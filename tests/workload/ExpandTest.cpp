@@ -1,7 +1,10 @@
 #include "sim/workload/Expand.hpp"
 
+#include <functional>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -363,22 +366,6 @@ TEST(Expand, LossLogSoftmaxRunsInTheLogitsDtype) {
     EXPECT_DOUBLE_EQ(pure.at("log_softmax backward")->bytes, 12 * TV);
 }
 
-// FP8 compute is FP8 training, which this version does not model: refused with the key named, not priced as a
-// 1-byte autocast that PyTorch does not have.
-TEST(Expand, Fp8ComputeIsRefusedWithTheKeyNamed) {
-    const HardwareProfile prof = builtinProfile("h200-sxm");
-    CostModel cost(prof, NcclSpec{}, true);
-    Scenario sc = tiny(1);
-    sc.source = "x.yaml";
-    sc.training.compute_dtype = DType::fp8;
-    try {
-        expand(sc, cost);
-        FAIL() << "expected an InputError";
-    } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find("training.compute_dtype"), std::string::npos) << e.what();
-    }
-}
-
 // A head tied to the token embedding has no weight of its own; autograd adds its gradient to the embedding's (one
 // fp32 add over V×h) before the weight is ready.
 TEST(Expand, TiedHeadAddsItsGradientToTheEmbeddings) {
@@ -396,18 +383,24 @@ TEST(Expand, TiedHeadAddsItsGradientToTheEmbeddings) {
     EXPECT_DOUBLE_EQ(b.at("tied weight grad add")->bytes, 12 * V * h);
 }
 
-// Features not modelled yet are refused with the key named, never silently ignored.
+// Features not modelled yet are refused with the key named, never silently ignored: FSDP, and FP8 compute (FP8
+// training, not a 1-byte autocast, which PyTorch does not have).
 TEST(Expand, UnsupportedFeatureIsAnErrorNamingTheKey) {
     const HardwareProfile prof = builtinProfile("h200-sxm");
     CostModel cost(prof, NcclSpec{}, true);
-    Scenario sc = tiny(2);
-    sc.source = "x.yaml";
-    sc.parallel.data = DataParallel::fsdp2;
-    try {
-        expand(sc, cost);
-        FAIL() << "expected an InputError";
-    } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find("parallel.data"), std::string::npos);
+    const std::vector<std::pair<std::string, std::function<void(Scenario&)>>> cases = {
+        {"parallel.data", [](Scenario& sc) { sc.parallel.data = DataParallel::fsdp2; }},
+        {"training.compute_dtype", [](Scenario& sc) { sc.training.compute_dtype = DType::fp8; }}};
+    for (const auto& [key, set] : cases) {
+        Scenario sc = tiny(2);
+        sc.source = "x.yaml";
+        set(sc);
+        try {
+            expand(sc, cost);
+            ADD_FAILURE() << "expected an InputError naming " << key;
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+        }
     }
 }
 
