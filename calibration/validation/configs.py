@@ -22,7 +22,7 @@ def _swiglu_ffn(hidden: int) -> int:
 def _cfg(cid, world, layers, hidden, heads, seq_len, micro_batch, *, kv_heads=None, mlp="gelu",
          norm="layernorm", ffn_hidden=None, grad_accum=1, bucket_cap_mb=25.0,
          gradient_as_bucket_view=False, activation_checkpointing="none", tied_embeddings=False,
-         compute_dtype="bf16", param_dtype="fp32", optimizer_impl="fused"):
+         compute_dtype="bf16", param_dtype="fp32", optimizer_impl="fused", grad_clip=0.0):
     if ffn_hidden is None:
         ffn_hidden = 4 * hidden if mlp == "gelu" else _swiglu_ffn(hidden)
     return {
@@ -44,6 +44,7 @@ def _cfg(cid, world, layers, hidden, heads, seq_len, micro_batch, *, kv_heads=No
         "compute_dtype": compute_dtype,
         "optimizer": "adamw",
         "optimizer_impl": optimizer_impl,  # torch.optim.AdamW(fused=True), or its default foreach path
+        "grad_clip": float(grad_clip),  # clip_grad_norm_(max_norm) before the step; 0: none
         "activation_checkpointing": activation_checkpointing,
         "bucket_cap_mb": float(bucket_cap_mb),
         "first_bucket_mb": 1.0,  # torch's default; not changed by this suite
@@ -201,6 +202,13 @@ CONFIGS = [
     _cfg("s1-l24-h2048-s2048-mb4-pbf16-foreach", 1, 24, 2048, 16, 2048, 4, param_dtype="bf16",
          optimizer_impl="foreach"),
     _cfg("s1-l24-h2048-s2048-mb2-ga2-foreach", 1, 24, 2048, 16, 2048, 2, grad_accum=2, optimizer_impl="foreach"),
+    # held out, ninth round: gradient clipping (torch.nn.utils.clip_grad_norm_, after scaler.unscale_ under fp16), each
+    # one setting from a measured row, its model written from PyTorch's source before any ran (results/validation/heldout9/)
+    _cfg("s1-l24-h2048-s2048-mb4-clip1", 1, 24, 2048, 16, 2048, 4, grad_clip=1.0),
+    _cfg("s1-l24-h2048-s2048-mb4-foreach-clip1", 1, 24, 2048, 16, 2048, 4, optimizer_impl="foreach", grad_clip=1.0),
+    _cfg("s1-l24-h2048-s2048-mb4-fp16-clip1", 1, 24, 2048, 16, 2048, 4, compute_dtype="fp16", grad_clip=1.0),
+    _cfg("s1-l16-h2560-s2048-mb2-swiglu-clip1", 1, 16, 2560, 20, 2048, 2, mlp="swiglu", norm="rmsnorm", grad_clip=1.0),
+    _cfg("s1-l12-h768-s1024-mb8-clip1", 1, 12, 768, 12, 1024, 8, grad_clip=1.0),
 ]
 
 # A handful of quick ones to check the whole path (profiler, DDP, no_sync, GQA) before the sweep.
@@ -246,6 +254,8 @@ def check(c: dict) -> None:
         raise ValueError(f"{c['id']}: param_dtype/compute_dtype must be fp32/bf16, fp32/fp16 or bf16/bf16")
     if c["optimizer_impl"] not in ("fused", "foreach"):
         raise ValueError(f"{c['id']}: optimizer_impl must be fused or foreach")
+    if not c["grad_clip"] >= 0:
+        raise ValueError(f"{c['id']}: grad_clip must be 0 (none) or a positive max norm")
 
 
 def param_count(c: dict) -> int:
@@ -310,6 +320,7 @@ def scenario(c: dict) -> dict:
             "compute_dtype": c["compute_dtype"],
             "optimizer": c["optimizer"],
             "optimizer_impl": c["optimizer_impl"],
+            "grad_clip_norm": c["grad_clip"],
             "activation_checkpointing": c["activation_checkpointing"],
         },
         "parallel": {"data": "ddp", "tp": 1, "pp": 1},

@@ -15,7 +15,8 @@ param_dtype bf16 casts the model to bf16 and runs without autocast, the loss on 
       mlp: gelu (h → ffn → h, tanh GELU) or swiglu (down(silu(gate(x)) · up(x)))
       norm: LayerNorm (weight and bias) or RMSNorm (weight)
   logits = head(norm_f(x)) (head.weight is tok_emb.weight when tied_embeddings), loss = cross_entropy(logits, next tokens)
-Optimizer torch.optim.AdamW(fused=True) (optimizer_impl foreach: foreach=True, PyTorch's default on CUDA);
+Optimizer torch.optim.AdamW(fused=True) (optimizer_impl foreach: foreach=True, PyTorch's default on CUDA), after
+torch.nn.utils.clip_grad_norm_(max_norm) when grad_clip > 0 (scaler.unscale_ first under fp16);
 zero_grad(set_to_none=True). Data: random tokens made on the
 GPU before timing. DDP: bucket_cap_mb, gradient_as_bucket_view; grad_accum micro-steps run under no_sync()
 except the last.
@@ -259,6 +260,10 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
                     loss = F.cross_entropy((logits.float() if pure else logits).view(-1, V), ys[i].view(-1))
                 scaled = loss / ga if ga > 1 else loss
                 (scaler.scale(scaled) if scaler is not None else scaled).backward()
+        if c.get("grad_clip", 0.0) > 0:
+            if scaler is not None:  # PyTorch's AMP recipe: unscale before clipping
+                scaler.unscale_(opt)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), c["grad_clip"])
         if scaler is not None:
             scaler.step(opt)
             scaler.update()

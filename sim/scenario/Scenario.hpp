@@ -68,6 +68,8 @@ struct TrainingSpec {
     DType compute_dtype = DType::bf16;
     Optimizer optimizer = Optimizer::adamw;
     OptimizerImpl optimizer_impl = OptimizerImpl::foreach;
+    // torch.nn.utils.clip_grad_norm_(max_norm) before the optimizer step; 0: no clipping (PyTorch's default).
+    double grad_clip_norm = 0.0;
     Checkpointing activation_checkpointing = Checkpointing::none;
 };
 

@@ -52,6 +52,7 @@ void describe(V& v, TrainingSpec& t) {
     v.field("compute_dtype", t.compute_dtype);
     v.field("optimizer", t.optimizer);
     v.field("optimizer_impl", t.optimizer_impl);
+    v.field("grad_clip_norm", t.grad_clip_norm);
     v.field("activation_checkpointing", t.activation_checkpointing);
 }
 
@@ -267,6 +268,9 @@ void validate(const YamlReader& r, const Scenario& s) {
     if (p.pp > m.layers)
         r.fail("parallel.pp", fmt::format("expected at most model.layers ({}) stages, got {}", m.layers, p.pp));
 
+    if (!(s.training.grad_clip_norm >= 0.0))
+        r.fail("training.grad_clip_norm",
+               fmt::format("expected 0 (no clipping) or a positive max norm, got {}", s.training.grad_clip_norm));
     positive("ddp.bucket_cap_mb", s.ddp.bucket_cap_mb);
     positive("ddp.first_bucket_mb", s.ddp.first_bucket_mb);
     atLeast("data_loader.num_workers", s.data_loader.num_workers, 0);

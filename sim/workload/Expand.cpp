@@ -446,12 +446,28 @@ void multiTensor(Builder& b, const Ctx& c, const std::string& name, double param
     b.mem(name, accesses * c.pe * params, kind, KernelClass::optimizer);
 }
 
-// The optimizer step (`host_s`: optimizer.step()'s host cost), with GradScaler's work around it for fp16 autocast:
-// scaler.step launches its own kernels, then calls optimizer.step().
+// The optimizer step (`host_s`: optimizer.step()'s host cost), with GradScaler's work around it for fp16 autocast
+// and gradient clipping before it: scaler.step launches its own kernels, then calls optimizer.step().
 void optimizerStep(Builder& b, const Ctx& c, double params, double host_s) {
     const bool fused = c.sc.training.optimizer_impl == OptimizerImpl::fused;
+    const bool clip = c.sc.training.grad_clip_norm > 0.0;
     const auto tiny = [&](const std::string& name) { b.mem(name, 8, MemKind::elementwise, KernelClass::optimizer); };
-    if (c.grad_scaler && fused) {
+    if (c.grad_scaler && clip) {
+        // PyTorch's AMP recipe unscales before clipping (scaler.unscale_(optimizer)): the gradients divided by the
+        // scale and checked for inf/NaN; scaler.step then finds them unscaled and hands no scale to a fused step.
+        for (const char* k : {"inv_scale", "found_inf fill"}) tiny(std::string("grad scaler ") + k);
+        multiTensor(b, c, "grad scaler check and unscale", params, 2);
+    }
+    if (clip) {
+        // torch.nn.utils.clip_grad_norm_ (foreach): every gradient's norm (_foreach_norm, one read of each), their
+        // total, the clip coefficient max_norm / (total + 1e-6) clamped at 1, every gradient scaled by it in place.
+        multiTensor(b, c, "clip grad norm: per-tensor norms", params, 1, MemKind::optimizer_foreach);
+        for (const char* k : {"stack", "total norm", "+ 1e-6", "max_norm / total", "clamp"})
+            tiny(std::string("clip grad norm: ") + k);
+        multiTensor(b, c, "clip grad norm: grads *= coef", params, 2, MemKind::optimizer_foreach);
+    }
+    const bool scale_to_step = c.grad_scaler && !clip;  // scaler.step still holds scaled gradients
+    if (scale_to_step && fused) {
         // scaler.step hands the scale to a fused optimizer: found_inf and a dummy inverse scale (1.0) made and copied
         // per device, every gradient checked for inf/NaN in place (_amp_foreach_non_finite_check_and_unscale_),
         // found_inf summed over devices, the scale passed on (run 77's trace).
@@ -460,12 +476,14 @@ void optimizerStep(Builder& b, const Ctx& c, double params, double host_s) {
         multiTensor(b, c, "grad scaler check and unscale", params, 2);
         tiny("grad scaler found_inf sum");
         tiny("grad scaler grad_scale");
-    } else if (c.grad_scaler) {
-        // Any other optimizer: scaler.unscale_ divides every gradient by the scale (checking for inf/NaN), then
-        // reads found_inf back on the host (.item()) to decide whether to step.
+    } else if (scale_to_step) {
+        // Any other optimizer: scaler.unscale_ divides every gradient by the scale (checking for inf/NaN).
         for (const char* k : {"inv_scale", "found_inf fill"}) tiny(std::string("grad scaler ") + k);
         multiTensor(b, c, "grad scaler check and unscale", params, 2);
-        // The GPU then idles while the host runs optimizer.step()'s Python (run 85's fp16 trace: 1.5-1.7 ms at 1.4B).
+    }
+    if (c.grad_scaler && !fused) {
+        // scaler.step reads found_inf back on the host (.item()) to decide whether to step; the GPU then idles while
+        // the host runs optimizer.step()'s Python (run 85's fp16 trace: 1.5-1.7 ms at 1.4B).
         b.hostSync(b.record(kCompute));
     }
     b.host("optimizer.step", host_s);
@@ -473,7 +491,7 @@ void optimizerStep(Builder& b, const Ctx& c, double params, double host_s) {
         b.mem("adamw step count", 8 * double(c.params.size()), MemKind::elementwise, KernelClass::optimizer);
         // Reads param, grad, exp_avg, exp_avg_sq, writes param, exp_avg, exp_avg_sq; with GradScaler's scale it
         // writes the unscaled gradient back too. 16-bit parameters keep 16-bit states and run at their own rate.
-        b.mem("fused adamw", (c.grad_scaler ? 8 : 7) * c.pe * params,
+        b.mem("fused adamw", (scale_to_step ? 8 : 7) * c.pe * params,
               c.pe == 2 ? MemKind::optimizer_bf16 : MemKind::optimizer, KernelClass::optimizer);
         if (c.grad_scaler) {
             // The fused step takes found_inf back off each step count (_foreach_sub_).
