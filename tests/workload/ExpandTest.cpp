@@ -1,5 +1,6 @@
 #include "sim/workload/Expand.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
@@ -322,6 +323,30 @@ TEST(Expand, ForeachAdamwRunsEightPassesAndGradScalerWaitsForFoundInf) {
             EXPECT_EQ(stepped_after_sync, fp16 && foreach) << fp16 << " " << foreach;
             EXPECT_EQ(stepOps(p).count("fused adamw"), foreach ? 0u : 1u);
         }
+}
+
+// clip_grad_norm_ reads every gradient once for the per-tensor norms and scales every gradient in place; under fp16
+// the gradients are unscaled first (scaler.unscale_), so the fused step gets no scale and writes no gradient back.
+TEST(Expand, GradClippingReadsAndScalesEveryGradient) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(1);
+    sc.training.optimizer_impl = OptimizerImpl::fused;
+    EXPECT_EQ(stepOps(expand(sc, cost).workload.programs[0]).count("clip grad norm: grads *= coef"), 0u);
+    sc.training.grad_clip_norm = 1.0;
+    sc.training.compute_dtype = DType::fp16;
+    const Expansion e = expand(sc, cost);
+    const Program& p = e.workload.programs[0];
+    const auto ops = stepOps(p);
+    EXPECT_DOUBLE_EQ(ops.at("clip grad norm: per-tensor norms")->bytes, 4 * e.params);
+    EXPECT_DOUBLE_EQ(ops.at("clip grad norm: grads *= coef")->bytes, 8 * e.params);
+    EXPECT_DOUBLE_EQ(ops.at("fused adamw")->bytes, 28 * e.params);
+    std::vector<std::string> order;
+    for (const Op& op : p.ops)
+        if (op.step == 1 && op.kind == OpKind::kernel) order.push_back(p.names[op.name]);
+    const auto at = [&](const char* name) { return std::find(order.begin(), order.end(), name) - order.begin(); };
+    EXPECT_LT(at("grad scaler check and unscale"), at("clip grad norm: per-tensor norms"));
+    EXPECT_LT(at("clip grad norm: grads *= coef"), at("fused adamw"));
 }
 
 // Under autocast each residual add's backward casts the fp32 gradient down for the bf16 sublayer output, two per layer
