@@ -1,0 +1,22 @@
+# Run 89, on nvidia-h200: the five ninth-round held-out configurations (results/validation/heldout9/, predicted and
+# committed before run 89: gradient clipping), one GPU, then their four GPU-bound unclipped twins again in the same
+# machine start; each timed over 2 s, CUDA-only profiling, three steady steps; nvidia-smi every 50 ms.
+set -u
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+R=/tmp/run89; mkdir -p $R
+T0=$(date +%s); stamp(){ echo "[$(( $(date +%s) - T0 )) s] $*" | tee -a $R/timings.txt; }
+(date -u; nvidia-smi) > $R/env.txt 2>&1
+nvidia-smi --query-gpu=timestamp,index,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
+  --format=csv,noheader -lms 50 > $R/smi.csv 2>&1 &
+SMI=$!
+IDS=s1-l24-h2048-s2048-mb4-clip1,s1-l24-h2048-s2048-mb4-foreach-clip1,s1-l24-h2048-s2048-mb4-fp16-clip1
+IDS=$IDS,s1-l16-h2560-s2048-mb2-swiglu-clip1,s1-l12-h768-s1024-mb8-clip1
+IDS=$IDS,s1-l24-h2048-s2048-mb4,s1-l24-h2048-s2048-mb4-foreach,s1-l24-h2048-s2048-mb4-fp16,s1-l16-h2560-s2048-mb2-swiglu
+timeout 330 python3 calibration/validation/sweep.py --out $R/sweep --worlds 1 --ids $IDS --profile-cpu off \
+  --steady-steps 3 --timed-seconds 2 --max-steps 300 --deadline-s 310 --config-timeout-s 90 \
+  --init-timeout-s 90 > $R/sweep.log 2>&1
+stamp "sweep rc $?"
+kill $SMI
+gzip $R/smi.csv
+tar -C /tmp -czf $OUT/run89.tar.gz run89
+grep -h "ok step\|error\|oom" $R/sweep/*.log | cut -c1-140
