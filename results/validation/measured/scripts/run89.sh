@@ -1,9 +1,11 @@
 # Run 89, on nvidia-h200: the five ninth-round held-out configurations (results/validation/heldout9/, predicted and
 # committed before run 89: gradient clipping), one GPU, then their four GPU-bound unclipped twins again in the same
-# machine start; each timed over 2 s, CUDA-only profiling, three steady steps; nvidia-smi every 50 ms.
+# machine start; each timed over 2 s, CUDA-only profiling, three steady steps; nvidia-smi every 50 ms. Run 90 is
+# `RUN=run90 bash …run89.sh` on another machine start.
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-R=/tmp/run89; mkdir -p $R
+RUN=${RUN:-run89}
+R=/tmp/$RUN; mkdir -p $R
 T0=$(date +%s); stamp(){ echo "[$(( $(date +%s) - T0 )) s] $*" | tee -a $R/timings.txt; }
 (date -u; nvidia-smi) > $R/env.txt 2>&1
 nvidia-smi --query-gpu=timestamp,index,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
@@ -18,5 +20,5 @@ timeout 330 python3 calibration/validation/sweep.py --out $R/sweep --worlds 1 --
 stamp "sweep rc $?"
 kill $SMI
 gzip $R/smi.csv
-tar -C /tmp -czf $OUT/run89.tar.gz run89
+tar -C /tmp -czf $OUT/$RUN.tar.gz $RUN
 grep -h "ok step\|error\|oom" $R/sweep/*.log | cut -c1-140
