@@ -237,6 +237,11 @@ std::string profileTable(const HardwareProfile& p) {
          fmt::format("{:.0f}", p.gpu.peak_tflops_bf16), pct(p.attention.bwd_efficiency));
     line("HBM streaming (GB/s)", fmt::format("{:.0f}", p.memory.read_write_efficiency * p.gpu.hbm_gbps),
          fmt::format("{:.0f}", p.gpu.hbm_gbps), pct(p.memory.read_write_efficiency));
+    // PyTorch's memory-bound kernels by kind (casts, norms, the loss's log-softmax, the optimizer steps, ...): the
+    // rate each streams its bytes at, after a fixed cost per launch.
+    for (const auto& [kind, k] : p.memory.kernels)
+        line("  " + kind + " (GB/s)", fmt::format("{:.0f}", k.efficiency * p.gpu.hbm_gbps), fmt::format("{:.0f}", p.gpu.hbm_gbps),
+             fmt::format("{} of HBM, +{:.1f} us a launch", pct(k.efficiency), k.fixed_us));
     const bool nvlink4 = p.gpu.model.find("H100") != std::string::npos || p.gpu.model.find("H200") != std::string::npos;
     line("NVLink per direction (GB/s)", fmt::format("{:.0f}", p.links.nvlink_gbps), nvlink4 ? "450" : "-",
          nvlink4 ? pct(p.links.nvlink_gbps / 450.0) + " (NVLink 4: 18 links)" : "");

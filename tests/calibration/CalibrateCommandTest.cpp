@@ -153,6 +153,9 @@ TEST(CalibrateCommand, ProfileShowPutsRatesBesideDatasheetPeaks) {
     EXPECT_NE(text.find("datasheet"), std::string::npos) << text;
     EXPECT_NE(text.find("989"), std::string::npos) << text;   // BF16 dense peak
     EXPECT_NE(text.find("4800"), std::string::npos) << text;  // HBM
+    // each memory-bound kernel kind's rate: the foreach AdamW step's, run 87
+    EXPECT_NE(text.find("optimizer_foreach (GB/s)"), std::string::npos) << text;
+    EXPECT_NE(text.find("77% of HBM, +44.8 us a launch"), std::string::npos) << text;
     // the slowdowns beside NCCL by class and state, moving by size, and the GPUs' spread
     EXPECT_NE(text.find("beside an NCCL kernel waiting for its peers: GEMM x1.42, attention x1.15, memory-bound x1.14"),
               std::string::npos) << text;
