@@ -452,12 +452,15 @@ void optimizerStep(Builder& b, const Ctx& c, double params, double host_s) {
     const bool fused = c.sc.training.optimizer_impl == OptimizerImpl::fused;
     const bool clip = c.sc.training.grad_clip_norm > 0.0;
     const auto tiny = [&](const std::string& name) { b.mem(name, 8, MemKind::elementwise, KernelClass::optimizer); };
-    if (c.grad_scaler && clip) {
-        // PyTorch's AMP recipe unscales before clipping (scaler.unscale_(optimizer)): the gradients divided by the
-        // scale and checked for inf/NaN; scaler.step then finds them unscaled and hands no scale to a fused step.
+    // scaler.unscale_: the inverse scale and found_inf made, every gradient divided by the scale and checked for
+    // inf/NaN in place (_amp_foreach_non_finite_check_and_unscale_).
+    const auto unscale = [&] {
         for (const char* k : {"inv_scale", "found_inf fill"}) tiny(std::string("grad scaler ") + k);
         multiTensor(b, c, "grad scaler check and unscale", params, 2);
-    }
+    };
+    // PyTorch's AMP recipe unscales before clipping; scaler.step then finds the gradients unscaled and hands no scale
+    // to a fused step.
+    if (c.grad_scaler && clip) unscale();
     if (clip) {
         // torch.nn.utils.clip_grad_norm_ (foreach): every gradient's norm (_foreach_norm, one read of each), their
         // total, the clip coefficient max_norm / (total + 1e-6) clamped at 1, every gradient scaled by it in place.
@@ -477,9 +480,7 @@ void optimizerStep(Builder& b, const Ctx& c, double params, double host_s) {
         tiny("grad scaler found_inf sum");
         tiny("grad scaler grad_scale");
     } else if (scale_to_step) {
-        // Any other optimizer: scaler.unscale_ divides every gradient by the scale (checking for inf/NaN).
-        for (const char* k : {"inv_scale", "found_inf fill"}) tiny(std::string("grad scaler ") + k);
-        multiTensor(b, c, "grad scaler check and unscale", params, 2);
+        unscale();  // any other optimizer: scaler.step unscales first
     }
     if (c.grad_scaler && !fused) {
         // scaler.step reads found_inf back on the host (.item()) to decide whether to step; the GPU then idles while
