@@ -1,5 +1,6 @@
 // The `stepsim` command: subcommands, nothing else.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -87,8 +88,13 @@ void addValidateCommand(CLI::App& app) {
     cmd->add_option("--profile", *profile, "Profile for every prediction (default: each scenario's cluster.profile)");
     cmd->add_option("--markdown", *markdown, "Also write the table as Markdown to this file");
     cmd->add_option("--json", *json, "Also write the table as JSON to this file");
+    auto heldout = std::make_shared<std::vector<std::string>>();
+    cmd->add_option("--heldout", *heldout,
+                    "Folders of predictions committed before their configurations first ran (one <id>.json, `stepsim run "
+                    "--json` output, per configuration): scored as they were predicted then");
     cmd->callback([=] {
-        const stepsim::ValidationTable t = stepsim::validate(*measured, *dir, *profile);
+        stepsim::ValidationTable t = stepsim::validate(*measured, *dir, *profile);
+        stepsim::addHeldout(t, std::vector<std::filesystem::path>(heldout->begin(), heldout->end()));
         const std::string md = stepsim::toMarkdown(t);
         std::cout << md;
         if (!markdown->empty()) openOutput(*markdown) << md;

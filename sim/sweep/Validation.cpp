@@ -272,6 +272,59 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
     return t;
 }
 
+void addHeldout(ValidationTable& t, const std::vector<std::filesystem::path>& rounds) {
+    for (const std::filesystem::path& dir : rounds) {
+        if (!std::filesystem::is_directory(dir)) throw inputError(dir.string(), 0, "", "not a folder of held-out predictions");
+        std::vector<std::filesystem::path> files;
+        for (const auto& f : std::filesystem::directory_iterator(dir))
+            if (f.path().extension() == ".json") files.push_back(f.path());
+        std::sort(files.begin(), files.end());
+        const std::string round = dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string();
+        for (const std::filesystem::path& f : files) {
+            std::ifstream in(f);
+            nlohmann::json j;
+            try {
+                j = nlohmann::json::parse(in);
+            } catch (const nlohmann::json::parse_error& e) {
+                throw inputError(f.string(), 0, "", std::string("not a JSON object: ") + e.what());
+            }
+            const std::string id = f.stem().string();
+            const auto measured = std::find_if(t.rows.begin(), t.rows.end(), [&](const ValidationRow& r) { return r.id == id; });
+            if (measured == t.rows.end()) {
+                t.heldout_waiting.push_back(round + "/" + id);
+                continue;
+            }
+            HeldoutRow h{round, *measured, measured->predicted_ms};
+            ValidationRow& r = h.row;
+            r.predicted_ms = need(j, "step_time_ms", f.string(), 0).get<double>();
+            r.error_pct = 100.0 * (r.predicted_ms / r.measured_ms - 1.0);
+            r.host_bound = false;
+            if (j.contains("warnings"))
+                for (const auto& w : j["warnings"]) r.host_bound |= w.get<std::string>().rfind("host-bound", 0) == 0;
+            r.host_range_ms.reset();
+            if (j.contains("step_time_ms_host_range") && j["step_time_ms_host_range"].is_array())
+                r.host_range_ms = {j["step_time_ms_host_range"][0].get<double>(), j["step_time_ms_host_range"][1].get<double>()};
+            if (r.measured_exposed_ms) {
+                r.predicted_exposed_ms = j.value("exposed_comm_ms", 0.0);
+                r.predicted_overlap = j.value("overlap_ratio", 0.0);
+            }
+            t.heldout.push_back(std::move(h));
+        }
+    }
+    std::vector<ValidationRow> rows;
+    for (const HeldoutRow& h : t.heldout) {
+        rows.push_back(h.row);
+        if (h.row.host_range_ms)
+            for (double ms : h.row.run_ms) {
+                ++t.heldout_host_range_runs;
+                t.heldout_host_range_runs_within += ms >= h.row.host_range_ms->first && ms <= h.row.host_range_ms->second;
+            }
+    }
+    t.heldout_all = score(rows, [](const ValidationRow&) { return true; });
+    t.heldout_gpu_bound = score(rows, [](const ValidationRow& r) { return !r.host_bound; });
+    t.heldout_host_bound = score(rows, [](const ValidationRow& r) { return r.host_bound; });
+}
+
 std::string toMarkdown(const ValidationTable& t) {
     std::string s = fmt::format("Predictions with profile `{}` against {} measured configurations.\n\n", t.profile,
                                 t.rows.size());
@@ -337,6 +390,38 @@ std::string toMarkdown(const ValidationTable& t) {
          "profiled step's.\n";
     s += "† the profiled step ran more than 10% longer than the timed step (profiler overhead on a host-bound step): "
          "its measured communication figures are inflated and not used as a reference.\n";
+    if (!t.heldout.empty()) {
+        s += fmt::format("\nHeld out: {} configurations predicted and committed before they first ran, scored as they were "
+                         "predicted then (this build's prediction beside).\n\n",
+                         t.heldout.size());
+        s += "| round | configuration | predicted then (ms) | measured (ms) | error | predicted now (ms) |\n"
+             "|---|---|---|---|---|---|\n";
+        for (const HeldoutRow& h : t.heldout) {
+            std::string then = fmt::format("{:.2f}{}", h.row.predicted_ms, h.row.host_bound ? " h" : "");
+            if (h.row.host_range_ms)
+                then += fmt::format(" [{:.1f}–{:.1f}]", h.row.host_range_ms->first, h.row.host_range_ms->second);
+            s += fmt::format("| {} | {} | {} | {:.2f}{} | {:+.1f}% | {:.2f} |\n", h.round, h.row.id, then,
+                             h.row.measured_ms, h.row.reproducible ? "" : " §", h.row.error_pct, h.predicted_now_ms);
+        }
+        s += "\n";
+        for (const auto& [e, what] : {std::pair{&t.heldout_all, "held-out configurations, as predicted before they ran"},
+                                      std::pair{&t.heldout_gpu_bound, "the prediction then called GPU-bound"},
+                                      std::pair{&t.heldout_host_bound, "it called host-bound"}})
+            if (e->rows > 0)
+                s += fmt::format("On the {} {}: median |error| {:.1f}%, worst {:.1f}% ({}); exposed communication within "
+                                 "20% on {} of {}.\n",
+                                 e->rows, what, e->median_abs_error_pct, e->worst_abs_error_pct, e->worst_id,
+                                 e->exposed_within_20pct, e->exposed_scored);
+        if (t.heldout_host_range_runs > 0)
+            s += fmt::format("Of the runs of those called host-bound with a range, {} of {} took a median step within "
+                             "it.\n",
+                             t.heldout_host_range_runs_within, t.heldout_host_range_runs);
+        if (!t.heldout_waiting.empty()) {
+            s += fmt::format("Not measured yet ({}):", t.heldout_waiting.size());
+            for (const std::string& w : t.heldout_waiting) s += " " + w;
+            s += ".\n";
+        }
+    }
     if (t.effects.empty()) return s;
     s += fmt::format("\nWhat-if pairs: the {} pairs of configurations whose scenarios differ in one setting (or split "
                      "one global batch two ways between micro-batch and accumulation), and how much that changes the "
@@ -377,6 +462,31 @@ nlohmann::ordered_json effectErrorsJson(const EffectErrors& e) {
             {"worst", e.worst},
             {"directed", e.directed},
             {"direction_right", e.direction_right}};
+}
+
+nlohmann::ordered_json errorsJson(const StepErrors& e);
+
+nlohmann::ordered_json heldoutJson(const ValidationTable& t) {
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const HeldoutRow& h : t.heldout) {
+        nlohmann::ordered_json j{{"round", h.round},
+                                 {"id", h.row.id},
+                                 {"predicted_then_ms", h.row.predicted_ms},
+                                 {"measured_step_time_ms", h.row.measured_ms},
+                                 {"error_pct", h.row.error_pct},
+                                 {"predicted_now_ms", h.predicted_now_ms},
+                                 {"predicted_host_bound", h.row.host_bound},
+                                 {"reproducible", h.row.reproducible}};
+        if (h.row.host_range_ms) j["predicted_host_range_ms"] = {h.row.host_range_ms->first, h.row.host_range_ms->second};
+        rows.push_back(j);
+    }
+    return {{"all", errorsJson(t.heldout_all)},
+            {"gpu_bound", errorsJson(t.heldout_gpu_bound)},
+            {"host_bound", errorsJson(t.heldout_host_bound)},
+            {"host_range_runs", t.heldout_host_range_runs},
+            {"host_range_runs_within", t.heldout_host_range_runs_within},
+            {"waiting", t.heldout_waiting},
+            {"rows", rows}};
 }
 
 nlohmann::ordered_json errorsJson(const StepErrors& e) {
@@ -447,7 +557,8 @@ nlohmann::ordered_json toJson(const ValidationTable& t) {
             {"effects_all", effectErrorsJson(t.effects_all)},
             {"effects_reproducible", effectErrorsJson(t.effects_reproducible)},
             {"effects", effects},
-            {"effects_by_setting", bySetting}};
+            {"effects_by_setting", bySetting},
+            {"heldout", heldoutJson(t)}};
 }
 
 }  // namespace stepsim

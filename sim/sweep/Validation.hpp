@@ -90,6 +90,15 @@ struct SettingErrors {
     double median_abs_error_pct = 0.0, median_abs_error_pct_reproducible = 0.0;
 };
 
+// A held-out configuration (addHeldout): its row as the prediction committed before it first ran had it (`stepsim
+// run --json` output: the step, the host-bound warning and range, exposed communication and overlap), scored against
+// the same measurements as the table's own rows.
+struct HeldoutRow {
+    std::string round;                 // the folder it was committed in
+    ValidationRow row;                 // predicted_* and error_pct as committed; measured_* as the table's row
+    double predicted_now_ms = 0.0;     // this build's prediction, for comparison
+};
+
 struct ValidationTable {
     std::string profile;  // the profile the predictions used
     std::vector<ValidationRow> rows;
@@ -110,11 +119,21 @@ struct ValidationTable {
     std::vector<KnobEffect> effects;
     EffectErrors effects_all, effects_reproducible;
     std::vector<SettingErrors> effects_by_setting;  // in the order of `effects`
+    // Held-out predictions (addHeldout), in round order, and how they score as committed: all of them, those the
+    // committed prediction called GPU-bound and host-bound, and the host-bound rows' runs within their committed range.
+    std::vector<HeldoutRow> heldout;
+    StepErrors heldout_all, heldout_gpu_bound, heldout_host_bound;
+    int heldout_host_range_runs = 0, heldout_host_range_runs_within = 0;
+    std::vector<std::string> heldout_waiting;  // "round/id": committed predictions no measurement has met yet
 };
 
 // `profile`: "" for each scenario's own cluster.profile, else a built-in name or a profile YAML path.
 ValidationTable validate(const std::filesystem::path& measured_jsonl, const std::filesystem::path& scenario_dir,
                          const std::string& profile = "");
+
+// Adds the predictions committed in each folder of `rounds` (one `<id>.json` per configuration, `stepsim run --json`
+// output) to `t`: each scored against the measured row of the same id, as it was predicted.
+void addHeldout(ValidationTable& t, const std::vector<std::filesystem::path>& rounds);
 
 std::string toMarkdown(const ValidationTable& t);
 nlohmann::ordered_json toJson(const ValidationTable& t);

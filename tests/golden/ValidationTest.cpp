@@ -2,6 +2,7 @@
 // and scenarios (scenarios/validation/), and must not drift from the committed table or grow its error.
 #include "sim/sweep/Validation.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <cmath>
 #include <fstream>
@@ -123,9 +124,52 @@ TEST(Validation, OneSettingsEffectIsPredicted) {
         }
 }
 
+// The held-out rounds (results/validation/heldout*/: `stepsim run --json` outputs committed before their
+// configurations first ran) scored as they were predicted then, not as this build predicts them: 58 measured, a median
+// 2.4% and a worst 22.5% (the host-bound d2-l8-h1024-s1024-mb2-b25); the 45 the committed prediction called GPU-bound
+// a median 2.3%, a worst 6.2% (the 1.4B model in fp16, before fp16 GEMMs had their own rates), within the issue's 10%;
+// 11 of the 12 runs of the host-bound ones with a committed range inside it. heldout6/ (two GPUs) waits: 6 rows.
+TEST(Validation, HeldOutRoundsScoreAsPredictedBeforeTheyRan) {
+    ValidationTable t = rerun();
+    std::vector<std::filesystem::path> rounds;
+    for (const auto& d : std::filesystem::directory_iterator(kSrc / "results/validation"))
+        if (d.is_directory() && d.path().filename().string().rfind("heldout", 0) == 0) rounds.push_back(d.path());
+    std::sort(rounds.begin(), rounds.end());
+    addHeldout(t, rounds);
+    EXPECT_EQ(t.heldout.size(), 58u);
+    EXPECT_EQ(t.heldout_waiting.size(), 6u);
+    EXPECT_LE(t.heldout_all.median_abs_error_pct, 2.5);
+    EXPECT_LE(t.heldout_gpu_bound.median_abs_error_pct, 2.5);
+    EXPECT_LE(t.heldout_gpu_bound.worst_abs_error_pct, 10.0);
+    EXPECT_GE(t.heldout_host_range_runs_within, 11);
+    for (const HeldoutRow& h : t.heldout)  // the committed prediction, not this build's
+        if (h.row.id == "s1-l24-h2048-s2048-mb4-fp16") {
+            EXPECT_NEAR(h.row.predicted_ms, 151.86, 0.01);
+            EXPECT_GT(h.predicted_now_ms, h.row.predicted_ms);
+        }
+}
+
+// A held-out prediction is scored against the measured row of its id as committed; one with no measurement waits.
+TEST(Validation, HeldOutPredictionWithoutMeasurementWaits) {
+    const auto dir = std::filesystem::temp_directory_path() / "stepsim_heldout_round";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "s1-l24-h2048-s2048-mb2.json") << R"({"step_time_ms": 80.0, "warnings": []})";
+    std::ofstream(dir / "s1-l24-h2048-s2048-mb8.json") << R"({"step_time_ms": 300.0, "warnings": []})";
+    const auto file = std::filesystem::temp_directory_path() / "stepsim_heldout_measured.jsonl";
+    std::ofstream(file) << R"({"id":"s1-l24-h2048-s2048-mb2","status":"ok","step_time_ms":{"median":85.0}})" "\n";
+    ValidationTable t = validate(file, kSrc / "scenarios/validation");
+    addHeldout(t, {dir});
+    ASSERT_EQ(t.heldout.size(), 1u);
+    EXPECT_EQ(t.heldout[0].round, "stepsim_heldout_round");
+    EXPECT_NEAR(t.heldout[0].row.error_pct, 100.0 * (80.0 / 85.0 - 1.0), 1e-9);
+    EXPECT_NEAR(t.heldout[0].predicted_now_ms, t.rows[0].predicted_ms, 1e-9);
+    EXPECT_EQ(t.heldout_waiting, std::vector<std::string>{"stepsim_heldout_round/s1-l24-h2048-s2048-mb8"});
+}
+
 // The committed table (results/validation/table.json) is what this build predicts: regenerate it with
 //   build/stepsim validate results/validation/measured/measured.jsonl --scenarios scenarios/validation \
-//     --markdown results/validation/TABLE.md --json results/validation/table.json
+//     --heldout results/validation/heldout* --markdown results/validation/TABLE.md --json results/validation/table.json
 TEST(Validation, CommittedTableMatchesThisBuild) {
     std::ifstream in(kSrc / "results/validation/table.json");
     ASSERT_TRUE(in) << "results/validation/table.json is missing";
