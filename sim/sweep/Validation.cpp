@@ -296,7 +296,9 @@ void addHeldout(ValidationTable& t, const std::vector<std::filesystem::path>& ro
             }
             HeldoutRow h{round, *measured, measured->predicted_ms};
             ValidationRow& r = h.row;
-            r.predicted_ms = need(j, "step_time_ms", f.string(), 0).get<double>();
+            if (!j.contains("step_time_ms") || !j["step_time_ms"].is_number())
+                throw inputError(f.string(), 0, "step_time_ms", "missing: expected `stepsim run --json` output");
+            r.predicted_ms = j["step_time_ms"].get<double>();
             r.error_pct = 100.0 * (r.predicted_ms / r.measured_ms - 1.0);
             r.host_bound = false;
             if (j.contains("warnings"))

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/core/InputError.hpp"
+
 namespace stepsim {
 namespace {
 
@@ -165,6 +167,16 @@ TEST(Validation, HeldOutPredictionWithoutMeasurementWaits) {
     EXPECT_NEAR(t.heldout[0].row.error_pct, 100.0 * (80.0 / 85.0 - 1.0), 1e-9);
     EXPECT_NEAR(t.heldout[0].predicted_now_ms, t.rows[0].predicted_ms, 1e-9);
     EXPECT_EQ(t.heldout_waiting, std::vector<std::string>{"stepsim_heldout_round/s1-l24-h2048-s2048-mb8"});
+    // a file that is not a prediction is an error naming it and the key
+    std::ofstream(dir / "s1-l24-h2048-s2048-mb2.json") << R"({"step_ms": 80.0})";
+    ValidationTable u = validate(file, kSrc / "scenarios/validation");
+    try {
+        addHeldout(u, {dir});
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("s1-l24-h2048-s2048-mb2.json"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("step_time_ms"), std::string::npos) << e.what();
+    }
 }
 
 // The committed table (results/validation/table.json) is what this build predicts: regenerate it with
