@@ -517,32 +517,32 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
     // Memory-bound kernel kinds (MemoryRates::kernels): t = fixed_us + bytes / (hbm_gbps · efficiency), one
     // relative-error α-β line through every size of the PyTorch ops of that kind.
     {
-        const std::vector<std::pair<std::string, std::vector<std::string>>> kinds = {
+        // An optimizer step covers every parameter at once, 10 million and more; below that its fixed cost dominates
+        // (1M parameters: 32 µs for 28 MB) and a line through it too read the large fused steps 10% fast (3.85 against
+        // the measured 3.48 TB/s). `min_bytes`: the smallest point fitted, 10M parameters' bytes (28, 14 and 80 B each).
+        struct Kind {
+            std::string name;
+            std::vector<std::string> ops;
+            double min_bytes = 0.0;
+        };
+        const std::vector<Kind> kinds = {
             {"elementwise", {"residual_add", "gelu_tanh", "silu"}},
             {"cast_up", {"cast_bf16_to_fp32"}},
             {"cast_down", {"cast_fp32_to_bf16"}},
             {"norm_forward", {"layer_norm_fwd"}},
             {"norm_backward", {"layer_norm_bwd"}},
-            {"optimizer", {"adamw_fused_step"}},
+            {"optimizer", {"adamw_fused_step"}, 28e7},
             {"residual_add", {"residual_add_fp32_bf16"}},
-            {"optimizer_bf16", {"adamw_fused_step_bf16"}},
+            {"optimizer_bf16", {"adamw_fused_step_bf16"}, 14e7},
             {"log_softmax_forward", {"log_softmax_fwd_bf16"}},
             {"log_softmax_backward", {"log_softmax_bwd_bf16"}},
             {"log_softmax_forward_fp32", {"log_softmax_fwd_fp32"}},
             {"log_softmax_backward_fp32", {"log_softmax_bwd_fp32"}},
-            {"optimizer_foreach", {"adamw_foreach_step"}},
+            {"optimizer_foreach", {"adamw_foreach_step"}, 80e7},
         };
         json kj = json::object();
-        for (const auto& [kind, ops] : kinds) {
+        for (const auto& [kind, ops, minBytes] : kinds) {
             std::vector<SizeTime> pts;
-            // A training step's fused AdamW covers every parameter at once, 10 million and more (280 MB moved at
-            // 28 B per parameter); below that the step's fixed cost dominates (1M parameters: 32 µs for 28 MB) and
-            // a line through it too reads the large steps 10% fast (3.85 against the measured 3.48 TB/s).
-            // The same for 16-bit parameters (14 B per parameter) and for the foreach step (80 B per parameter).
-            const double minBytes = kind == "optimizer"          ? 28e7
-                                    : kind == "optimizer_bf16"    ? 14e7
-                                    : kind == "optimizer_foreach" ? 80e7
-                                                                  : 0.0;
             for (const auto& k : raw.kernels)
                 if (k.bytes && !k.flops && *k.bytes >= minBytes && std::find(ops.begin(), ops.end(), k.op) != ops.end())
                     pts.push_back({*k.bytes, k.time.median});

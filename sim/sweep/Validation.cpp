@@ -48,6 +48,15 @@ StepErrors score(const std::vector<ValidationRow>& rows, Keep keep) {
     return e;
 }
 
+// Adds a row's runs to `runs`, and those inside its host-bound range to `within` (nothing without a range).
+void countRangeRuns(const ValidationRow& r, int& runs, int& within) {
+    if (!r.host_range_ms) return;
+    for (double ms : r.run_ms) {
+        ++runs;
+        within += ms >= r.host_range_ms->first && ms <= r.host_range_ms->second;
+    }
+}
+
 // Whether a setting's value `a` comes before `b` in a what-if pair: numbers ascending, false and none first, else
 // alphabetical.
 bool comesFirst(const std::string& a, const std::string& b) {
@@ -252,11 +261,7 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
     t.host_bound = score(t.rows, [](const ValidationRow& r) { return r.host_bound; });
     for (const ValidationRow& r : t.rows) {
         if (!r.reproducible) t.irreproducible_max_spread_pct = std::max(t.irreproducible_max_spread_pct, r.run_spread_pct);
-        if (r.host_range_ms)
-            for (double ms : r.run_ms) {
-                ++t.host_range_runs;
-                t.host_range_runs_within += ms >= r.host_range_ms->first && ms <= r.host_range_ms->second;
-            }
+        countRangeRuns(r, t.host_range_runs, t.host_range_runs_within);
     }
     t.effects = knobEffects(t.rows, settings);
     t.effects_all = scoreEffects(t.effects, [](const KnobEffect&) { return true; });
@@ -316,11 +321,7 @@ void addHeldout(ValidationTable& t, const std::vector<std::filesystem::path>& ro
     std::vector<ValidationRow> rows;
     for (const HeldoutRow& h : t.heldout) {
         rows.push_back(h.row);
-        if (h.row.host_range_ms)
-            for (double ms : h.row.run_ms) {
-                ++t.heldout_host_range_runs;
-                t.heldout_host_range_runs_within += ms >= h.row.host_range_ms->first && ms <= h.row.host_range_ms->second;
-            }
+        countRangeRuns(h.row, t.heldout_host_range_runs, t.heldout_host_range_runs_within);
     }
     t.heldout_all = score(rows, [](const ValidationRow&) { return true; });
     t.heldout_gpu_bound = score(rows, [](const ValidationRow& r) { return !r.host_bound; });

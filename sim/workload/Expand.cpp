@@ -54,9 +54,6 @@ struct Ctx {
     double pe;           // parameter element bytes
     double ce;           // compute element bytes
     bool autocast;       // params kept in a wider dtype than the compute dtype
-    // Element bytes of the residual stream and its gradient: the parameters' dtype (the embeddings' output; under
-    // autocast an fp32 stream plus a bf16 sublayer output stays fp32).
-    double re;
     // fp16 autocast over wider parameters trains with torch.amp.GradScaler, as PyTorch's AMP recipe does (fp16
     // parameters cannot: GradScaler refuses to unscale fp16 gradients).
     bool grad_scaler;
@@ -64,6 +61,9 @@ struct Ctx {
     double backward_s;   // host cost per kernel launched by the autograd engine
     int world;
     int out_of_domain = 0;
+    // Element bytes of the residual stream and its gradient: the parameters' dtype (the embeddings' output; under
+    // autocast an fp32 stream plus a bf16 sublayer output stays fp32).
+    double re() const { return pe; }
 };
 
 class Builder {
@@ -174,8 +174,8 @@ public:
     void forward() {
         b_.phase = Phase::forward;
         const double T = double(t_.T), h = double(t_.h);
-        b_.mem("embedding", 2 * c_.re * T * h);
-        if (t_.pos_embedding) b_.mem("pos_embedding add", c_.re * double(t_.s) * h + 2 * c_.re * T * h);
+        b_.mem("embedding", 2 * c_.re() * T * h);
+        if (t_.pos_embedding) b_.mem("pos_embedding add", c_.re() * double(t_.s) * h + 2 * c_.re() * T * h);
         for (int l = 0; l < t_.L; ++l) {
             if (const double s = checkpointHost(/*backward=*/false); s > 0) b_.host(L(l, "checkpoint"), s);
             layerForward(l);
@@ -272,16 +272,16 @@ private:
     void norm(const std::string& name) {
         const double T = double(t_.T), h = double(t_.h);
         // On the residual stream's dtype: under autocast norms run in fp32 on the fp32 stream.
-        b_.mem(name, 2 * c_.re * T * h, MemKind::norm_forward);
+        b_.mem(name, 2 * c_.re() * T * h, MemKind::norm_forward);
     }
     void normBackward(const std::string& name, const std::string& param) {
         const double T = double(t_.T), h = double(t_.h);
         // Two launches, as PyTorch's CUDA norm backward: the input gradient (reads x, dy, writes dx) and the
         // weight (and bias) gradient, a column reduction over x and dy.
-        b_.mem(name + " backward", 3 * c_.re * T * h, MemKind::norm_backward);
+        b_.mem(name + " backward", 3 * c_.re() * T * h, MemKind::norm_backward);
         // The weight-gradient pass reads x and dy again. The calibrated norm backward is the input-gradient kernel
         // alone (stepsim_torch_bench.py's weights need no gradient), so this pass is priced at the same rate.
-        b_.mem(name + " weight grad", 2 * c_.re * T * h, MemKind::norm_backward);
+        b_.mem(name + " weight grad", 2 * c_.re() * T * h, MemKind::norm_backward);
         gradReady(paramIndex(param + ".weight"));
         if (t_.norm == NormKind::layernorm) gradReady(paramIndex(param + ".bias"));
     }
@@ -306,7 +306,7 @@ private:
     // Under autocast a residual add joins the fp32 stream and a bf16 sublayer output; its backward casts the fp32
     // gradient down for the sublayer (one per residual add: H200 traces, PyTorch 2.11).
     void residualGradCast(const std::string& name) {
-        if (c_.autocast) b_.mem(name, (c_.re + c_.ce) * double(t_.T) * double(t_.h), MemKind::cast_down);
+        if (c_.autocast) b_.mem(name, (c_.re() + c_.ce) * double(t_.T) * double(t_.h), MemKind::cast_down);
     }
     // The cast of a norm's output to the compute dtype, backward.
     void normCastBackward(const std::string& name) {
@@ -335,7 +335,7 @@ private:
         attentionForward(l);
         // y.transpose(1, 2).reshape(B, T, h) is a view: cuDNN's SDPA allocates its output token-major.
         linearForward(L(l, "attn.proj"), t_.h, t_.h);
-        b_.mem(L(l, "residual add"), (2 * c_.re + c_.ce) * T * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
+        b_.mem(L(l, "residual add"), (2 * c_.re() + c_.ce) * T * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
         norm(L(l, "norm2"));
         if (c_.autocast) b_.mem(L(l, "norm2 cast"), (4 + c_.ce) * T * h, MemKind::cast_down);
         if (t_.mlp == MlpKind::gelu) {
@@ -351,14 +351,14 @@ private:
             if (recompute) return;
             linearForward(L(l, "mlp.down"), t_.h, t_.f);
         }
-        b_.mem(L(l, "residual add 2"), (2 * c_.re + c_.ce) * T * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
+        b_.mem(L(l, "residual add 2"), (2 * c_.re() + c_.ce) * T * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
     }
     void layerBackward(int l) {
         const double T = double(t_.T), h = double(t_.h), f = double(t_.f);
         const Checkpointing ac = c_.sc.training.activation_checkpointing;
         if (ac != Checkpointing::none) recompute(l, ac == Checkpointing::full);
         // The residual branch point sums the two incoming gradients.
-        b_.mem(L(l, "residual grad add 2"), 3 * c_.re * T * h);
+        b_.mem(L(l, "residual grad add 2"), 3 * c_.re() * T * h);
         residualGradCast(L(l, "residual grad cast 2"));
         if (t_.mlp == MlpKind::gelu) {
             linearBackward(L(l, "mlp.proj"), t_.h, t_.f, paramIndex(L(l, "mlp.proj.weight")));
@@ -376,7 +376,7 @@ private:
             });
         }
         normBackward(L(l, "norm2"), L(l, "norm2"));
-        b_.mem(L(l, "residual grad add"), 3 * c_.re * T * h);
+        b_.mem(L(l, "residual grad add"), 3 * c_.re() * T * h);
         residualGradCast(L(l, "residual grad cast"));
         linearBackward(L(l, "attn.proj"), t_.h, t_.h, paramIndex(L(l, "attn.proj.weight")));
         const double qkv = double(t_.qkvOut());
@@ -426,13 +426,13 @@ MemoryEstimate estimateMemory(const Ctx& c, bool ddp) {
     // Saved for backward per layer: fp32 norm inputs (2), cast norm outputs (2), q/k/v, attention output,
     // MLP intermediates (gelu: fc output and gelu output; swiglu: gate, up, silu, product).
     const double mlp = t.mlp == MlpKind::gelu ? 2 * ce * T * f : 4 * ce * T * f;
-    const double per_layer = 2 * c.re * T * h + 2 * ce * T * h + ce * T * double(t.qkvOut()) + ce * T * h + mlp;
+    const double per_layer = 2 * c.re() * T * h + 2 * ce * T * h + ce * T * double(t.qkvOut()) + ce * T * h + mlp;
     switch (c.sc.training.activation_checkpointing) {
         case Checkpointing::none: m.activations = per_layer * t.L; break;
         case Checkpointing::selective:
             m.activations = (per_layer - ce * T * double(t.qkvOut())) * t.L + ce * T * double(t.qkvOut());
             break;
-        case Checkpointing::full: m.activations = c.re * T * h * t.L + per_layer; break;
+        case Checkpointing::full: m.activations = c.re() * T * h * t.L + per_layer; break;
     }
     // Loss: bf16 logits, fp32 logits and log-softmax output alive together at the end of forward.
     m.loss = (ce + 4 + 4) * T * V;
@@ -524,7 +524,7 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
     Expansion out;
     Ctx c{sc, cost, transformerShape(sc.model, sc.training.micro_batch), {}, sc.training.compute_dtype,
           elementBytes(sc.training.param_dtype), elementBytes(sc.training.compute_dtype),
-          sc.training.param_dtype != sc.training.compute_dtype, elementBytes(sc.training.param_dtype),
+          sc.training.param_dtype != sc.training.compute_dtype,
           sc.training.compute_dtype == DType::fp16 && sc.training.param_dtype != DType::fp16,
           (sc.cluster.worldSize() > 1 ? cost.profile().launch.forward_host_ddp : cost.profile().launch.forward_host)
                   .median_us * 1e-6,
