@@ -52,7 +52,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 from gathered import agree_max, join_ranks, write_gathered
-from timing import hold_gpu, host_seconds, looped
+from timing import Heater, hold_gpu, host_seconds, looped
 
 
 
@@ -117,35 +117,6 @@ def kernels(dev, shapes=None):
         out.append(("memory", f"gelu {T}x{4 * h}", lambda up=up: F.gelu(up, approximate="tanh"), None))
         out.append(("memory", f"layer_norm {T}x{h}", lambda a=a, wln=wln: F.layer_norm(a, (a.shape[-1],), wln), None))
     return out
-
-
-class Heater:
-    """Back-to-back 8192³ BF16 GEMMs on the compute stream, in place of timing.hold_gpu's spin kernel: while the host
-    queues the timed calls the board draws its power limit, as through a training step (run 34: SM clock ~1725 MHz
-    at ~665 W in a step, ~1965 MHz at ~520 W in this script's spin-and-burst timing), so the calls run at the power
-    limit as a step's do (the heater's own GEMMs draw more: 1470-1500 MHz at ~685 W, run 35), and the NCCL kernel's
-    extra power lowers the clock as in a step. Run 35 found the same slowdowns as without it."""
-
-    def __init__(self, dev):
-        r = lambda: torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
-        self.a, self.b, self.c = r(), r(), r()
-        for _ in range(200):  # half a second or so: at the power limit before timing
-            self.call()
-        torch.cuda.synchronize()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        for _ in range(40):
-            self.call()
-        e1.record()
-        torch.cuda.synchronize()
-        self.call_s = e0.elapsed_time(e1) * 1e-3 / 40
-
-    def call(self):
-        torch.mm(self.a, self.b, out=self.c)
-
-    def __call__(self, seconds):
-        for _ in range(max(1, math.ceil(seconds / self.call_s))):
-            self.call()
 
 
 def bucketed(cls, name, fn, a, rank, side, next_grad, ar_us, bucket_bytes):

@@ -4,9 +4,10 @@
 Writes JSON Lines in stepsim-bench's format (one metadata record, then one record per measurement):
   kind "kernel":   flash attention forward/backward (SDPA, flash backend), layer_norm / rms_norm (fwd, bwd),
                    gelu / silu, residual add, casts (bf16<->fp32, bf16->fp8 e4m3, amax), fused AdamW step (fp32
-                   parameters, and bf16 ones: group adamw_bf16; AdamW's default foreach step: group
-                   adamw_foreach); the loss's log-softmax over the vocabulary
-                   (bf16 and fp32, forward and backward: group log_softmax);
+                   parameters, and bf16 ones: group adamw_bf16; AdamW's default foreach step: groups
+                   adamw_foreach and adamw_foreach_bf16); the loss's log-softmax over the vocabulary
+                   (bf16 and fp32, forward and backward: group log_softmax); LayerNorm's and RMSNorm's forward,
+                   input-gradient and weight-gradient kernels apart, fp32 and bf16 (group norms);
                    with FLOPs and bytes moved (each input read once, each output written once) so the fit can
                    turn times into efficiencies.
   kind "gemm":     BF16 torch.mm and FP8 torch._scaled_mm (per-tensor scales, fast accumulation on/off) over
@@ -265,6 +266,57 @@ def pointwise(b, torch, F):
         torch.cuda.empty_cache()
 
 
+def norms(b, torch):
+    """LayerNorm's and RMSNorm's three kernels apart, in the dtype they run in: fp32 under autocast (autocast runs
+    norms in fp32 on the fp32 residual stream), bf16 for a model trained in bf16 (ops {layer,rms}_norm_{fwd,bwd,
+    bwd_weight}_{fp32,bf16}). bwd: the input-gradient kernel alone (weights need no gradient); bwd_weight: the weight
+    (and bias) gradient kernel alone (the input needs none): a column reduction over every row, whose time follows
+    the rows more than the bytes (H200 traces: 42.5 µs at 8192×768 fp32, 49.6 at 8192×2048, 33.5 at 4096×3072).
+    The kernels each call launches are listed once per op (`kernels`, from the profiler)."""
+    sizes = [(8192, 2048)] if b.args.quick else \
+        [(t, h) for t in (2048, 4096, 8192, 16384) for h in (768, 1024, 2048, 3072, 4096, 5120, 8192)]
+    F = torch.nn.functional
+    named = set()
+    for norm in ("layer", "rms"):
+        for dname, dt, e in (("fp32", torch.float32, 4), ("bf16", torch.bfloat16, 2)):
+            for tokens, hidden in sizes:
+                if b.late(f"{norm}_norm {dname} tokens={tokens} h={hidden}"):
+                    return
+                n = tokens * hidden
+                shape = {"tokens": tokens, "hidden": hidden}
+                x = torch.randn(tokens, hidden, device=b.dev, dtype=dt)
+                w = torch.randn(hidden, device=b.dev, dtype=dt)
+                bias = torch.randn(hidden, device=b.dev, dtype=dt)
+                fn = (lambda t, wt, bt: F.layer_norm(t, (hidden,), wt, bt)) if norm == "layer" else \
+                    (lambda t, wt, bt: F.rms_norm(t, (hidden,), wt))
+                xr = x.detach().clone().requires_grad_(True)
+                wr = w.detach().clone().requires_grad_(True)
+                br = bias.detach().clone().requires_grad_(True)
+                out_x = fn(xr, w, bias)
+                out_w = fn(x, wr, br)
+                g = torch.randn_like(out_x)
+                wgrads = (wr, br) if norm == "layer" else (wr,)
+                cases = (("fwd", lambda: fn(x, w, bias), 2 * n * e),
+                         ("bwd", lambda: torch.autograd.grad(out_x, xr, g, retain_graph=True), 3 * n * e),
+                         ("bwd_weight", lambda: torch.autograd.grad(out_w, wgrads, g, retain_graph=True), 2 * n * e))
+                for what, call, nbytes in cases:
+                    op = f"{norm}_norm_{what}_{dname}"
+                    extra = {}
+                    if op not in named:
+                        named.add(op)
+                        try:
+                            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                                call()
+                                torch.cuda.synchronize()
+                            extra["kernels"] = sorted({ev.name[:120] for ev in prof.events()
+                                                       if ev.device_type == torch.autograd.DeviceType.CUDA})
+                        except Exception as ex:  # the listing is a check, not the measurement
+                            extra["kernels_error"] = repr(ex)[:200]
+                    b.kernel(op, shape, dname, b.time_iters(call), nbytes=nbytes, **extra)
+                del x, w, bias, xr, wr, br, out_x, out_w, g
+                torch.cuda.empty_cache()
+
+
 def log_softmax(b, torch):
     """The loss's log-softmax over the vocabulary, forward and the input-gradient kernel of its backward (as the norms'
     backward is timed), in bf16 (autocast runs it on the bf16 logits and casts its output to fp32 for nll_loss) and in
@@ -289,30 +341,42 @@ def log_softmax(b, torch):
 
 
 def adamw(b, torch, dtype="fp32", impl="fused"):
-    """Fused AdamW over fp32 parameters (op adamw_fused_step) or bf16 ones, whose states are bf16 too
-    (adamw_fused_step_bf16: a model trained in bf16 without autocast); impl "foreach": AdamW's default path on CUDA
-    (adamw_foreach_step: eight multi-tensor passes, 80 bytes a fp32 parameter, weight decay on as AdamW's default)."""
-    sizes = [10**6, 10**8] if b.args.quick else [10**6, 10**7, 10**8, 10**9]
-    chunk = 16 * 2**20  # parameters per tensor, like a layer's weight
-    tdtype, elem = (torch.float32, 4) if dtype == "fp32" else (torch.bfloat16, 2)
-    op = f"adamw_{impl}_step" + ("" if dtype == "fp32" else "_" + dtype)
+    """AdamW's step over a GPT model's own parameter tensors (optimizer_state.gpt_shapes: embeddings, untied head,
+    every layer's weights, biases and norm parameters; five models, 0.16 to 2.0 billion parameters), in the state a
+    training step runs it. Fused AdamW (ops adamw_fused_step_gpt_heated, over fp32 parameters, and
+    adamw_fused_step_bf16_gpt_heated, bf16 parameters and states: a model trained in bf16 without autocast) runs
+    right after the backward's GEMMs, at the clock they leave behind: timed after 1 s of 8192³ GEMMs (timing.Heater).
+    Its math per byte makes it follow the clock; run 91: over the 1.4B model's tensors 10.61 ms at rest, 10.96 heated,
+    11.75 in the step's traces with the head's 103M parameters (10.96 × 1.073 = 11.76). AdamW's default foreach
+    step (adamw_foreach_step_gpt, adamw_foreach_step_bf16_gpt: eight multi-tensor passes, 80 bytes a fp32 parameter,
+    40 a bf16 one, weight decay on as AdamW's default) is memory-bound passes: timed at rest (run 91: heated
+    0.8-2.6% slower, rested within 1.3-2% of the step's)."""
+    from optimizer_state import gpt_shapes, make_params, numel  # beside this script
+    from timing import Heater, looped
+    models = [(12, 2048)] if b.args.quick else [(12, 768), (24, 1024), (12, 2048), (24, 2048), (8, 4096)]
+    elem = 4 if dtype == "fp32" else 2
+    tdtype = torch.float32 if dtype == "fp32" else torch.bfloat16
+    op = f"adamw_{impl}_step" + ("" if dtype == "fp32" else "_" + dtype) + "_gpt" + ("_heated" if impl == "fused" else "")
     if impl == "fused":
         accesses, note = 7, "reads param, grad, exp_avg, exp_avg_sq; writes param, exp_avg, exp_avg_sq"
     else:  # tensors read or written per pass
         accesses = 2 + 3 + 2 + 3 + 2 + 2 + 2 + 4
         note = ("eight passes: params *= 1-lr*wd, exp_avg lerp, exp_avg_sq *= beta2, addcmul, denom = sqrt, "
                 "/= bias correction, += eps, params addcdiv")
-    for total in sizes:
-        if b.late(f"{op} {total}"):
+    heater = Heater(b.dev) if impl == "fused" else None
+    for layers, hidden in models:
+        if b.late(f"{op} layers={layers} hidden={hidden}"):
             return
-        n_t = max(1, total // chunk)
-        per = total // n_t
-        params = [torch.nn.Parameter(torch.randn(per, device=b.dev, dtype=tdtype)) for _ in range(n_t)]
-        for p in params:
-            p.grad = torch.randn_like(p)
+        shapes = gpt_shapes(layers, hidden, 50304, 2048)
+        total = sum(numel(sh) for sh in shapes)
+        params = make_params(shapes, tdtype)
         opt = torch.optim.AdamW(params, lr=1e-4, fused=impl == "fused", foreach=True if impl == "foreach" else None)
-        times = b.time_iters(opt.step, iters=10, warmup=2, target_us=5e4)
-        b.kernel(op, {"params": per * n_t, "tensors": n_t}, dtype, times, nbytes=per * n_t * elem * accesses, note=note)
+        if heater:
+            times = looped(opt.step, reps=7, inner=3, holder=heater, hold_s=1.0)
+        else:
+            times = b.time_iters(opt.step, iters=10, warmup=2, target_us=5e4)
+        b.kernel(op, {"params": total, "tensors": len(shapes), "layers": layers, "hidden": hidden}, dtype, times,
+                 nbytes=total * elem * accesses, note=note, heat_s=1.0 if heater else 0.0)
         del params, opt
         torch.cuda.empty_cache()
 
@@ -354,7 +418,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--time-limit", type=float, default=0.0)
-    ap.add_argument("--groups", default="dispatch,pointwise,log_softmax,attention,adamw,adamw_bf16,adamw_foreach,gemm")
+    ap.add_argument("--groups", default="dispatch,pointwise,norms,log_softmax,attention,adamw,adamw_bf16,adamw_foreach,"
+                                        "adamw_foreach_bf16,gemm")
     ap.add_argument("--gemm-shapes", default="", help="extra GEMM shapes, one 'm n k' per line")
     args = ap.parse_args()
     try:
@@ -392,6 +457,10 @@ def main():
             adamw(b, torch, "bf16")
         elif g == "adamw_foreach":
             adamw(b, torch, "fp32", "foreach")
+        elif g == "adamw_foreach_bf16":
+            adamw(b, torch, "bf16", "foreach")
+        elif g == "norms":
+            norms(b, torch)
         elif g == "gemm":
             gemms(b, torch)
         else:

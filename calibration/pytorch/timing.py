@@ -1,5 +1,5 @@
 """Device timing shared by the PyTorch calibration scripts (stepsim_torch_bench.py, attention_default.py,
-gemm_training_shapes.py).
+gemm_training_shapes.py, interference_training.py, optimizer_state.py).
 
 A loop of launches between two CUDA events measures the device only while the host stays ahead of it. Small
 kernels behind a costly launch (cuDNN SDPA spends ~50 µs of host time per call, an autograd.grad call more) run
@@ -7,6 +7,7 @@ faster than the host can queue them, and the events then time the host. `hold_gp
 behind a spin kernel long enough for the host to queue the whole loop, so the events see back-to-back device
 periods only — the kernels as they run inside a training step, where the host is far ahead.
 """
+import math
 import statistics
 import time
 
@@ -54,3 +55,32 @@ def looped(fn, reps=7, inner=20, holder=hold_gpu, hold_s=None):
         torch.cuda.synchronize()
         out.append(a.elapsed_time(b) * 1e3 / inner)
     return out
+
+
+class Heater:
+    """Back-to-back 8192³ BF16 GEMMs on the compute stream, in place of timing.hold_gpu's spin kernel: while the host
+    queues the timed calls the board draws its power limit, as through a training step (run 34: SM clock ~1725 MHz
+    at ~665 W in a step, ~1965 MHz at ~520 W in this script's spin-and-burst timing), so the calls run at the power
+    limit as a step's do (the heater's own GEMMs draw more: 1470-1500 MHz at ~685 W, run 35), and the NCCL kernel's
+    extra power lowers the clock as in a step. Run 35 found the same slowdowns as without it."""
+
+    def __init__(self, dev=None):
+        r = lambda: torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+        self.a, self.b, self.c = r(), r(), r()
+        for _ in range(200):  # half a second or so: at the power limit before timing
+            self.call()
+        torch.cuda.synchronize()
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        for _ in range(40):
+            self.call()
+        e1.record()
+        torch.cuda.synchronize()
+        self.call_s = e0.elapsed_time(e1) * 1e-3 / 40
+
+    def call(self):
+        torch.mm(self.a, self.b, out=self.c)
+
+    def __call__(self, seconds):
+        for _ in range(max(1, math.ceil(seconds / self.call_s))):
+            self.call()
