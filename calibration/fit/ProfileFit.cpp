@@ -517,13 +517,15 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
     // Memory-bound kernel kinds (MemoryRates::kernels): t = fixed_us + bytes / (hbm_gbps · efficiency), one
     // relative-error α-β line through every size of the PyTorch ops of that kind.
     {
-        // An optimizer step covers every parameter at once, 10 million and more; below that its fixed cost dominates
-        // (1M parameters: 32 µs for 28 MB) and a line through it too read the large fused steps 10% fast (3.85 against
-        // the measured 3.48 TB/s). `min_bytes`: the smallest point fitted, 10M parameters' bytes (28, 14 and 80 B each).
+        // The optimizer kinds come from AdamW's step over GPT models' own tensors (0.16 to 2.0 billion parameters),
+        // fused after 1 s of GEMMs at the power limit as it runs after a step's backward, foreach at rest
+        // (stepsim_torch_bench.py's adamw groups; run 92).
+        // The foreach step's time is fitted whole, and the model launches it as eight passes: each pass carries an
+        // eighth of the fitted fixed cost (`passes`).
         struct Kind {
             std::string name;
             std::vector<std::string> ops;
-            double min_bytes = 0.0;
+            int passes = 1;
         };
         const std::vector<Kind> kinds = {
             {"elementwise", {"residual_add", "gelu_tanh", "silu"}},
@@ -531,33 +533,70 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             {"cast_down", {"cast_fp32_to_bf16"}},
             {"norm_forward", {"layer_norm_fwd"}},
             {"norm_backward", {"layer_norm_bwd"}},
-            {"optimizer", {"adamw_fused_step"}, 28e7},
+            {"optimizer", {"adamw_fused_step_gpt_heated"}},
             {"residual_add", {"residual_add_fp32_bf16"}},
-            {"optimizer_bf16", {"adamw_fused_step_bf16"}, 14e7},
+            {"optimizer_bf16", {"adamw_fused_step_bf16_gpt_heated"}},
             {"log_softmax_forward", {"log_softmax_fwd_bf16"}},
             {"log_softmax_backward", {"log_softmax_bwd_bf16"}},
             {"log_softmax_forward_fp32", {"log_softmax_fwd_fp32"}},
             {"log_softmax_backward_fp32", {"log_softmax_bwd_fp32"}},
-            {"optimizer_foreach", {"adamw_foreach_step"}, 80e7},
+            {"optimizer_foreach", {"adamw_foreach_step_gpt"}, 8},
+            {"optimizer_foreach_bf16", {"adamw_foreach_step_bf16_gpt"}, 8},
         };
         json kj = json::object();
-        for (const auto& [kind, ops, minBytes] : kinds) {
+        for (const auto& [kind, ops, passes] : kinds) {
             std::vector<SizeTime> pts;
             for (const auto& k : raw.kernels)
-                if (k.bytes && !k.flops && *k.bytes >= minBytes && std::find(ops.begin(), ops.end(), k.op) != ops.end())
+                if (k.bytes && !k.flops && std::find(ops.begin(), ops.end(), k.op) != ops.end())
                     pts.push_back({*k.bytes, k.time.median});
             if (pts.size() < 3) {
                 kept.push_back("memory.kernels." + kind);
                 continue;
             }
             const LineFit l = fitRate(pts);
-            p.memory.kernels[kind] = {std::min(1.0, l.gbps / p.gpu.hbm_gbps), l.alpha_us};
+            p.memory.kernels[kind] = {std::min(1.0, l.gbps / p.gpu.hbm_gbps), l.alpha_us / passes};
             json j = lineJson(l);
+            j["passes"] = passes;
             j["efficiency"] = p.memory.kernels[kind].efficiency;
             j["ops"] = ops;
             kj[kind] = j;
         }
         rep["memory_kernels"] = kj;
+    }
+
+    // The norms' kernels over a grid of sizes (MemoryRates::norms; stepsim_torch_bench.py group norms, ops
+    // {layer,rms}_norm_{fwd,bwd,bwd_weight}_{fp32,bf16}): at each size the median over the records (machine
+    // starts), a size kept where all three kernels were timed.
+    {
+        json nj = json::object();
+        NormGrid& g = p.memory.norms;
+        const std::array<std::tuple<const char*, const char*, const char*, std::vector<NormPoint>*>, 4> grids = {{
+            {"layer_fp32", "layer", "fp32", &g.layer_fp32},
+            {"layer_bf16", "layer", "bf16", &g.layer_bf16},
+            {"rms_fp32", "rms", "fp32", &g.rms_fp32},
+            {"rms_bf16", "rms", "bf16", &g.rms_bf16},
+        }};
+        for (const auto& [name, norm, dtype, grid] : grids) {
+            const std::array<std::string, 3> ops = {std::string(norm) + "_norm_fwd_" + dtype,
+                                                    std::string(norm) + "_norm_bwd_" + dtype,
+                                                    std::string(norm) + "_norm_bwd_weight_" + dtype};
+            std::map<std::pair<long, long>, std::array<std::vector<double>, 3>> at;
+            for (const auto& k : raw.kernels)
+                for (std::size_t i = 0; i < ops.size(); ++i)
+                    if (k.tokens > 0 && k.hidden > 0 && k.op == ops[i])
+                        at[{k.tokens, k.hidden}][i].push_back(k.time.median);
+            std::vector<NormPoint> pts;
+            for (const auto& [size, v] : at)
+                if (!v[0].empty() && !v[1].empty() && !v[2].empty())
+                    pts.push_back({size.first, size.second, median(v[0]), median(v[1]), median(v[2])});
+            if (pts.empty()) {
+                kept.push_back(std::string("memory.norms.") + name);
+                continue;
+            }
+            *grid = std::move(pts);
+            nj[name] = {{"sizes", grid->size()}, {"ops", ops}};
+        }
+        rep["norms"] = nj;
     }
 
     // Other PyTorch kernels: achieved bandwidth, reported (memory-bound kernels are priced from HBM rates).

@@ -214,6 +214,8 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
                 k.batch = j["shape"].value("batch", 0L);
                 k.heads = j["shape"].value("heads", 0L);
                 k.causal = j["shape"].value("causal", false);
+                k.tokens = j["shape"].value("tokens", 0L);
+                k.hidden = j["shape"].value("hidden", 0L);
             }
             d.kernels.push_back(k);
         } else if (kind == "dispatch") {

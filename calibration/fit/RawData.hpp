@@ -75,6 +75,7 @@ struct RawKernel {  // PyTorch-side kernels (flash attention, norms, activations
     long seq = 0;       // attention: sequence length (0 otherwise)
     long head_dim = 0, batch = 0, heads = 0;
     bool causal = false;
+    long tokens = 0, hidden = 0;  // norms and pointwise kernels: rows and width (0 otherwise)
 };
 
 struct RawDispatch {  // PyTorch eager dispatch: op ∈ eager_host, eager_per_op_device

@@ -350,7 +350,7 @@ def adamw(b, torch, dtype="fp32", impl="fused"):
     11.75 in the step's traces with the head's 103M parameters (10.96 × 1.073 = 11.76). AdamW's default foreach
     step (adamw_foreach_step_gpt, adamw_foreach_step_bf16_gpt: eight multi-tensor passes, 80 bytes a fp32 parameter,
     40 a bf16 one, weight decay on as AdamW's default) is memory-bound passes: timed at rest (run 91: heated
-    0.8-2.6% slower, rested within 1.3-2% of the step's)."""
+    0.7-3.5% slower; at rest 2% over the step's traces)."""
     from optimizer_state import gpt_shapes, make_params, numel  # beside this script
     from timing import Heater, looped
     models = [(12, 2048)] if b.args.quick else [(12, 768), (24, 1024), (12, 2048), (24, 2048), (8, 4096)]

@@ -151,14 +151,100 @@ double CostModel::attentionSeconds(double flops, bool backward, DType dtype, con
     return std::max(floor_s, flops / (peakFlops(d) * eff));
 }
 
+namespace {
+
+// The kind whose rate a kind not in the profile takes (MemoryRates::kernels); itself for the base kinds.
+MemKind baseKind(MemKind k) {
+    switch (k) {
+        case MemKind::rms_forward: return MemKind::norm_forward;
+        case MemKind::rms_backward: return MemKind::norm_backward;
+        case MemKind::rms_weight_grad: return MemKind::norm_weight_grad;
+        case MemKind::norm_weight_grad: return MemKind::norm_backward;
+        case MemKind::optimizer_foreach_bf16: return MemKind::optimizer_foreach;
+        default: return k;
+    }
+}
+
+// y at x on the line through (x0, y0) and (x1, y1) in log-log; beyond them (extrapolating) the slope is held
+// between 0 and 1: a kernel neither gets faster as its size grows nor slower than in proportion to it.
+double logLine(double x, double x0, double x1, double y0, double y1) {
+    if (x0 == x1) return y0 * x / x0;
+    const double slope = std::log(y1 / y0) / std::log(x1 / x0);
+    if (x > x1) return y1 * std::exp(std::clamp(slope, 0.0, 1.0) * std::log(x / x1));
+    if (x < x0) return y0 * std::exp(std::clamp(slope, 0.0, 1.0) * std::log(x / x0));
+    return y0 * std::exp(slope * std::log(x / x0));
+}
+
+// The two neighbouring values of `v` (sorted, distinct) around x: the interval holding it, else the edge one.
+std::pair<double, double> around(const std::vector<double>& v, double x) {
+    if (v.size() == 1) return {v[0], v[0]};
+    std::size_t i = 0;
+    while (i + 2 < v.size() && x >= v[i + 1]) ++i;
+    return {v[i], v[i + 1]};
+}
+
+}  // namespace
+
+double normGridUs(const std::vector<NormPoint>& grid, double NormPoint::*pass, double rows, double hidden,
+                  bool* in_domain) {
+    std::vector<double> ts, hs;
+    for (const NormPoint& p : grid) ts.push_back(double(p.tokens)), hs.push_back(double(p.hidden));
+    std::sort(ts.begin(), ts.end());
+    ts.erase(std::unique(ts.begin(), ts.end()), ts.end());
+    std::sort(hs.begin(), hs.end());
+    hs.erase(std::unique(hs.begin(), hs.end()), hs.end());
+    const auto at = [&](double t, double h) -> const NormPoint* {
+        for (const NormPoint& p : grid)
+            if (double(p.tokens) == t && double(p.hidden) == h) return &p;
+        return nullptr;
+    };
+    const auto [t0, t1] = around(ts, rows);
+    const auto [h0, h1] = around(hs, hidden);
+    const NormPoint *a = at(t0, h0), *b = at(t1, h0), *c = at(t0, h1), *d = at(t1, h1);
+    if (in_domain)
+        *in_domain = rows >= ts.front() / 2 && rows <= ts.back() * 2 && hidden >= hs.front() / 2 &&
+                     hidden <= hs.back() * 2;
+    if (a && b && c && d) {
+        const double lo = logLine(rows, t0, t1, a->*pass, b->*pass), hi = logLine(rows, t0, t1, c->*pass, d->*pass);
+        return logLine(hidden, h0, h1, lo, hi);
+    }
+    // An irregular grid: the nearest point in log size, scaled by the elements.
+    const NormPoint* best = nullptr;
+    double best_d = 0.0;
+    for (const NormPoint& p : grid) {
+        const double dist = std::hypot(std::log(rows / double(p.tokens)), std::log(hidden / double(p.hidden)));
+        if (!best || dist < best_d) best = &p, best_d = dist;
+    }
+    if (in_domain) *in_domain = best_d <= std::log(2.0);
+    return best->*pass * rows * hidden / (double(best->tokens) * double(best->hidden));
+}
+
 double CostModel::memorySeconds(double bytes, MemKind kind) const {
     const MemoryRates& m = profile_.memory;
     double eff = m.read_write_efficiency, fixed_s = 0.0;
-    if (auto it = m.kernels.find(memKindName(kind)); it != m.kernels.end()) {
-        eff = it->second.efficiency;
-        fixed_s = it->second.fixed_us * 1e-6;
+    for (MemKind k = kind;; k = baseKind(k)) {
+        if (auto it = m.kernels.find(memKindName(k)); it != m.kernels.end()) {
+            eff = it->second.efficiency;
+            fixed_s = it->second.fixed_us * 1e-6;
+            break;
+        }
+        if (baseKind(k) == k) break;
     }
     return std::max(m.min_kernel_us * 1e-6, fixed_s + bytes / (profile_.gpu.hbm_gbps * 1e9 * eff));
+}
+
+double CostModel::normSeconds(const Op& op, bool* in_domain) const {
+    const NormGrid& g = profile_.memory.norms;
+    const bool rms = op.mem == MemKind::rms_forward || op.mem == MemKind::rms_backward ||
+                     op.mem == MemKind::rms_weight_grad;
+    const bool fp32 = op.gemm.k == 4;  // 16-bit norms (bf16, fp16) take the bf16 grid
+    const std::vector<NormPoint>& grid = rms ? (fp32 ? g.rms_fp32 : g.rms_bf16) : (fp32 ? g.layer_fp32 : g.layer_bf16);
+    if (grid.empty() || op.gemm.m <= 0 || op.gemm.n <= 0) return memorySeconds(op.bytes, op.mem);
+    double NormPoint::*pass = &NormPoint::forward_us;
+    if (op.mem == MemKind::norm_backward || op.mem == MemKind::rms_backward) pass = &NormPoint::backward_us;
+    if (op.mem == MemKind::norm_weight_grad || op.mem == MemKind::rms_weight_grad) pass = &NormPoint::weight_grad_us;
+    const double us = normGridUs(grid, pass, double(op.gemm.m), double(op.gemm.n), in_domain);
+    return std::max(profile_.memory.min_kernel_us, us) * 1e-6;
 }
 
 bool CostModel::price(Op& op, DType dtype) const {
@@ -175,7 +261,7 @@ bool CostModel::price(Op& op, DType dtype) const {
         case KernelClass::attention:
             op.work_s = attentionSeconds(op.flops, op.phase == Phase::backward, dtype, op.gemm, &in_domain);
             break;
-        default: op.work_s = memorySeconds(op.bytes, op.mem); break;
+        default: op.work_s = isNormKind(op.mem) ? normSeconds(op, &in_domain) : memorySeconds(op.bytes, op.mem); break;
     }
     return in_domain;
 }

@@ -60,6 +60,12 @@ struct CollectiveEstimate {
     double seconds(double bytes) const { return alpha_s + (busbw_Bps > 0 ? bytes * factor / busbw_Bps : 0.0); }
 };
 
+// One pass (NormPoint's forward_us, backward_us or weight_grad_us) of a norm grid at rows × hidden, µs: linear in
+// log time over log rows and log hidden between the measured sizes around it, the edge slopes carried on beyond the
+// grid (held between 0 and 1). `in_domain`: within a factor 2 of the grid's sizes.
+double normGridUs(const std::vector<NormPoint>& grid, double NormPoint::*pass, double rows, double hidden,
+                  bool* in_domain = nullptr);
+
 class CostModel {
 public:
     // `network` gives NICs per node and their line rate (the default: 8 × 400 Gb/s, SCENARIO.md's default).
@@ -74,6 +80,8 @@ public:
     double attentionSeconds(double flops, bool backward, DType dtype, const GemmShape& shape = {},
                             bool* in_domain = nullptr) const;
     double memorySeconds(double bytes, MemKind kind = MemKind::elementwise) const;
+    // A norm kernel (isNormKind) from the profile's grid for its norm and dtype, else by its bytes and kind.
+    double normSeconds(const Op& op, bool* in_domain = nullptr) const;
     // Prices a kernel op (work_s) by its class, and a GEMM's slowdown beside NCCL (beside_nccl) and launch gaps,
     // alone and beside NCCL moving data (gap_s, gap_transfer_s), by its shape when the profile measured one near it;
     // returns false if a query fell outside measured domains.

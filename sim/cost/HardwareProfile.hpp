@@ -57,14 +57,33 @@ struct MemoryKernelRate {
     double fixed_us = 0.0;
 };
 
+// A norm's three kernels measured at one size (rows × hidden): the forward, the backward's input-gradient kernel and
+// its weight(-and-bias)-gradient kernel, µs each.
+struct NormPoint {
+    long tokens = 0, hidden = 0;
+    double forward_us = 0.0, backward_us = 0.0, weight_grad_us = 0.0;
+};
+
+// PyTorch's norm kernels over a grid of sizes, by norm and dtype (fp32: under autocast, on the fp32 residual
+// stream; bf16: a model trained in bf16). Their times do not follow the bytes: the weight-gradient kernel is a column
+// reduction with one block per 32 columns, so at hidden ≤ 2048 its time follows the rows (H200, fp32: 39.0 µs at
+// 8192 × 768, 46.3 at 8192 × 2048; bf16 about as long as fp32). A grid left empty prices that norm's kernels by the
+// memory kinds norm_forward, norm_backward, norm_weight_grad (rms_* for RMSNorm).
+struct NormGrid {
+    std::vector<NormPoint> layer_fp32, layer_bf16, rms_fp32, rms_bf16;
+};
+
 struct MemoryRates {
     double read_write_efficiency = 0.90;  // achieved fraction of hbm_gbps for streaming kernels
     double min_kernel_us = 2.0;           // shortest kernel: launch on device and tail
     // Per kind of kernel (names of MemKind: elementwise, cast_up, cast_down, norm_forward, norm_backward,
     // optimizer, residual_add, optimizer_bf16, log_softmax_forward, log_softmax_backward and their _fp32,
-    // optimizer_foreach); a kind not
-    // listed streams at read_write_efficiency with no fixed cost.
+    // optimizer_foreach, optimizer_foreach_bf16, norm_weight_grad, rms_forward, rms_backward, rms_weight_grad). A kind
+    // not listed takes its base kind's rate (rms_* the norm_* one, norm_weight_grad norm_backward's,
+    // optimizer_foreach_bf16 optimizer_foreach's), and a base kind not listed streams at read_write_efficiency with no
+    // fixed cost.
     std::map<std::string, MemoryKernelRate> kernels;
+    NormGrid norms;
 };
 
 // Measured causal attention as SDPA runs it in training, for one (head_dim, seq, batch·heads).

@@ -59,6 +59,22 @@ std::string formatValue(const AttentionPoint& p) {
                        formatValue(p.bwd_tflops));
 }
 
+// A NormPoint is the flow list [tokens, hidden, forward_us, backward_us, weight_grad_us].
+void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, NormPoint& out) {
+    if (!n.IsSequence() || n.size() != 5)
+        r.failAt(n, path, "expected [tokens, hidden, forward_us, backward_us, weight_grad_us], got " + describeNode(n));
+    readValue(r, n[0], path + "[0]", out.tokens);
+    readValue(r, n[1], path + "[1]", out.hidden);
+    readValue(r, n[2], path + "[2]", out.forward_us);
+    readValue(r, n[3], path + "[3]", out.backward_us);
+    readValue(r, n[4], path + "[4]", out.weight_grad_us);
+}
+
+std::string formatValue(const NormPoint& p) {
+    return fmt::format("[{}, {}, {}, {}, {}]", p.tokens, p.hidden, formatValue(p.forward_us),
+                       formatValue(p.backward_us), formatValue(p.weight_grad_us));
+}
+
 namespace {
 
 // The whole file: the schema version, then the profile's members.
@@ -68,11 +84,12 @@ struct ProfileDocument {
 };
 
 constexpr std::array<std::string_view, 4> kGemmDtypes = {"bf16", "fp16", "fp8", "fp32"};
-constexpr std::array<std::string_view, 13> kMemoryKernelKinds = {
+constexpr std::array<std::string_view, 18> kMemoryKernelKinds = {
     "elementwise",    "cast_up",           "cast_down",            "norm_forward",
     "norm_backward",  "optimizer",         "residual_add",         "optimizer_bf16",
     "log_softmax_forward", "log_softmax_backward", "log_softmax_forward_fp32", "log_softmax_backward_fp32",
-    "optimizer_foreach"};
+    "optimizer_foreach", "optimizer_foreach_bf16", "norm_weight_grad", "rms_forward", "rms_backward",
+    "rms_weight_grad"};
 constexpr std::array<std::string_view, 6> kCollectiveOps = {"all_reduce", "all_gather", "reduce_scatter",
                                                             "alltoall",   "broadcast",  "sendrecv"};
 constexpr std::array<std::string_view, 9> kNcclAlgos = {"auto",    "ring",           "tree",
@@ -101,10 +118,19 @@ void describe(V& v, MemoryKernelRate& k) {
 }
 
 template <class V>
+void describe(V& v, NormGrid& g) {
+    v.field("layer_fp32", g.layer_fp32);
+    v.field("layer_bf16", g.layer_bf16);
+    v.field("rms_fp32", g.rms_fp32);
+    v.field("rms_bf16", g.rms_bf16);
+}
+
+template <class V>
 void describe(V& v, MemoryRates& m) {
     v.field("read_write_efficiency", m.read_write_efficiency);
     v.field("min_kernel_us", m.min_kernel_us);
     v.sectionMap("kernels", m.kernels, std::span<const std::string_view>(kMemoryKernelKinds));
+    v.section("norms", m.norms);
 }
 
 template <class V>
@@ -320,6 +346,22 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
     for (const auto& [kind, k] : p.memory.kernels) {
         fraction("memory.kernels." + kind + ".efficiency", k.efficiency);
         nonNegative("memory.kernels." + kind + ".fixed_us", k.fixed_us);
+    }
+    const NormGrid& ng = p.memory.norms;
+    for (const auto& [name, grid] : {std::pair{"layer_fp32", &ng.layer_fp32}, std::pair{"layer_bf16", &ng.layer_bf16},
+                                     std::pair{"rms_fp32", &ng.rms_fp32}, std::pair{"rms_bf16", &ng.rms_bf16}}) {
+        for (std::size_t i = 0; i < grid->size(); ++i) {
+            const NormPoint& n = (*grid)[i];
+            const std::string pp = fmt::format("memory.norms.{}[{}]", name, i);
+            if (n.tokens < 1 || n.hidden < 1)
+                r.fail(pp, fmt::format("expected positive tokens and hidden, got {} and {}", n.tokens, n.hidden));
+            positive(pp + "[2]", n.forward_us);
+            positive(pp + "[3]", n.backward_us);
+            positive(pp + "[4]", n.weight_grad_us);
+            for (std::size_t j = 0; j < i; ++j)
+                if ((*grid)[j].tokens == n.tokens && (*grid)[j].hidden == n.hidden)
+                    r.fail(pp, fmt::format("size {} × {} listed twice (also at [{}])", n.tokens, n.hidden, j));
+        }
     }
 
     for (const auto& [dtype, e] : p.gemm) {

@@ -91,10 +91,11 @@ public:
         push(op);
     }
     void mem(const std::string& name, double bytes, MemKind kind = MemKind::elementwise,
-             KernelClass cls = KernelClass::memory) {
+             KernelClass cls = KernelClass::memory, GemmShape shape = {}) {
         Op op = base(name, cls);
         op.mem = kind;
         op.bytes = bytes;
+        op.gemm = shape;
         push(op);
     }
     void host(const std::string& name, double seconds) {
@@ -269,19 +270,19 @@ private:
     }
     std::string L(int l, const char* what) const { return fmt::format("h.{}.{}", l, what); }
 
-    void norm(const std::string& name) {
+    // A norm kernel of the model's norm, on the residual stream's dtype (under autocast norms run in fp32 on the
+    // fp32 stream), priced by its rows and width from the profile's measured grid.
+    void normKernel(const std::string& name, double passes, MemKind layer, MemKind rms) {
         const double T = double(t_.T), h = double(t_.h);
-        // On the residual stream's dtype: under autocast norms run in fp32 on the fp32 stream.
-        b_.mem(name, 2 * c_.re() * T * h, MemKind::norm_forward);
+        b_.mem(name, passes * c_.re() * T * h, t_.norm == NormKind::layernorm ? layer : rms, KernelClass::memory,
+               GemmShape{t_.T, t_.h, long(c_.re())});
     }
+    void norm(const std::string& name) { normKernel(name, 2, MemKind::norm_forward, MemKind::rms_forward); }
     void normBackward(const std::string& name, const std::string& param) {
-        const double T = double(t_.T), h = double(t_.h);
         // Two launches, as PyTorch's CUDA norm backward: the input gradient (reads x, dy, writes dx) and the
-        // weight (and bias) gradient, a column reduction over x and dy.
-        b_.mem(name + " backward", 3 * c_.re() * T * h, MemKind::norm_backward);
-        // The weight-gradient pass reads x and dy again. The calibrated norm backward is the input-gradient kernel
-        // alone (stepsim_torch_bench.py's weights need no gradient), so this pass is priced at the same rate.
-        b_.mem(name + " weight grad", 2 * c_.re() * T * h, MemKind::norm_backward);
+        // weight (and bias) gradient, a column reduction over x and dy read again.
+        normKernel(name + " backward", 3, MemKind::norm_backward, MemKind::rms_backward);
+        normKernel(name + " weight grad", 2, MemKind::norm_weight_grad, MemKind::rms_weight_grad);
         gradReady(paramIndex(param + ".weight"));
         if (t_.norm == NormKind::layernorm) gradReady(paramIndex(param + ".bias"));
     }
@@ -446,6 +447,9 @@ void multiTensor(Builder& b, const Ctx& c, const std::string& name, double param
     b.mem(name, accesses * c.pe * params, kind, KernelClass::optimizer);
 }
 
+// The rate of a foreach pass over the parameters' (or gradients') dtype.
+MemKind foreachKind(const Ctx& c) { return c.pe == 2 ? MemKind::optimizer_foreach_bf16 : MemKind::optimizer_foreach; }
+
 // The optimizer step (`host_s`: optimizer.step()'s host cost), with GradScaler's work around it for fp16 autocast
 // and gradient clipping before it: scaler.step launches its own kernels, then calls optimizer.step().
 void optimizerStep(Builder& b, const Ctx& c, double params, double host_s) {
@@ -464,10 +468,10 @@ void optimizerStep(Builder& b, const Ctx& c, double params, double host_s) {
     if (clip) {
         // torch.nn.utils.clip_grad_norm_ (foreach): every gradient's norm (_foreach_norm, one read of each), their
         // total, the clip coefficient max_norm / (total + 1e-6) clamped at 1, every gradient scaled by it in place.
-        multiTensor(b, c, "clip grad norm: per-tensor norms", params, 1, MemKind::optimizer_foreach);
+        multiTensor(b, c, "clip grad norm: per-tensor norms", params, 1, foreachKind(c));
         for (const char* k : {"stack", "total norm", "+ 1e-6", "max_norm / total", "clamp"})
             tiny(std::string("clip grad norm: ") + k);
-        multiTensor(b, c, "clip grad norm: grads *= coef", params, 2, MemKind::optimizer_foreach);
+        multiTensor(b, c, "clip grad norm: grads *= coef", params, 2, foreachKind(c));
     }
     const bool scale_to_step = c.grad_scaler && !clip;  // scaler.step still holds scaled gradients
     if (scale_to_step && fused) {
@@ -502,9 +506,9 @@ void optimizerStep(Builder& b, const Ctx& c, double params, double host_s) {
     } else {
         // torch.optim.AdamW's foreach path (_multi_tensor_adam, decoupled weight decay): the step counts live on the
         // host; on the GPU one multi-tensor pass per arithmetic step, the bias corrections as host-side scalars. The
-        // passes run at the rate the whole foreach step was calibrated at (run 87: 3.68 TB/s against the fused
-        // step's 3.47; inside run 85's 1.4B step 30.1 ms a step for 80 bytes a parameter).
-        const MemKind k = MemKind::optimizer_foreach;
+        // passes run at the rate the whole foreach step was calibrated at, over bf16 states at their own (run 92, GPT
+        // models' tensors: 3.65 and 3.04 TB/s; inside runs 85 and 91's 1.4B steps 30.2 and 18.3 ms a step).
+        const MemKind k = foreachKind(c);
         multiTensor(b, c, "adamw weight decay (params *= 1 - lr*wd)", params, 2, k);
         multiTensor(b, c, "adamw exp_avg lerp", params, 3, k);
         multiTensor(b, c, "adamw exp_avg_sq *= beta2", params, 2, k);

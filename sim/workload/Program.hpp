@@ -40,15 +40,24 @@ static_assert(std::size_t(KernelClass::other) + 1 == kKernelClasses, "kKernelCla
 // (as autocast runs it) or fp32 ones.
 enum class MemKind : std::uint8_t {
     elementwise, cast_up, cast_down, norm_forward, norm_backward, optimizer, residual_add, optimizer_bf16,
-    log_softmax_forward, log_softmax_backward, log_softmax_forward_fp32, log_softmax_backward_fp32, optimizer_foreach
+    log_softmax_forward, log_softmax_backward, log_softmax_forward_fp32, log_softmax_backward_fp32, optimizer_foreach,
+    optimizer_foreach_bf16, norm_weight_grad, rms_forward, rms_backward, rms_weight_grad
 };
 inline const char* memKindName(MemKind k) {
     constexpr const char* names[] = {"elementwise",         "cast_up",                  "cast_down",
                                      "norm_forward",        "norm_backward",            "optimizer",
                                      "residual_add",        "optimizer_bf16",           "log_softmax_forward",
                                      "log_softmax_backward", "log_softmax_forward_fp32", "log_softmax_backward_fp32",
-                                     "optimizer_foreach"};
+                                     "optimizer_foreach",   "optimizer_foreach_bf16",   "norm_weight_grad",
+                                     "rms_forward",         "rms_backward",             "rms_weight_grad"};
     return names[static_cast<int>(k)];
+}
+// The kernels of a norm (LayerNorm: norm_*, RMSNorm: rms_*): forward, the backward's input gradient and its weight
+// gradient. Their ops carry {m = rows, n = hidden, k = element bytes} in `gemm` and are priced from the profile's
+// measured grid (MemoryRates::norms).
+inline bool isNormKind(MemKind k) {
+    return k == MemKind::norm_forward || k == MemKind::norm_backward || k == MemKind::norm_weight_grad ||
+           k == MemKind::rms_forward || k == MemKind::rms_backward || k == MemKind::rms_weight_grad;
 }
 
 // Where in the training step an op sits (for pricing attention backward, and for reports).
@@ -90,7 +99,7 @@ struct Op {
     std::uint32_t event = 0;  // record_event / wait_event / host_sync
     std::uint32_t collective = 0;  // index into Program::collectives
     std::int32_t step = 0;    // training step this op belongs to
-    GemmShape gemm;           // for cls == gemm
+    GemmShape gemm;           // for cls == gemm; attention and norm kernels: their shape (see each)
     double flops = 0.0;       // model FLOPs of a kernel (for MFU and reports)
     double bytes = 0.0;       // HBM bytes moved by a kernel, or collective size
     double work_s = 0.0;      // kernel duration at full speed, set by pricing

@@ -139,7 +139,7 @@ ProfileFitResult refit(const std::string& dir, const std::vector<std::string>& r
 
 // The raw files h200x2/profile.yaml was fitted from (its COMMAND.md, section 2), relative to its folder.
 const std::vector<std::string> kH200x2Raws = {
-    "raw/bench.jsonl", "raw/torch.jsonl", "raw/torch_adamw_bf16_run78.jsonl", "raw/torch_log_softmax_run79.jsonl", "raw/torch_adamw_foreach_run87.jsonl",
+    "raw/bench.jsonl", "raw/torch.jsonl", "raw/torch_log_softmax_run79.jsonl", "raw/torch_adamw_gpt_run92.jsonl", "raw/torch_norms_run91.jsonl", "raw/torch_norms_run92.jsonl",
     "raw/attention_default.jsonl",
     "raw/attention_default_run56.jsonl",
     "raw/gemm_training_shapes.jsonl",
@@ -160,7 +160,7 @@ TEST(CommittedProfiles, H200x2RawRefitsToCommittedProfile) {
 }
 
 TEST(CommittedProfiles, H200x1RawRefitsToCommittedProfile) {
-    const auto fit = refit("h200x1", {"raw/bench.jsonl", "../h200x2/raw/torch.jsonl", "../h200x2/raw/torch_adamw_bf16_run78.jsonl", "../h200x2/raw/torch_log_softmax_run79.jsonl", "../h200x2/raw/torch_adamw_foreach_run87.jsonl",
+    const auto fit = refit("h200x1", {"raw/bench.jsonl", "../h200x2/raw/torch.jsonl", "../h200x2/raw/torch_log_softmax_run79.jsonl", "../h200x2/raw/torch_adamw_gpt_run92.jsonl", "../h200x2/raw/torch_norms_run91.jsonl", "../h200x2/raw/torch_norms_run92.jsonl",
                                       "../h200x2/raw/attention_default.jsonl", "../h200x2/raw/attention_default_run56.jsonl",
                                       "../h200x2/raw/gemm_training_shapes.jsonl", "raw/gemm_training_shapes_step_run20.jsonl",
                                       "../h200x2/raw/gemm_training_shapes_fp16_run83.jsonl",

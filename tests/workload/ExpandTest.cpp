@@ -187,26 +187,38 @@ TEST(Expand, CheckpointingRecomputesUpToTheLastSavedTensorWithItsHostCost) {
 }
 
 // A norm's backward is two kernels, as PyTorch runs it: the input gradient (reads x and dy, writes dx: 12 bytes per
-// fp32 element) and the weight gradient, which reads x and dy again (8 bytes), both at the norm-backward rate (the
-// calibration times the input-gradient kernel alone).
+// fp32 element) and the weight gradient, which reads x and dy again (8 bytes), each its own kind of its own norm
+// (LayerNorm or RMSNorm), with its rows and width for the profile's grid.
 TEST(Expand, NormBackwardPricesItsWeightGradientPass) {
     const HardwareProfile prof = builtinProfile("h200-sxm");
     CostModel cost(prof, NcclSpec{}, true);
-    const Expansion e = expand(tiny(1), cost);
-    const Program& p = e.workload.programs[0];
-    const double T = 256, h = 256;
-    int found = 0;
-    for (const Op& op : p.ops) {
-        if (op.step != 1) continue;
-        const std::string& name = p.names[op.name];
-        if (name == "h.0.norm1 backward" || name == "h.0.norm1 weight grad") {
-            ++found;
-            EXPECT_EQ(op.mem, MemKind::norm_backward) << name;
-            EXPECT_DOUBLE_EQ(op.bytes, (name == "h.0.norm1 backward" ? 12 : 8) * T * h) << name;
-            EXPECT_GT(op.work_s, 0.0) << name;
+    for (NormKind norm : {NormKind::layernorm, NormKind::rmsnorm}) {
+        Scenario sc = tiny(1);
+        sc.model.norm = norm;
+        const Expansion e = expand(sc, cost);
+        const Program& p = e.workload.programs[0];
+        const double T = 256, h = 256;
+        const bool rms = norm == NormKind::rmsnorm;
+        int found = 0;
+        for (const Op& op : p.ops) {
+            if (op.step != 1) continue;
+            const std::string& name = p.names[op.name];
+            if (name == "h.0.norm1 backward" || name == "h.0.norm1 weight grad") {
+                ++found;
+                const bool input = name == "h.0.norm1 backward";
+                EXPECT_EQ(op.mem, input ? (rms ? MemKind::rms_backward : MemKind::norm_backward)
+                                        : (rms ? MemKind::rms_weight_grad : MemKind::norm_weight_grad))
+                    << name;
+                EXPECT_DOUBLE_EQ(op.bytes, (input ? 12 : 8) * T * h) << name;
+                // Rows, width and element bytes (fp32 under autocast) for the grid.
+                EXPECT_EQ(op.gemm.m, 256);
+                EXPECT_EQ(op.gemm.n, 256);
+                EXPECT_EQ(op.gemm.k, 4);
+                EXPECT_GT(op.work_s, 0.0) << name;
+            }
         }
+        EXPECT_EQ(found, 2);
     }
-    EXPECT_EQ(found, 2);
 }
 
 // With GQA the attention backward sums dK and dV over each group of query heads (cuDNN's fmha_reduce_head, twice per
