@@ -209,6 +209,18 @@ CONFIGS = [
     _cfg("s1-l24-h2048-s2048-mb4-fp16-clip1", 1, 24, 2048, 16, 2048, 4, compute_dtype="fp16", grad_clip=1.0),
     _cfg("s1-l16-h2560-s2048-mb2-swiglu-clip1", 1, 16, 2560, 20, 2048, 2, mlp="swiglu", norm="rmsnorm", grad_clip=1.0),
     _cfg("s1-l12-h768-s1024-mb8-clip1", 1, 12, 768, 12, 1024, 8, grad_clip=1.0),
+    # held out, tenth round: the norms' kernels priced by size and dtype, AdamW in a step's power state, bf16 foreach
+    # passes (results/validation/heldout10/): widths, row counts and bf16 models no measured row had
+    _cfg("s1-l16-h1536-s2048-mb4-pbf16", 1, 16, 1536, 12, 2048, 4, param_dtype="bf16"),
+    _cfg("s1-l16-h2048-s2048-mb4-swiglu-pbf16", 1, 16, 2048, 16, 2048, 4, mlp="swiglu", norm="rmsnorm",
+         param_dtype="bf16"),
+    _cfg("s1-l12-h3072-s2048-mb2-pbf16-foreach", 1, 12, 3072, 24, 2048, 2, param_dtype="bf16",
+         optimizer_impl="foreach"),
+    _cfg("s1-l24-h1024-s2048-mb4-pbf16", 1, 24, 1024, 16, 2048, 4, param_dtype="bf16"),
+    _cfg("s1-l16-h1024-s4096-mb4", 1, 16, 1024, 16, 4096, 4),
+    _cfg("s1-l8-h4096-s2048-mb2-pbf16", 1, 8, 4096, 32, 2048, 2, param_dtype="bf16"),
+    _cfg("s1-l12-h768-s2048-mb8", 1, 12, 768, 12, 2048, 8),
+    _cfg("s1-l24-h2048-s2048-mb4-pbf16-clip1", 1, 24, 2048, 16, 2048, 4, param_dtype="bf16", grad_clip=1.0),
 ]
 
 # A handful of quick ones to check the whole path (profiler, DDP, no_sync, GQA) before the sweep.
