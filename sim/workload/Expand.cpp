@@ -345,9 +345,13 @@ private:
             if (recompute) return;  // the projection's input is the last saved tensor
             linearForward(L(l, "mlp.proj"), t_.h, t_.f);
         } else {
+            // silu(gate(z)) * up(z), evaluated in that order. Autocast casts an activation at each op that takes it
+            // (only weights' casts are cached): z is cast again for the second linear (H200 trace of the SwiGLU/GQA
+            // step, run 41: two fp32 → bf16 casts of the norm's output a layer).
             linearForward(L(l, "mlp.gate"), t_.f, t_.h);
-            linearForward(L(l, "mlp.up"), t_.f, t_.h);
             b_.mem(L(l, "silu"), 2 * c_.ce * T * f);
+            if (c_.autocast) b_.mem(L(l, "norm2 cast 2"), (4 + c_.ce) * T * h, MemKind::cast_down);
+            linearForward(L(l, "mlp.up"), t_.f, t_.h);
             b_.mem(L(l, "silu mul"), 3 * c_.ce * T * f);
             if (recompute) return;
             linearForward(L(l, "mlp.down"), t_.h, t_.f);
@@ -367,13 +371,16 @@ private:
             linearBackward(L(l, "mlp.fc"), t_.f, t_.h, paramIndex(L(l, "mlp.fc.weight")),
                            [&] { normCastBackward(L(l, "norm2 cast backward")); });
         } else {
+            // Each linear's input gradient goes back through its own cast; the two meet in the norm output's dtype
+            // (fp32 under autocast: run 41's trace, a 49 µs add over 8192 × 2048).
             linearBackward(L(l, "mlp.down"), t_.h, t_.f, paramIndex(L(l, "mlp.down.weight")));
             b_.mem(L(l, "silu mul backward"), 5 * c_.ce * T * f);
+            linearBackward(L(l, "mlp.up"), t_.f, t_.h, paramIndex(L(l, "mlp.up.weight")),
+                           [&] { normCastBackward(L(l, "norm2 cast 2 backward")); });
             b_.mem(L(l, "silu backward"), 3 * c_.ce * T * f);
-            linearBackward(L(l, "mlp.up"), t_.f, t_.h, paramIndex(L(l, "mlp.up.weight")));
             linearBackward(L(l, "mlp.gate"), t_.f, t_.h, paramIndex(L(l, "mlp.gate.weight")), [&] {
-                b_.mem(L(l, "mlp input grad add"), 3 * c_.ce * T * h);
                 normCastBackward(L(l, "norm2 cast backward"));
+                b_.mem(L(l, "mlp input grad add"), 3 * c_.re() * T * h);
             });
         }
         normBackward(L(l, "norm2"), L(l, "norm2"));
@@ -424,10 +431,12 @@ MemoryEstimate estimateMemory(const Ctx& c, bool ddp) {
     m.buckets = ddp && !c.sc.ddp.gradient_as_bucket_view ? c.pe * n : 0.0;
     m.optimizer = 2 * c.pe * n;  // AdamW exp_avg, exp_avg_sq in the parameter dtype
     m.weight_cache = c.autocast ? ce * n_mm : 0.0;
-    // Saved for backward per layer: fp32 norm inputs (2), cast norm outputs (2), q/k/v, attention output,
-    // MLP intermediates (gelu: fc output and gelu output; swiglu: gate, up, silu, product).
+    // Saved for backward per layer: fp32 norm inputs (2), cast norm outputs (2; under autocast SwiGLU's second
+    // norm output is cast for each of its two linears: 3), q/k/v, attention output, MLP intermediates (gelu: fc
+    // output and gelu output; swiglu: gate, up, silu, product).
     const double mlp = t.mlp == MlpKind::gelu ? 2 * ce * T * f : 4 * ce * T * f;
-    const double per_layer = 2 * c.re() * T * h + 2 * ce * T * h + ce * T * double(t.qkvOut()) + ce * T * h + mlp;
+    const double norm_outs = (t.mlp == MlpKind::swiglu && c.autocast ? 3 : 2) * ce * T * h;
+    const double per_layer = 2 * c.re() * T * h + norm_outs + ce * T * double(t.qkvOut()) + ce * T * h + mlp;
     switch (c.sc.training.activation_checkpointing) {
         case Checkpointing::none: m.activations = per_layer * t.L; break;
         case Checkpointing::selective:

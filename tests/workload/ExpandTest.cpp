@@ -221,6 +221,35 @@ TEST(Expand, NormBackwardPricesItsWeightGradientPass) {
     }
 }
 
+// SwiGLU's norm output feeds two linears. Under autocast each casts it (activation casts are not cached), each
+// input gradient goes back through its cast, and the two meet in fp32 (run 41's trace); a model trained in bf16
+// has no casts and adds in bf16.
+TEST(Expand, SwigluCastsTheNormOutputForEachLinear) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    for (DType param : {DType::fp32, DType::bf16}) {
+        Scenario sc = tiny(1);
+        sc.model.mlp = MlpKind::swiglu;
+        sc.training.param_dtype = param;
+        const Expansion e = expand(sc, cost);
+        const Program& p = e.workload.programs[0];
+        const double T = 256, h = 256;
+        const bool autocast = param == DType::fp32;
+        std::vector<std::string> seen;
+        double add_bytes = 0;
+        for (const Op& op : p.ops) {
+            if (op.step != 1) continue;
+            const std::string& name = p.names[op.name];
+            if (name.starts_with("h.0.norm2 cast")) seen.push_back(name);
+            if (name == "h.0.mlp input grad add") add_bytes = op.bytes;
+        }
+        const std::vector<std::string> casts = {"h.0.norm2 cast", "h.0.norm2 cast 2", "h.0.norm2 cast 2 backward",
+                                                "h.0.norm2 cast backward"};
+        EXPECT_EQ(seen, autocast ? casts : std::vector<std::string>{}) << (autocast ? "autocast" : "bf16");
+        EXPECT_DOUBLE_EQ(add_bytes, 3 * (autocast ? 4 : 2) * T * h);
+    }
+}
+
 // With GQA the attention backward sums dK and dV over each group of query heads (cuDNN's fmha_reduce_head, twice per
 // layer): bf16 heads·d read and kv·d written per token. Without GQA there is no such kernel.
 TEST(Expand, GqaBackwardReducesKeyAndValueGradientsOverHeads) {
