@@ -221,6 +221,15 @@ CONFIGS = [
     _cfg("s1-l8-h4096-s2048-mb2-pbf16", 1, 8, 4096, 32, 2048, 2, param_dtype="bf16"),
     _cfg("s1-l12-h768-s2048-mb8", 1, 12, 768, 12, 2048, 8),
     _cfg("s1-l24-h2048-s2048-mb4-pbf16-clip1", 1, 24, 2048, 16, 2048, 4, param_dtype="bf16", grad_clip=1.0),
+    # held out, eleventh round: SwiGLU under autocast, its norm output cast for each of its two linears
+    # (results/validation/heldout11/), at widths, lengths and head groupings no measured row had
+    _cfg("s1-l12-h3072-s2048-mb2-swiglu", 1, 12, 3072, 24, 2048, 2, mlp="swiglu", norm="rmsnorm"),
+    _cfg("s1-l24-h1536-s2048-mb4-swiglu", 1, 24, 1536, 12, 2048, 4, mlp="swiglu", norm="rmsnorm"),
+    _cfg("s1-l16-h2048-s4096-mb2-swiglu-gqa4", 1, 16, 2048, 16, 4096, 2, kv_heads=4, mlp="swiglu", norm="rmsnorm"),
+    _cfg("s1-l8-h4096-s2048-mb2-swiglu-gqa8", 1, 8, 4096, 32, 2048, 2, kv_heads=8, mlp="swiglu", norm="rmsnorm"),
+    _cfg("s1-l16-h1024-s2048-mb8-swiglu", 1, 16, 1024, 16, 2048, 8, mlp="swiglu", norm="rmsnorm"),
+    _cfg("s1-l16-h2048-s2048-mb4-swiglu-fp16", 1, 16, 2048, 16, 2048, 4, mlp="swiglu", norm="rmsnorm",
+         compute_dtype="fp16"),
 ]
 
 # A handful of quick ones to check the whole path (profiler, DDP, no_sync, GQA) before the sweep.
