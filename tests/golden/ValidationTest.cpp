@@ -52,16 +52,16 @@ ValidationTable rerun() {
 // GPU-bound rows at its 10%, the rest at this build's line: a change that makes the predictions worse fails here.
 TEST(Validation, MedianStepTimeErrorDoesNotGrow) {
     const ValidationTable t = rerun();
-    EXPECT_EQ(t.rows.size(), 104u);
+    EXPECT_EQ(t.rows.size(), 110u);
     EXPECT_LE(t.median_abs_error_pct, 5.0);
     EXPECT_LE(t.worst_abs_error_pct, 27.0);
     EXPECT_GE(t.exposed_within_20pct, 17);
     EXPECT_LE(t.exposed_median_abs_error_ms, 0.24);
-    EXPECT_GE(t.reproducible.rows, 78);
+    EXPECT_GE(t.reproducible.rows, 84);
     EXPECT_LE(t.reproducible.median_abs_error_pct, 5.0);
     EXPECT_LE(t.reproducible.worst_abs_error_pct, 10.0);
     EXPECT_GE(t.reproducible.exposed_within_20pct, 13);
-    EXPECT_GE(t.gpu_bound.rows, 71);
+    EXPECT_GE(t.gpu_bound.rows, 77);
     EXPECT_LE(t.gpu_bound.median_abs_error_pct, 5.0);
     EXPECT_LE(t.gpu_bound.worst_abs_error_pct, 10.0);
     EXPECT_GE(t.gpu_bound.exposed_within_20pct, 13);
@@ -112,13 +112,13 @@ TEST(Validation, SplitsOfOneGlobalBatchPairUp) {
 // bf16-parameter steps read 2.5-6.2% low).
 TEST(Validation, OneSettingsEffectIsPredicted) {
     const ValidationTable t = rerun();
-    EXPECT_EQ(t.effects.size(), 83u);
-    EXPECT_EQ(t.effects_reproducible.pairs, 66);
+    EXPECT_EQ(t.effects.size(), 84u);
+    EXPECT_EQ(t.effects_reproducible.pairs, 67);
     EXPECT_LE(t.effects_reproducible.median_abs_error_pct, 1.2);
     EXPECT_LE(t.effects_reproducible.worst_abs_error_pct, 7.8);
     EXPECT_EQ(t.effects_reproducible.direction_right, t.effects_reproducible.directed);
     EXPECT_LE(t.effects_all.median_abs_error_pct, 1.4);
-    EXPECT_GE(t.effects_all.direction_right, 78);
+    EXPECT_GE(t.effects_all.direction_right, 79);
     for (const SettingErrors& e : t.effects_by_setting)
         if (e.setting == "training.activation_checkpointing") {  // 12 reproducible pairs, a median 0.4%
             EXPECT_GE(e.reproducible_pairs, 12);
@@ -138,7 +138,7 @@ TEST(Validation, HeldOutRoundsScoreAsPredictedBeforeTheyRan) {
         if (d.is_directory() && d.path().filename().string().rfind("heldout", 0) == 0) rounds.push_back(d.path());
     std::sort(rounds.begin(), rounds.end());
     addHeldout(t, rounds);
-    EXPECT_EQ(t.heldout.size(), 66u);
+    EXPECT_EQ(t.heldout.size(), 72u);
     EXPECT_EQ(t.heldout_waiting.size(), 6u);
     EXPECT_LE(t.heldout_all.median_abs_error_pct, 2.5);
     EXPECT_LE(t.heldout_gpu_bound.median_abs_error_pct, 2.5);
