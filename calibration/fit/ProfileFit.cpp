@@ -419,6 +419,17 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                 got.insert("checkpoint_host_us");
             }
             set("backward_host", p.launch.backward_host, bwd);
+            // AccumulateGrad's add per parameter tensor: the runs' median ratio to their own backward cost per kernel,
+            // times the profile's (the host's speed moves both; the ratio carries across machine starts).
+            if (!raw.accumulate_host.empty()) {
+                std::vector<double> ratio, us;
+                for (const RawAccumulateHost& a : raw.accumulate_host)
+                    ratio.push_back(a.over_backward_kernel), us.push_back(a.us_per_param_tensor);
+                p.launch.grad_accumulate_host_us = median(ratio) * p.launch.backward_host.median_us;
+                lj["grad_accumulate_host_us"] = {{"value", p.launch.grad_accumulate_host_us},
+                                                 {"over_backward_kernel", ratio}, {"us_per_param_tensor", us}};
+                got.insert("grad_accumulate_host_us");
+            }
             set("forward_host_ddp", p.launch.forward_host_ddp, fwdDdp);
             set("nccl_host", p.launch.nccl_host, nccl);
             if (!opt.empty()) {
@@ -458,6 +469,7 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
         }
         for (const std::string f : {"device_gap", "graph_host", "eager_host", "forward_host", "forward_host_ddp",
                                     "backward_host", "optimizer_host_per_tensor_us", "ddp_hook_host_us", "nccl_host",
+                                    "grad_accumulate_host_us",
                                     "checkpoint_host_us", "host_cost_spread"})
             if (!got.count(f)) kept.push_back("launch." + f);
         kept.push_back("launch.compiled_host");

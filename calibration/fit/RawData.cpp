@@ -257,6 +257,11 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
                     {num("forward_extra_us_per_layer"), num("backward_extra_us_per_layer"), num("recomputed_kernels_per_layer")};
             }
             d.checkpoint_host.push_back(c);
+        } else if (kind == "accumulate_host") {
+            RawAccumulateHost a{L.num("accumulate_us_per_param_tensor"), L.num("accumulate_over_backward_kernel")};
+            if (!(a.over_backward_kernel >= 0))
+                throw inputError(file, lineNo, "accumulate_over_backward_kernel", "expected a ratio >= 0");
+            d.accumulate_host.push_back(a);
         } else if (kind == "error") {
             d.errors.push_back(j.value("group", std::string("?")) + ": " + j.value("message", std::string()));
         } else if (kind == "skipped") {

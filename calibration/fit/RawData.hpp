@@ -105,6 +105,13 @@ struct RawCheckpointHost {
     double plain_forward_us_per_kernel = 0;  // the plain model's forward cost per kernel in those rounds
 };
 
+// Gradient accumulation's host cost (host_overhead.py's `accumulate_host` records): the backward that finds .grad
+// present against the one after zero_grad, alternated, per parameter tensor and over that loop's backward cost per
+// kernel.
+struct RawAccumulateHost {
+    double us_per_param_tensor = 0, over_backward_kernel = 0;
+};
+
 // A training step's kernel timed alone and beside a resident NCCL kernel (interference_training.py): mode
 // "transfer" (NCCL moving data), "waiting" (NCCL spinning for its peer) or "bucketed" (one bucket's all-reduce
 // issued after each call, as DDP does); class gemm, attention or memory. comm_slowdown: the all-reduce's time
@@ -145,6 +152,7 @@ struct RawData {
     std::vector<RawTransfer> transfers;
     std::vector<RawLaunch> launches;
     std::vector<RawCheckpointHost> checkpoint_host;
+    std::vector<RawAccumulateHost> accumulate_host;
     std::vector<RawInterference> interference;
     std::vector<RawStepInterference> step_interference;
     std::vector<RawCommBeside> comm_beside;

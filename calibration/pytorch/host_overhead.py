@@ -11,10 +11,12 @@ backward_nosync_us: DDP's own cost, the host's drift cancelled) and the host sid
 through torch.distributed (async, 1 MiB, the GPU kept busy so the call never waits), what DDP's reducer pays per
 bucket. On one GPU it also times the model with activation checkpointing (torch.utils.checkpoint, non-reentrant:
 selective around SDPA, full around each block) and records the host time each checkpointed layer adds to the
-forward and to the backward, and the kernels its recompute launches (a "checkpoint_host" record).
+forward and to the backward, and the kernels its recompute launches (a "checkpoint_host" record), and what
+gradient accumulation adds to a backward that finds .grad present, per parameter tensor and over the backward's cost
+per kernel (an "accumulate_host" record; `--only accumulate` measures that alone).
 
-Writes JSON Lines records {"kind": "host_overhead" | "checkpoint_host", ...} that `stepsim calibrate fit` reads.
-Usage: python3 host_overhead.py [--out FILE] [--ddp]   (run with torchrun --nproc-per-node 2 for --ddp)
+Writes JSON Lines records {"kind": "host_overhead" | "checkpoint_host" | "accumulate_host", ...} that `stepsim calibrate fit` reads.
+Usage: python3 host_overhead.py [--out FILE] [--ddp] [--only accumulate]   (run with torchrun --nproc-per-node 2 for --ddp)
 """
 import argparse
 import contextlib
@@ -194,6 +196,53 @@ def checkpoint_costs(iters=40):
     return out
 
 
+def accumulate_costs(iters=40):
+    """Gradient accumulation's host cost: every micro-step after the first adds each parameter's new gradient into
+    its .grad (AccumulateGrad, an in-place add a tensor) where the first hands it over. The backward with .grad
+    present against the backward after zero_grad(set_to_none=True), alternated in one loop so the host's drift
+    cancels, at 2 and 10 layers; per parameter tensor, and over the backward's cost per kernel measured in the same
+    loop (the ratio carries to the calibrated backward cost whatever the host's speed that day)."""
+    per = {}
+    for layers in (2, 10):
+        dev = torch.device("cuda", torch.cuda.current_device())
+        model = Model(layers).to(dev)
+        idx = torch.randint(0, 256, (1, 32), device=dev)
+        state = {}
+
+        def fwd():
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                state["loss"] = F.cross_entropy(model(idx).view(-1, 256), idx.view(-1))
+
+        def bwd():
+            state["loss"].backward()
+
+        for _ in range(10):
+            fwd(); bwd()
+        fresh, accum = [], []
+        for i in range(2 * iters):
+            keep = i % 2 == 1
+            if not keep:
+                model.zero_grad(set_to_none=True)
+            fwd()
+            torch.cuda.synchronize()
+            t = time.perf_counter()
+            bwd()
+            torch.cuda.synchronize()
+            (accum if keep else fresh).append((time.perf_counter() - t) * 1e6)
+        model.zero_grad(set_to_none=True)
+        fwd()
+        fresh_kernels = count_kernels(bwd)
+        fwd()
+        accum_kernels = count_kernels(bwd)  # .grad present: the adds counted
+        per[layers] = {"backward_fresh_us": statistics.median(fresh), "backward_accumulate_us": statistics.median(accum),
+                       "backward_kernels": fresh_kernels, "backward_accumulate_kernels": accum_kernels,
+                       "param_tensors": sum(1 for _ in model.parameters())}
+    d = {k: (per[10][k] - per[2][k]) / 8 for k in per[10]}
+    acc = (d["backward_accumulate_us"] - d["backward_fresh_us"]) / d["param_tensors"]
+    return {"raw": {str(k): v for k, v in per.items()}, "per_layer": d, "accumulate_us_per_param_tensor": acc,
+            "accumulate_over_backward_kernel": acc / (d["backward_fresh_us"] / d["backward_kernels"])}
+
+
 def allreduce_issue_us(calls=400):
     """Median host time (µs) of dist.all_reduce(async_op=True) on a 1 MiB tensor, in batches of 20 calls queued
     behind a spin kernel (the GPU busy, so no call blocks on a full queue or an idle device)."""
@@ -217,12 +266,23 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="host_overhead.jsonl")
     ap.add_argument("--ddp", action="store_true")
+    ap.add_argument("--only", choices=["accumulate"], default=None,
+                    help="measure only gradient accumulation's host cost (an \"accumulate_host\" record)")
     a = ap.parse_args()
     rank = 0
     if a.ddp:
         import torch.distributed as dist
         from gathered import join_ranks
         rank, _ = join_ranks()
+    accumulate = {"kind": "accumulate_host", "source": "pytorch", "torch": torch.__version__,
+                  "gpu": torch.cuda.get_device_name(), "layers": [2, 10]}
+    if a.only == "accumulate":
+        recs = [dict(accumulate, **accumulate_costs())]
+        with open(a.out, "a") as f:
+            for r in recs:
+                f.write(json.dumps(r) + "\n")
+        print(json.dumps({k: v for k, v in recs[0].items() if k != "raw"}, indent=1))
+        return
     lo, hi = measure(2, a.ddp), measure(10, a.ddp)
     d = {k: (hi[k] - lo[k]) / 8 for k in hi}  # per layer
     rec = {"kind": "host_overhead", "source": "pytorch", "ddp": a.ddp, "torch": torch.__version__,
@@ -240,6 +300,7 @@ def main():
         # (the recompute, its kernels' launches included), with the recomputed kernels counted.
         recs.append(dict({"kind": "checkpoint_host", "source": "pytorch", "torch": torch.__version__,
                           "gpu": torch.cuda.get_device_name(), "layers": [2, 10]}, **checkpoint_costs()))
+        recs.append(dict(accumulate, **accumulate_costs()))
     if rank == 0:
         with open(a.out, "a") as f:
             for r in recs:

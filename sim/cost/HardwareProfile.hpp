@@ -140,6 +140,10 @@ struct LaunchRates {
     Distribution backward_host;     // per kernel launched by the autograd engine in backward
     double optimizer_host_per_tensor_us = 0.0;  // fused AdamW step + zero_grad, per parameter tensor
     double ddp_hook_host_us = 0.0;  // DDP's autograd hook per parameter tensor (mark ready, bucket copy launch)
+    // AccumulateGrad's in-place add when .grad already holds a gradient (gradient accumulation's micro-steps after
+    // the first), host cost per parameter tensor (host_overhead.py's accumulate_host: H200, about a quarter of a
+    // backward kernel's).
+    double grad_accumulate_host_us = 0.0;
     Distribution compiled_host;     // host cost per kernel of an Inductor-compiled graph
     Distribution graph_host;        // host cost per kernel inside a CUDA graph replay
     Distribution device_gap;        // gap between back-to-back kernels on one stream

@@ -188,6 +188,7 @@ void describe(V& v, LaunchRates& l) {
     v.section("backward_host", l.backward_host);
     v.field("optimizer_host_per_tensor_us", l.optimizer_host_per_tensor_us);
     v.field("ddp_hook_host_us", l.ddp_hook_host_us);
+    v.field("grad_accumulate_host_us", l.grad_accumulate_host_us);
     v.section("compiled_host", l.compiled_host);
     v.section("graph_host", l.graph_host);
     v.section("device_gap", l.device_gap);
@@ -408,6 +409,7 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
     distribution("launch.backward_host", p.launch.backward_host);
     nonNegative("launch.optimizer_host_per_tensor_us", p.launch.optimizer_host_per_tensor_us);
     nonNegative("launch.ddp_hook_host_us", p.launch.ddp_hook_host_us);
+    nonNegative("launch.grad_accumulate_host_us", p.launch.grad_accumulate_host_us);
     distribution("launch.compiled_host", p.launch.compiled_host);
     distribution("launch.graph_host", p.launch.graph_host);
     distribution("launch.device_gap", p.launch.device_gap);

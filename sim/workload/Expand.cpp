@@ -59,6 +59,7 @@ struct Ctx {
     bool grad_scaler;
     double forward_s;    // host cost per kernel launched by the forward pass
     double backward_s;   // host cost per kernel launched by the autograd engine
+    double accumulate_s; // host cost of AccumulateGrad's in-place add into an existing .grad, per parameter tensor
     int world;
     int out_of_domain = 0;
     // Element bytes of the residual stream and its gradient: the parameters' dtype (the embeddings' output; under
@@ -138,6 +139,7 @@ public:
         p_.collectives.push_back(CollectiveCall{kind, 0, bytes, dtype});
         p_.ops.push_back(op);
     }
+    Op& last() { return p_.ops.back(); }
     void stepEnd() {
         Op op = base("step end", KernelClass::other);
         op.kind = OpKind::step_end;
@@ -315,7 +317,13 @@ private:
     }
     void gradReady(std::size_t i) {
         if (i == npos) return;
-        if (accumulate_) b_.mem(c_.params[i].name + " grad accumulate", 3 * c_.pe * c_.params[i].numel);
+        if (accumulate_) {
+            // AccumulateGrad adds the micro-step's gradient into .grad in place: a kernel of its own, issued by the
+            // autograd engine at its own host cost (host_overhead.py's accumulate_host, run 97: a quarter of a
+            // backward kernel's).
+            b_.mem(c_.params[i].name + " grad accumulate", 3 * c_.pe * c_.params[i].numel);
+            b_.last().host_s = c_.accumulate_s;
+        }
         (*ready_)(i);
     }
 
@@ -541,7 +549,7 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
           sc.training.compute_dtype == DType::fp16 && sc.training.param_dtype != DType::fp16,
           (sc.cluster.worldSize() > 1 ? cost.profile().launch.forward_host_ddp : cost.profile().launch.forward_host)
                   .median_us * 1e-6,
-          cost.profile().launch.backward_host.median_us * 1e-6,
+          cost.profile().launch.backward_host.median_us * 1e-6, cost.profile().launch.grad_accumulate_host_us * 1e-6,
           sc.cluster.worldSize()};
     c.params = transformerParams(c.t);
     const bool ddp = c.world > 1;

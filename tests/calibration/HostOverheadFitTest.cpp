@@ -44,6 +44,24 @@ TEST(HostOverheadFit, MediansOverRunsAndTheHookFromPairedRuns) {
     EXPECT_DOUBLE_EQ(l.optimizer_host_per_tensor_us, 10.0);
 }
 
+// Gradient accumulation's add per parameter tensor: the median of the runs' ratios to their own backward cost per
+// kernel (run 97: 0.182, 0.246, 0.459), times the profile's backward cost per kernel; without accumulate_host
+// records the base's value stays, and the report says so.
+TEST(HostOverheadFit, AccumulateGradFromItsRatioToTheBackward) {
+    RawData raw;
+    raw.host = {run("a.jsonl", false, 20.0, 1400.0)};
+    raw.accumulate_host = {{8.24, 0.182}, {9.0, 0.246}, {13.52, 0.459}};
+    HardwareProfile base;
+    base.launch.grad_accumulate_host_us = 99.0;
+    const ProfileFitResult r = fitProfile(raw, base, "t", "test");
+    EXPECT_DOUBLE_EQ(r.profile.launch.grad_accumulate_host_us, 0.246 * 1400.0 / 28.0);
+    raw.accumulate_host.clear();
+    const ProfileFitResult kept = fitProfile(raw, base, "t", "test");
+    EXPECT_DOUBLE_EQ(kept.profile.launch.grad_accumulate_host_us, 99.0);
+    const auto& k = kept.report.at("kept_from_base");
+    EXPECT_NE(std::find(k.begin(), k.end(), "launch.grad_accumulate_host_us"), k.end());
+}
+
 // Runs that timed the backward with and without gradient sync alternately give the hook, and win over the
 // paired runs. Two machine starts, the second host 2× slower: (sync − no_sync) per tensor is 25 and 50 µs, each
 // put in the profile's units (× the profile's 37.5 µs backward per kernel / the run's no_sync 25 and 50 µs per

@@ -115,7 +115,7 @@ TEST(Validation, OneSettingsEffectIsPredicted) {
     EXPECT_EQ(t.effects.size(), 84u);
     EXPECT_EQ(t.effects_reproducible.pairs, 67);
     EXPECT_LE(t.effects_reproducible.median_abs_error_pct, 1.2);
-    EXPECT_LE(t.effects_reproducible.worst_abs_error_pct, 7.8);
+    EXPECT_LE(t.effects_reproducible.worst_abs_error_pct, 3.0);
     EXPECT_EQ(t.effects_reproducible.direction_right, t.effects_reproducible.directed);
     EXPECT_LE(t.effects_all.median_abs_error_pct, 1.4);
     EXPECT_GE(t.effects_all.direction_right, 79);

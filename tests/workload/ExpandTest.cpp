@@ -12,6 +12,7 @@
 #include "sim/core/InputError.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/workload/Transformer.hpp"
+#include "sim/workload/Transformer.hpp"
 
 namespace stepsim {
 namespace {
@@ -248,6 +249,25 @@ TEST(Expand, SwigluCastsTheNormOutputForEachLinear) {
         EXPECT_EQ(seen, autocast ? casts : std::vector<std::string>{}) << (autocast ? "autocast" : "bf16");
         EXPECT_DOUBLE_EQ(add_bytes, 3 * (autocast ? 4 : 2) * T * h);
     }
+}
+
+// With gradient accumulation every micro-step after the first adds each gradient into .grad (one kernel a
+// parameter), issued at the profile's AccumulateGrad host cost rather than a backward kernel's.
+TEST(Expand, AccumulatedGradientsAddAtTheirOwnHostCost) {
+    HardwareProfile prof = builtinProfile("h200-sxm");
+    prof.launch.grad_accumulate_host_us = 7.0;
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(1);
+    sc.training.grad_accum = 2;
+    const Expansion e = expand(sc, cost);
+    const Program& p = e.workload.programs[0];
+    int adds = 0;
+    for (const Op& op : p.ops) {
+        if (op.step != 1 || !p.names[op.name].ends_with(" grad accumulate")) continue;
+        ++adds;
+        EXPECT_DOUBLE_EQ(op.host_s, 7.0e-6) << p.names[op.name];
+    }
+    EXPECT_EQ(adds, int(transformerParams(transformerShape(sc.model, sc.training.micro_batch)).size()));
 }
 
 // With GQA the attention backward sums dK and dV over each group of query heads (cuDNN's fmha_reduce_head, twice per
