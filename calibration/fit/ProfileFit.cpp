@@ -554,6 +554,7 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             {"log_softmax_backward_fp32", {"log_softmax_bwd_fp32"}},
             {"optimizer_foreach", {"adamw_foreach_step_gpt"}, 8},
             {"optimizer_foreach_bf16", {"adamw_foreach_step_bf16_gpt"}, 8},
+            {"gelu_forward", {"gelu_tanh"}},
         };
         json kj = json::object();
         for (const auto& [kind, ops, passes] : kinds) {

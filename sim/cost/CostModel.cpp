@@ -161,6 +161,7 @@ MemKind baseKind(MemKind k) {
         case MemKind::rms_weight_grad: return MemKind::norm_weight_grad;
         case MemKind::norm_weight_grad: return MemKind::norm_backward;
         case MemKind::optimizer_foreach_bf16: return MemKind::optimizer_foreach;
+        case MemKind::gelu_forward: return MemKind::elementwise;
         default: return k;
     }
 }

@@ -78,10 +78,10 @@ struct MemoryRates {
     double min_kernel_us = 2.0;           // shortest kernel: launch on device and tail
     // Per kind of kernel (names of MemKind: elementwise, cast_up, cast_down, norm_forward, norm_backward,
     // optimizer, residual_add, optimizer_bf16, log_softmax_forward, log_softmax_backward and their _fp32,
-    // optimizer_foreach, optimizer_foreach_bf16, norm_weight_grad, rms_forward, rms_backward, rms_weight_grad). A kind
-    // not listed takes its base kind's rate (rms_* the norm_* one, norm_weight_grad norm_backward's,
-    // optimizer_foreach_bf16 optimizer_foreach's), and a base kind not listed streams at read_write_efficiency with no
-    // fixed cost.
+    // optimizer_foreach, optimizer_foreach_bf16, norm_weight_grad, rms_forward, rms_backward, rms_weight_grad,
+    // gelu_forward). A kind not listed takes its base kind's rate (rms_* the norm_* one, norm_weight_grad
+    // norm_backward's, optimizer_foreach_bf16 optimizer_foreach's, gelu_forward elementwise's), and a base kind not
+    // listed streams at read_write_efficiency with no fixed cost.
     std::map<std::string, MemoryKernelRate> kernels;
     NormGrid norms;
 };

@@ -84,12 +84,12 @@ struct ProfileDocument {
 };
 
 constexpr std::array<std::string_view, 4> kGemmDtypes = {"bf16", "fp16", "fp8", "fp32"};
-constexpr std::array<std::string_view, 18> kMemoryKernelKinds = {
+constexpr std::array<std::string_view, 19> kMemoryKernelKinds = {
     "elementwise",    "cast_up",           "cast_down",            "norm_forward",
     "norm_backward",  "optimizer",         "residual_add",         "optimizer_bf16",
     "log_softmax_forward", "log_softmax_backward", "log_softmax_forward_fp32", "log_softmax_backward_fp32",
     "optimizer_foreach", "optimizer_foreach_bf16", "norm_weight_grad", "rms_forward", "rms_backward",
-    "rms_weight_grad"};
+    "rms_weight_grad", "gelu_forward"};
 constexpr std::array<std::string_view, 6> kCollectiveOps = {"all_reduce", "all_gather", "reduce_scatter",
                                                             "alltoall",   "broadcast",  "sendrecv"};
 constexpr std::array<std::string_view, 9> kNcclAlgos = {"auto",    "ring",           "tree",

@@ -41,7 +41,7 @@ static_assert(std::size_t(KernelClass::other) + 1 == kKernelClasses, "kKernelCla
 enum class MemKind : std::uint8_t {
     elementwise, cast_up, cast_down, norm_forward, norm_backward, optimizer, residual_add, optimizer_bf16,
     log_softmax_forward, log_softmax_backward, log_softmax_forward_fp32, log_softmax_backward_fp32, optimizer_foreach,
-    optimizer_foreach_bf16, norm_weight_grad, rms_forward, rms_backward, rms_weight_grad
+    optimizer_foreach_bf16, norm_weight_grad, rms_forward, rms_backward, rms_weight_grad, gelu_forward
 };
 inline const char* memKindName(MemKind k) {
     constexpr const char* names[] = {"elementwise",         "cast_up",                  "cast_down",
@@ -49,7 +49,8 @@ inline const char* memKindName(MemKind k) {
                                      "residual_add",        "optimizer_bf16",           "log_softmax_forward",
                                      "log_softmax_backward", "log_softmax_forward_fp32", "log_softmax_backward_fp32",
                                      "optimizer_foreach",   "optimizer_foreach_bf16",   "norm_weight_grad",
-                                     "rms_forward",         "rms_backward",             "rms_weight_grad"};
+                                     "rms_forward",         "rms_backward",             "rms_weight_grad",
+                                     "gelu_forward"};
     return names[static_cast<int>(k)];
 }
 // The kernels of a norm (LayerNorm: norm_*, RMSNorm: rms_*): forward, the backward's input gradient and its weight
