@@ -15,64 +15,61 @@
 
 namespace stepsim {
 
-// GEMM shapes with one number each are the flow list [m, n, k, x]: a GemmPoint's x is its TFLOP/s, a GemmShapeValue's
-// its value.
-template <class P>
-void readShape(YamlReader& r, const YAML::Node& n, const std::string& path, P& out, double P::*x, const char* what) {
-    if (!n.IsSequence() || n.size() != 4)
-        r.failAt(n, path, std::string("expected [m, n, k, ") + what + "], got " + describeNode(n));
-    readValue(r, n[0], path + "[0]", out.m);
-    readValue(r, n[1], path + "[1]", out.n);
-    readValue(r, n[2], path + "[2]", out.k);
-    readValue(r, n[3], path + "[3]", out.*x);
+// The measured points are flow lists of numbers, one per member in order: a GemmPoint [m, n, k, tflops], a
+// GemmShapeValue [m, n, k, value], an AttentionPoint [head_dim, seq, batch_heads, fwd_tflops, bwd_tflops], a NormPoint
+// [tokens, hidden, forward_us, backward_us, weight_grad_us]. `shape` names them for the error.
+template <class P, class... T>
+void readFlowList(YamlReader& r, const YAML::Node& n, const std::string& path, P& out, std::string_view shape,
+                  T P::*... members) {
+    if (!n.IsSequence() || n.size() != sizeof...(members))
+        r.failAt(n, path, fmt::format("expected {}, got {}", shape, describeNode(n)));
+    std::size_t i = 0;
+    ((readValue(r, n[i], fmt::format("{}[{}]", path, i), out.*members), ++i), ...);
+}
+
+template <class P, class... T>
+std::string formatFlowList(const P& p, T P::*... members) {
+    std::string out;
+    ((out += (out.empty() ? "[" : ", ") + formatValue(p.*members)), ...);
+    return out + "]";
 }
 
 void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, GemmPoint& out) {
-    readShape(r, n, path, out, &GemmPoint::tflops, "tflops");
+    readFlowList(r, n, path, out, "[m, n, k, tflops]", &GemmPoint::m, &GemmPoint::n, &GemmPoint::k, &GemmPoint::tflops);
 }
 
 std::string formatValue(const GemmPoint& p) {
-    return fmt::format("[{}, {}, {}, {}]", p.m, p.n, p.k, formatValue(p.tflops));
+    return formatFlowList(p, &GemmPoint::m, &GemmPoint::n, &GemmPoint::k, &GemmPoint::tflops);
 }
 
 void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, GemmShapeValue& out) {
-    readShape(r, n, path, out, &GemmShapeValue::value, "value");
+    readFlowList(r, n, path, out, "[m, n, k, value]", &GemmShapeValue::m, &GemmShapeValue::n, &GemmShapeValue::k,
+                 &GemmShapeValue::value);
 }
 
 std::string formatValue(const GemmShapeValue& p) {
-    return fmt::format("[{}, {}, {}, {}]", p.m, p.n, p.k, formatValue(p.value));
+    return formatFlowList(p, &GemmShapeValue::m, &GemmShapeValue::n, &GemmShapeValue::k, &GemmShapeValue::value);
 }
 
-// An AttentionPoint is the flow list [head_dim, seq, batch_heads, fwd_tflops, bwd_tflops].
 void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, AttentionPoint& out) {
-    if (!n.IsSequence() || n.size() != 5)
-        r.failAt(n, path, "expected [head_dim, seq, batch_heads, fwd_tflops, bwd_tflops], got " + describeNode(n));
-    readValue(r, n[0], path + "[0]", out.head_dim);
-    readValue(r, n[1], path + "[1]", out.seq);
-    readValue(r, n[2], path + "[2]", out.batch_heads);
-    readValue(r, n[3], path + "[3]", out.fwd_tflops);
-    readValue(r, n[4], path + "[4]", out.bwd_tflops);
+    readFlowList(r, n, path, out, "[head_dim, seq, batch_heads, fwd_tflops, bwd_tflops]", &AttentionPoint::head_dim,
+                 &AttentionPoint::seq, &AttentionPoint::batch_heads, &AttentionPoint::fwd_tflops,
+                 &AttentionPoint::bwd_tflops);
 }
 
 std::string formatValue(const AttentionPoint& p) {
-    return fmt::format("[{}, {}, {}, {}, {}]", p.head_dim, p.seq, p.batch_heads, formatValue(p.fwd_tflops),
-                       formatValue(p.bwd_tflops));
+    return formatFlowList(p, &AttentionPoint::head_dim, &AttentionPoint::seq, &AttentionPoint::batch_heads,
+                          &AttentionPoint::fwd_tflops, &AttentionPoint::bwd_tflops);
 }
 
-// A NormPoint is the flow list [tokens, hidden, forward_us, backward_us, weight_grad_us].
 void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, NormPoint& out) {
-    if (!n.IsSequence() || n.size() != 5)
-        r.failAt(n, path, "expected [tokens, hidden, forward_us, backward_us, weight_grad_us], got " + describeNode(n));
-    readValue(r, n[0], path + "[0]", out.tokens);
-    readValue(r, n[1], path + "[1]", out.hidden);
-    readValue(r, n[2], path + "[2]", out.forward_us);
-    readValue(r, n[3], path + "[3]", out.backward_us);
-    readValue(r, n[4], path + "[4]", out.weight_grad_us);
+    readFlowList(r, n, path, out, "[tokens, hidden, forward_us, backward_us, weight_grad_us]", &NormPoint::tokens,
+                 &NormPoint::hidden, &NormPoint::forward_us, &NormPoint::backward_us, &NormPoint::weight_grad_us);
 }
 
 std::string formatValue(const NormPoint& p) {
-    return fmt::format("[{}, {}, {}, {}, {}]", p.tokens, p.hidden, formatValue(p.forward_us),
-                       formatValue(p.backward_us), formatValue(p.weight_grad_us));
+    return formatFlowList(p, &NormPoint::tokens, &NormPoint::hidden, &NormPoint::forward_us, &NormPoint::backward_us,
+                          &NormPoint::weight_grad_us);
 }
 
 namespace {
