@@ -45,6 +45,18 @@ TEST(NormGrid, ExtrapolatesWithTheEdgeSlopeHeld) {
     EXPECT_NEAR(normGridUs(grid(), &NormPoint::forward_us, 8192, 4096), 52.8 * std::pow(2.0, s), 1e-9);
 }
 
+// A grid missing a corner of the cell around the query (not a full rows × hidden grid): the nearest measured size in
+// log size, scaled by the elements; out of domain past a factor 2 from it.
+TEST(NormGrid, IrregularGridTakesTheNearestSizeScaled) {
+    std::vector<NormPoint> g = grid();
+    g.pop_back();  // no 8192 × 2048
+    bool in = false;
+    EXPECT_NEAR(normGridUs(g, &NormPoint::forward_us, 8192, 1536, &in), 28.5 * 2, 1e-9);  // from 8192 × 768
+    EXPECT_TRUE(in);
+    normGridUs(g, &NormPoint::forward_us, 32768, 8192, &in);
+    EXPECT_FALSE(in);
+}
+
 Op normOp(MemKind kind, long rows, long hidden, long elem) {
     Op op;
     op.cls = KernelClass::memory;
