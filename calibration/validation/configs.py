@@ -230,6 +230,15 @@ CONFIGS = [
     _cfg("s1-l16-h1024-s2048-mb8-swiglu", 1, 16, 1024, 16, 2048, 8, mlp="swiglu", norm="rmsnorm"),
     _cfg("s1-l16-h2048-s2048-mb4-swiglu-fp16", 1, 16, 2048, 16, 2048, 4, mlp="swiglu", norm="rmsnorm",
          compute_dtype="fp16"),
+    # held out, twelfth round: gradient accumulation over small micro-batches, AccumulateGrad's adds at their own
+    # measured host cost (results/validation/heldout12/)
+    _cfg("s1-l12-h2048-s2048-mb1-ga4", 1, 12, 2048, 16, 2048, 1, grad_accum=4),
+    _cfg("s1-l24-h1024-s2048-mb2-ga4", 1, 24, 1024, 16, 2048, 2, grad_accum=4),
+    _cfg("s1-l16-h1536-s2048-mb1-ga8", 1, 16, 1536, 12, 2048, 1, grad_accum=8),
+    _cfg("s1-l8-h4096-s2048-mb1-ga4", 1, 8, 4096, 32, 2048, 1, grad_accum=4),
+    _cfg("s1-l12-h768-s1024-mb2-ga4", 1, 12, 768, 12, 1024, 2, grad_accum=4),
+    _cfg("s1-l24-h2048-s2048-mb1-ga2", 1, 24, 2048, 16, 2048, 1, grad_accum=2),
+    _cfg("s1-l12-h3072-s2048-mb2-ga4", 1, 12, 3072, 24, 2048, 2, grad_accum=4),
 ]
 
 # A handful of quick ones to check the whole path (profiler, DDP, no_sync, GQA) before the sweep.
