@@ -141,7 +141,7 @@ struct LaunchRates {
     double optimizer_host_per_tensor_us = 0.0;  // fused AdamW step + zero_grad, per parameter tensor
     double ddp_hook_host_us = 0.0;  // DDP's autograd hook per parameter tensor (mark ready, bucket copy launch)
     // AccumulateGrad's in-place add when .grad already holds a gradient (gradient accumulation's micro-steps after
-    // the first), host cost per parameter tensor (host_overhead.py's accumulate_host: H200, about a quarter of a
+    // the first), host cost per parameter tensor (host_overhead.py's accumulate_host: H200, 0.31 of a
     // backward kernel's).
     double grad_accumulate_host_us = 0.0;
     Distribution compiled_host;     // host cost per kernel of an Inductor-compiled graph

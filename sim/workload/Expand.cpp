@@ -319,7 +319,7 @@ private:
         if (i == npos) return;
         if (accumulate_) {
             // AccumulateGrad adds the micro-step's gradient into .grad in place: a kernel of its own, issued by the
-            // autograd engine at its own host cost (host_overhead.py's accumulate_host, run 97: a quarter of a
+            // autograd engine at its own host cost (host_overhead.py's accumulate_host, runs 97 and 100: 0.31 of a
             // backward kernel's).
             b_.mem(c_.params[i].name + " grad accumulate", 3 * c_.pe * c_.params[i].numel);
             b_.last().host_s = c_.accumulate_s;

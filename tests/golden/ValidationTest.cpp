@@ -52,22 +52,24 @@ ValidationTable rerun() {
 // GPU-bound rows at its 10%, the rest at this build's line: a change that makes the predictions worse fails here.
 TEST(Validation, MedianStepTimeErrorDoesNotGrow) {
     const ValidationTable t = rerun();
-    EXPECT_EQ(t.rows.size(), 110u);
+    EXPECT_EQ(t.rows.size(), 117u);
     EXPECT_LE(t.median_abs_error_pct, 5.0);
     EXPECT_LE(t.worst_abs_error_pct, 27.0);
     EXPECT_GE(t.exposed_within_20pct, 16);
     EXPECT_LE(t.exposed_median_abs_error_ms, 0.24);
-    EXPECT_GE(t.reproducible.rows, 84);
+    EXPECT_GE(t.reproducible.rows, 88);
     EXPECT_LE(t.reproducible.median_abs_error_pct, 5.0);
-    EXPECT_LE(t.reproducible.worst_abs_error_pct, 10.0);
+    // the worst reproducible row is host-bound (an accumulating step whose host sets its pace, two runs 8% apart):
+    // the 10% target holds on the GPU-bound rows
+    EXPECT_LE(t.reproducible.worst_abs_error_pct, 11.0);
     EXPECT_GE(t.reproducible.exposed_within_20pct, 13);
-    EXPECT_GE(t.gpu_bound.rows, 77);
+    EXPECT_GE(t.gpu_bound.rows, 79);
     EXPECT_LE(t.gpu_bound.median_abs_error_pct, 5.0);
     EXPECT_LE(t.gpu_bound.worst_abs_error_pct, 10.0);
     EXPECT_GE(t.gpu_bound.exposed_within_20pct, 12);
     EXPECT_EQ(std::size_t(t.gpu_bound.rows + t.host_bound.rows), t.rows.size());
-    EXPECT_EQ(t.host_range_runs, 211);
-    EXPECT_GE(t.host_range_runs_within, 167);
+    EXPECT_EQ(t.host_range_runs, 224);
+    EXPECT_GE(t.host_range_runs_within, 180);
 }
 
 // One global batch split two ways (the micro-batch and the accumulation steps differ, their product does not) is a
@@ -112,13 +114,13 @@ TEST(Validation, SplitsOfOneGlobalBatchPairUp) {
 // bf16-parameter steps read 2.5-6.2% low).
 TEST(Validation, OneSettingsEffectIsPredicted) {
     const ValidationTable t = rerun();
-    EXPECT_EQ(t.effects.size(), 84u);
-    EXPECT_EQ(t.effects_reproducible.pairs, 67);
+    EXPECT_EQ(t.effects.size(), 92u);
+    EXPECT_EQ(t.effects_reproducible.pairs, 69);
     EXPECT_LE(t.effects_reproducible.median_abs_error_pct, 1.2);
     EXPECT_LE(t.effects_reproducible.worst_abs_error_pct, 3.0);
     EXPECT_EQ(t.effects_reproducible.direction_right, t.effects_reproducible.directed);
     EXPECT_LE(t.effects_all.median_abs_error_pct, 1.4);
-    EXPECT_GE(t.effects_all.direction_right, 79);
+    EXPECT_GE(t.effects_all.direction_right, 88);
     for (const SettingErrors& e : t.effects_by_setting)
         if (e.setting == "training.activation_checkpointing") {  // 12 reproducible pairs, a median 0.4%
             EXPECT_GE(e.reproducible_pairs, 12);
@@ -138,12 +140,12 @@ TEST(Validation, HeldOutRoundsScoreAsPredictedBeforeTheyRan) {
         if (d.is_directory() && d.path().filename().string().rfind("heldout", 0) == 0) rounds.push_back(d.path());
     std::sort(rounds.begin(), rounds.end());
     addHeldout(t, rounds);
-    EXPECT_EQ(t.heldout.size(), 72u);
+    EXPECT_EQ(t.heldout.size(), 79u);
     EXPECT_EQ(t.heldout_waiting.size(), 6u);
-    EXPECT_LE(t.heldout_all.median_abs_error_pct, 2.5);
+    EXPECT_LE(t.heldout_all.median_abs_error_pct, 2.6);
     EXPECT_LE(t.heldout_gpu_bound.median_abs_error_pct, 2.5);
     EXPECT_LE(t.heldout_gpu_bound.worst_abs_error_pct, 10.0);
-    EXPECT_GE(t.heldout_host_range_runs_within, 11);
+    EXPECT_GE(t.heldout_host_range_runs_within, 24);
     for (const HeldoutRow& h : t.heldout)  // the committed prediction, not this build's
         if (h.row.id == "s1-l24-h2048-s2048-mb4-fp16") {
             EXPECT_NEAR(h.row.predicted_ms, 151.86, 0.01);
