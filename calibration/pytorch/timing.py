@@ -60,7 +60,7 @@ def looped(fn, reps=7, inner=20, holder=hold_gpu, hold_s=None):
 class Heater:
     """Back-to-back 8192³ BF16 GEMMs on the compute stream, in place of timing.hold_gpu's spin kernel: while the host
     queues the timed calls the board draws its power limit, as through a training step (run 34: SM clock ~1725 MHz
-    at ~665 W in a step, ~1965 MHz at ~520 W in this script's spin-and-burst timing), so the calls run at the power
+    at ~665 W in a step, ~1965 MHz at ~520 W in interference_training.py's spin-and-burst timing), so the calls run at the power
     limit as a step's do (the heater's own GEMMs draw more: 1470-1500 MHz at ~685 W, run 35), and the NCCL kernel's
     extra power lowers the clock as in a step. Run 35 found the same slowdowns as without it."""
 
