@@ -60,9 +60,10 @@ def looped(fn, reps=7, inner=20, holder=hold_gpu, hold_s=None):
 class Heater:
     """Back-to-back 8192³ BF16 GEMMs on the compute stream, in place of timing.hold_gpu's spin kernel: while the host
     queues the timed calls the board draws its power limit, as through a training step (run 34: SM clock ~1725 MHz
-    at ~665 W in a step, ~1965 MHz at ~520 W in interference_training.py's spin-and-burst timing), so the calls run at the power
-    limit as a step's do (the heater's own GEMMs draw more: 1470-1500 MHz at ~685 W, run 35), and the NCCL kernel's
-    extra power lowers the clock as in a step. Run 35 found the same slowdowns as without it."""
+    at ~665 W in a step, ~1965 MHz at ~520 W in interference_training.py's spin-and-burst timing), so the calls run at
+    the power limit as a step's do (the heater's own GEMMs draw more: 1470-1500 MHz at ~685 W, run 35), and an NCCL
+    kernel's extra power lowers the clock as in a step. Run 35 found the same slowdowns beside NCCL as without it;
+    run 91 found the fused AdamW 3-7% slower after it, as in the steps' traces."""
 
     def __init__(self, dev=None):
         r = lambda: torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
