@@ -12,8 +12,9 @@ ones. This script separates the two candidate causes, each case timed both ways 
           at the clock a step's GEMMs leave behind;
 
 over two parameter lists of one size: a GPT model's own tensors (`--layers`, `--hidden`; every weight, bias and
-norm parameter, embeddings included, the untied head with `--head`: run 91 ran without it) and 16 Mi-parameter chunks (the bench's layout). Cases: AdamW fused and
-foreach, fp32 and bf16 parameters (bf16 states), and the norms' three kernels at a few sizes (fp32 and bf16).
+norm parameter, embeddings included, the untied head with `--head`: run 91 ran without it) and 16 Mi-parameter
+chunks (the bench's layout). Cases: AdamW fused and foreach, fp32 and bf16 parameters (bf16 states), and the norms'
+three kernels at a few sizes (fp32 and bf16).
 
 Writes JSON Lines: one record per case and state: {"kind": "optimizer_state" | "norm_state", "case", "state",
 "time_us": {median, p10, p90, n}, ...}.

@@ -356,7 +356,8 @@ def adamw(b, torch, dtype="fp32", impl="fused"):
     models = [(12, 2048)] if b.args.quick else [(12, 768), (24, 1024), (12, 2048), (24, 2048), (8, 4096)]
     elem = 4 if dtype == "fp32" else 2
     tdtype = torch.float32 if dtype == "fp32" else torch.bfloat16
-    op = f"adamw_{impl}_step" + ("" if dtype == "fp32" else "_" + dtype) + "_gpt" + ("_heated" if impl == "fused" else "")
+    op = f"adamw_{impl}_step" + ("" if dtype == "fp32" else "_" + dtype) + "_gpt"
+    op += "_heated" if impl == "fused" else ""
     if impl == "fused":
         accesses, note = 7, "reads param, grad, exp_avg, exp_avg_sq; writes param, exp_avg, exp_avg_sq"
     else:  # tensors read or written per pass
