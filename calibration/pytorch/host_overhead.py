@@ -237,7 +237,8 @@ def accumulate_costs(iters=40):
         fwd()
         accum_kernels = count_kernels(bwd)  # .grad present: the adds counted
         per[layers] = {"backward_fresh_us": statistics.median(fresh),
-                       "backward_accumulate_us": statistics.median(accum), "backward_kernels": fresh_kernels, "backward_accumulate_kernels": accum_kernels,
+                       "backward_accumulate_us": statistics.median(accum),
+                       "backward_kernels": fresh_kernels, "backward_accumulate_kernels": accum_kernels,
                        "param_tensors": sum(1 for _ in model.parameters())}
     d = {k: (per[10][k] - per[2][k]) / 8 for k in per[10]}
     acc = (d["backward_accumulate_us"] - d["backward_fresh_us"]) / d["param_tensors"]
