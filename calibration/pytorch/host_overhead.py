@@ -89,6 +89,16 @@ def count_kernels(fn):
     return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
 
 
+def timed_backward(fwd, bwd):
+    """Host microseconds of one backward after a forward, the device drained before and after."""
+    fwd()
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    bwd()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t) * 1e6
+
+
 def measure(layers, ddp, iters=60):
     dev = torch.device("cuda", torch.cuda.current_device())
     model = Model(layers).to(dev)
@@ -135,12 +145,7 @@ def measure(layers, ddp, iters=60):
         for i in range(2 * iters):
             quiet = i % 2 == 1
             with model.no_sync() if quiet else contextlib.nullcontext():
-                fwd()
-                torch.cuda.synchronize()
-                t = time.perf_counter()
-                bwd()
-                torch.cuda.synchronize()
-            (nosync if quiet else sync).append((time.perf_counter() - t) * 1e6)
+                (nosync if quiet else sync).append(timed_backward(fwd, bwd))
         out["backward_sync_us"] = statistics.median(sync)
         out["backward_nosync_us"] = statistics.median(nosync)
     # kernels per phase
@@ -225,12 +230,7 @@ def accumulate_costs(iters=40):
             keep = i % 2 == 1
             if not keep:
                 model.zero_grad(set_to_none=True)
-            fwd()
-            torch.cuda.synchronize()
-            t = time.perf_counter()
-            bwd()
-            torch.cuda.synchronize()
-            (accum if keep else fresh).append((time.perf_counter() - t) * 1e6)
+            (accum if keep else fresh).append(timed_backward(fwd, bwd))
         model.zero_grad(set_to_none=True)
         fwd()
         fresh_kernels = count_kernels(bwd)
