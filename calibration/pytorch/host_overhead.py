@@ -89,6 +89,20 @@ def count_kernels(fn):
     return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
 
 
+def training_pass(model, idx):
+    """The tiny model's forward (bf16 autocast, cross-entropy over its 256 tokens) and backward, sharing the loss."""
+    state = {}
+
+    def fwd():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            state["loss"] = F.cross_entropy(model(idx).view(-1, 256), idx.view(-1))
+
+    def bwd():
+        state["loss"].backward()
+
+    return fwd, bwd
+
+
 def timed_backward(fwd, bwd):
     """Host microseconds of one backward after a forward, the device drained before and after."""
     fwd()
@@ -105,16 +119,7 @@ def measure(layers, ddp, iters=60):
     if ddp:
         model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index])
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
-    idx = torch.randint(0, 256, (1, 32), device=dev)
-    state = {}
-
-    def fwd():
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            logits = model(idx)
-            state["loss"] = F.cross_entropy(logits.view(-1, 256), idx.view(-1))
-
-    def bwd():
-        state["loss"].backward()
+    fwd, bwd = training_pass(model, torch.randint(0, 256, (1, 32), device=dev))
 
     def step():
         opt.step()
@@ -213,16 +218,7 @@ def accumulate_costs(iters=40):
     for layers in (2, 10):
         dev = torch.device("cuda", torch.cuda.current_device())
         model = Model(layers).to(dev)
-        idx = torch.randint(0, 256, (1, 32), device=dev)
-        state = {}
-
-        def fwd():
-            with torch.autocast("cuda", dtype=torch.bfloat16):
-                state["loss"] = F.cross_entropy(model(idx).view(-1, 256), idx.view(-1))
-
-        def bwd():
-            state["loss"].backward()
-
+        fwd, bwd = training_pass(model, torch.randint(0, 256, (1, 32), device=dev))
         for _ in range(10):
             fwd(); bwd()
         fresh, accum = [], []
