@@ -18,8 +18,8 @@
 #include "calibration/fit/ProfileFit.hpp"
 #include "calibration/fit/RawData.hpp"
 #include "sim/core/InputError.hpp"
-#include "sim/cost/CostModel.hpp"
 #include "sim/core/Statistics.hpp"
+#include "sim/cost/CostModel.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 
 #ifndef STEPSIM_SOURCE_DIR_FOR_CALIBRATE
@@ -248,7 +248,7 @@ std::string profileTable(const HardwareProfile& p) {
     for (const auto& [name, grid] : {std::pair{"LayerNorm fp32", &ng.layer_fp32}, std::pair{"LayerNorm bf16", &ng.layer_bf16},
                                      std::pair{"RMSNorm fp32", &ng.rms_fp32}, std::pair{"RMSNorm bf16", &ng.rms_bf16}}) {
         if (grid->empty()) {
-            std::cout << fmt::format("  {} kernels: no grid, priced by the norm kinds' rates\n", name);
+            s += fmt::format("  {} kernels: no grid, priced by the norm kinds' rates\n", name);
             continue;
         }
         const auto [tlo, thi] = std::minmax_element(grid->begin(), grid->end(),
@@ -258,9 +258,9 @@ std::string profileTable(const HardwareProfile& p) {
         const double fwd = normGridUs(*grid, &NormPoint::forward_us, 8192, 2048);
         const double bwd = normGridUs(*grid, &NormPoint::backward_us, 8192, 2048);
         const double wg = normGridUs(*grid, &NormPoint::weight_grad_us, 8192, 2048);
-        std::cout << fmt::format("  {} kernels: {} sizes, {}-{} rows x {}-{}; at 8192 x 2048 forward {:.1f} us, "
-                                 "input grad {:.1f}, weight grad {:.1f}\n",
-                                 name, grid->size(), tlo->tokens, thi->tokens, hlo->hidden, hhi->hidden, fwd, bwd, wg);
+        s += fmt::format("  {} kernels: {} sizes, {}-{} rows x {}-{}; at 8192 x 2048 forward {:.1f} us, "
+                         "input grad {:.1f}, weight grad {:.1f}\n",
+                         name, grid->size(), tlo->tokens, thi->tokens, hlo->hidden, hhi->hidden, fwd, bwd, wg);
     }
     const bool nvlink4 = p.gpu.model.find("H100") != std::string::npos || p.gpu.model.find("H200") != std::string::npos;
     line("NVLink per direction (GB/s)", fmt::format("{:.0f}", p.links.nvlink_gbps), nvlink4 ? "450" : "-",
