@@ -33,7 +33,10 @@ Writes JSON Lines, one per rank and mix: {"kind": "power_duty", "rank", "gpu", "
 --attention one per rank, load and kernel: {"kind": "power_loaded", "rank", "gpu", "load": name, "class":
 "gemm"|"attention", "form": forward|dgrad|wgrad (GEMMs), "m", "n", "k" (GEMMs) or "batch", "heads", "kv_heads", "seq",
 "head_dim", "pass": "forward"|"forward_backward" (attention), "flop", "time_us": per call, "burst_us", "calls",
-"load_tflops", "memory_fraction", "cycles"}. Each rank also writes its records to FILE.rankN.partial as they come
+"load_tflops", "memory_fraction", "cycles"}. The clock each ran at (timing.ClockLog, NVML every 10 ms; since
+run 101): "reference_clock" {class: ...} beside the rested times, "sm_clock_mhz", "power_w" (medians) and
+"clock_samples" in "sustained" (the windows counted) and in each power_loaded record (its later half of cycles), and
+"burst_clock" beside its spin-and-burst time. Each rank also writes its records to FILE.rankN.partial as they come
 (removed at the end), so a failure keeps what was measured. H200's results: calibration/profiles/h200x2/COMMAND.md,
 section 18.
 Usage: torchrun --standalone --nproc-per-node N power_duty.py --out FILE [--seconds 6] [--rest 4]
@@ -51,15 +54,16 @@ import torch.nn.functional as F
 
 from gathered import join_ranks, write_gathered
 from interference_training import gemm as gemm_kernel, read_shapes
-from timing import looped
+from timing import ClockLog, looped
 
 
 def run_mix(kinds, counts, idle_ms, seconds, window_s):
-    """Cycles of counts[k] calls of each kind, for `seconds`; per window of about `window_s`: its start (s), its
-    length (s) and the time (s) spent in each kind."""
+    """Cycles of counts[k] calls of each kind, for `seconds`; the time.time() of their start on the device (the GPU
+    idle before it) and, per window of about `window_s`: its start (s), its length (s) and the time (s) spent in each
+    kind."""
     order = [k for k in ("gemm", "attention", "memory") if counts.get(k, 0)]
     torch.cuda.synchronize()
-    t0 = time.perf_counter()
+    t0, wall0 = time.perf_counter(), time.time()
     start = torch.cuda.Event(enable_timing=True)
     start.record()
     cycles = []  # per cycle: the events that close each kind, the first opening the cycle
@@ -92,13 +96,13 @@ def run_mix(kinds, counts, idle_ms, seconds, window_s):
         cur[3] += 1
         for k, v in parts.items():
             cur[2][k] += v
-    return order, windows
+    return order, wall0, windows
 
 
-def loaded(kinds, ref, tests, background, per_shape_s):
+def loaded(kinds, ref, tests, background, per_shape_s, clocks):
     """Each test (fn, flop, estimated µs per call) timed inside a held background of `background` counts per cycle of
     the reference GEMM and the memory add: per test (time per call in µs, calls per burst, load in TFLOP/s,
-    memory-bound fraction, cycles counted)."""
+    memory-bound fraction, cycles counted, the clock and power over those cycles: ClockLog.between)."""
     g, f = background["gemm"], background["memory"]
     cycle_us = g * ref["gemm"] + f * ref["memory"]
     bg_flop = g * 2 * 8192 * 8192 * 2048
@@ -106,7 +110,10 @@ def loaded(kinds, ref, tests, background, per_shape_s):
     for fn, flop, est_us in tests:
         calls = max(1, round(0.2 * cycle_us / max(est_us, 1.0)))
         rows = []
-        t0 = time.perf_counter()
+        torch.cuda.synchronize()
+        t0, wall0 = time.perf_counter(), time.time()
+        mark = torch.cuda.Event(enable_timing=True)
+        mark.record()
         while time.perf_counter() - t0 < per_shape_s:
             ev = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
             ev[0].record()
@@ -131,7 +138,9 @@ def loaded(kinds, ref, tests, background, per_shape_s):
             memory += ev[1].elapsed_time(ev[2]) * 1e-3
             cycles += 1
         load = (bg_flop + calls * flop) * cycles / total / 1e12
-        out.append((statistics.median(per_call), calls, load, memory / total, cycles))
+        at = lambda ev: wall0 + mark.elapsed_time(ev) * 1e-3
+        clock = clocks.between(at(rows[len(rows) // 2][0]), at(rows[-1][0]))
+        out.append((statistics.median(per_call), calls, load, memory / total, cycles, clock))
     return out
 
 
@@ -151,6 +160,7 @@ def main():
     ap.add_argument("--no-mixes", action="store_true", help="skip the mixes (only --shapes/--attention)")
     a = ap.parse_args()
     rank, dev = join_ranks()
+    clocks = ClockLog(dev)
     bf = torch.bfloat16
     x, w = torch.randn(8192, 2048, device=dev, dtype=bf), torch.randn(2048, 8192, device=dev, dtype=bf)
     y = torch.empty(8192, 8192, device=dev, dtype=bf)
@@ -170,8 +180,16 @@ def main():
         dist.barrier()
         time.sleep(a.rest)
 
+    def timed_rested(fn, **kw):
+        """timing.looped's median (µs per call) and the clock it ran at."""
+        t0 = time.time()
+        us = statistics.median(looped(fn, **kw))
+        return us, clocks.between(t0, time.time())
+
     rest()
-    ref = {k: statistics.median(looped(fn, reps=7)) for k, fn in kinds.items()}  # µs per call, rested
+    ref, ref_clock = {}, {}
+    for k, fn in kinds.items():  # µs per call, rested
+        ref[k], ref_clock[k] = timed_rested(fn, reps=7)
 
     def fill(gemm, attention, fraction):
         """Memory adds per cycle so that the compute-bound calls take `fraction` of it at the reference times."""
@@ -194,7 +212,7 @@ def main():
 
     for name, counts, idle_ms in ([] if a.no_mixes else mixes):
         rest()
-        order, windows = run_mix(kinds, counts, idle_ms, a.seconds, a.window)
+        order, wall0, windows = run_mix(kinds, counts, idle_ms, a.seconds, a.window)
         late = [wd for wd in windows if wd[0] >= a.sustained_from and wd[3] > 0]
         total = sum(wd[1] for wd in late)
         per_call = lambda k, wd: wd[2][k] / (wd[3] * counts[k]) * 1e6
@@ -203,10 +221,11 @@ def main():
         compute = sum(wd[2][k] for wd in late for k in order if k != "memory")
         rec = {"kind": "power_duty", "rank": rank, "gpu": gpu, "mix": name,
                "counts": {**{k: counts.get(k, 0) for k in kinds}, "idle_ms": round(idle_ms, 4)},
-               "reference_us": {k: round(v, 3) for k, v in ref.items()}, "flop": flop,
+               "reference_us": {k: round(v, 3) for k, v in ref.items()}, "reference_clock": ref_clock, "flop": flop,
                "sustained_from_s": a.sustained_from,
                "sustained": {"load_tflops": tensor / total / 1e12, "compute_fraction": compute / total,
-                             "windows": len(late), **sus},
+                             "windows": len(late), **sus,
+                             **clocks.between(wall0 + late[0][0], wall0 + late[-1][0] + late[-1][1])},
                "slowdown": {k: sus[f"{k}_us"] / ref[k] for k in order},
                "t_s": [round(wd[0], 4) for wd in windows],
                "load_tflops": [round(sum(flop.get(k, 0) * counts[k] for k in order) * wd[3] / wd[1] / 1e12, 2)
@@ -215,7 +234,8 @@ def main():
         keep(rec)
         s = rec["sustained"]
         print(f"rank {rank} {name}: {s['windows']} windows, load {s['load_tflops']:.0f} TFLOP/s, compute "
-              f"{100 * s['compute_fraction']:.0f}% of the time; slowdown "
+              f"{100 * s['compute_fraction']:.0f}% of the time, {s['sm_clock_mhz']:.0f} MHz at {s['power_w']:.0f} W; "
+              "slowdown "
               + ", ".join(f"{k} {v:.3f}" for k, v in rec["slowdown"].items()), flush=True)
     tests = []  # (record fields, fn, flop)
     if a.shapes:
@@ -236,22 +256,26 @@ def main():
         tests.append(({**shape, "pass": "forward"}, fwd, fl))
         tests.append(({**shape, "pass": "forward_backward"}, both, 3.5 * fl))
     if tests:
-        est = [statistics.median(looped(fn, reps=3, inner=5)) for _, fn, _ in tests]
+        rested = [timed_rested(fn, reps=3, inner=5) for _, fn, _ in tests]
+        est = [us for us, _ in rested]
         loads = [(w.split("=")[0], float(w.split("=")[1])) for w in a.loads.split(",")]
         rest()
         for li, (lname, fraction) in enumerate(loads):
             picked = [i for i in range(len(tests)) if li == 0 or i % a.every == 0]
             background = {"gemm": 4, "memory": max(1, fill(4, 0, fraction))}
             run_mix(kinds, background, 0, 2.0, a.window)  # settle
-            res = loaded(kinds, ref, [(tests[i][1], tests[i][2], est[i]) for i in picked], background, a.per_shape)
-            for i, (us, calls, load, mem, cycles) in zip(picked, res):
+            res = loaded(kinds, ref, [(tests[i][1], tests[i][2], est[i]) for i in picked], background, a.per_shape,
+                         clocks)
+            for i, (us, calls, load, mem, cycles, clock) in zip(picked, res):
                 keep({"kind": "power_loaded", "rank": rank, "gpu": gpu, "load": lname, **tests[i][0],
                              "flop": tests[i][2], "time_us": round(us, 3), "burst_us": round(est[i], 3),
-                             "calls": calls, "load_tflops": round(load, 2), "memory_fraction": round(mem, 4),
-                             "cycles": cycles})
+                             "burst_clock": rested[i][1], "calls": calls, "load_tflops": round(load, 2),
+                             "memory_fraction": round(mem, 4), "cycles": cycles, **clock})
             print(f"rank {rank} load {lname}: {len(res)} kernels, load {statistics.median(x[2] for x in res):.0f} "
-                  f"TFLOP/s (median), per-call time / spin-and-burst time: median "
+                  f"TFLOP/s, {statistics.median(x[5]['sm_clock_mhz'] for x in res):.0f} MHz (medians), per-call time / "
+                  "spin-and-burst time: median "
                   f"{statistics.median(x[0] / est[i] for i, x in zip(picked, res)):.3f}", flush=True)
+    clocks.stop()
     write_gathered(a.out, recs)
     partial.close()
     os.remove(partial.name)

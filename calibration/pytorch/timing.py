@@ -85,3 +85,61 @@ class Heater:
     def __call__(self, seconds):
         for _ in range(max(1, math.ceil(seconds / self.call_s))):
             self.call()
+
+
+class ClockLog:
+    """The GPU's SM clock (MHz) and board power (W), read through NVML every `period_s` in a thread, stamped with
+    time.time(): what a calibration ran at, next to what it measured (nvidia-smi's 50 ms log cannot be lined up with
+    one timed burst). NVML through pynvml (nvidia-ml-py) where it is installed, else through the driver's own
+    libnvidia-ml.so.1 by ctypes (the same four calls). The GPU is found by the UUID CUDA gives `dev`.
+    `between(t0, t1)` gives the samples' medians in a window of time.time() stamps."""
+
+    def __init__(self, dev, period_s=0.01):
+        import threading
+        self.period_s, self.samples, self.stop_flag = period_s, [], threading.Event()
+        uuid = str(torch.cuda.get_device_properties(dev).uuid)
+        uuid = (uuid if uuid.startswith("GPU-") else "GPU-" + uuid).encode()
+        try:
+            import pynvml
+            pynvml.nvmlInit()
+            h = pynvml.nvmlDeviceGetHandleByUUID(uuid)
+            self.read = lambda: (pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
+                                 pynvml.nvmlDeviceGetPowerUsage(h) / 1e3)
+        except ImportError:
+            import ctypes
+            nvml = ctypes.CDLL("libnvidia-ml.so.1")
+            h, clock, mw = ctypes.c_void_p(), ctypes.c_uint(), ctypes.c_uint()
+
+            def check(rc, what):
+                if rc != 0:
+                    raise RuntimeError(f"NVML {what} failed with code {rc}")
+
+            check(nvml.nvmlInit_v2(), "nvmlInit_v2")
+            check(nvml.nvmlDeviceGetHandleByUUID(ctypes.c_char_p(uuid), ctypes.byref(h)), "nvmlDeviceGetHandleByUUID")
+
+            def read():
+                check(nvml.nvmlDeviceGetClockInfo(h, 1, ctypes.byref(clock)), "nvmlDeviceGetClockInfo")  # 1: SM
+                check(nvml.nvmlDeviceGetPowerUsage(h, ctypes.byref(mw)), "nvmlDeviceGetPowerUsage")
+                return clock.value, mw.value / 1e3
+
+            self.read = read
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self):
+        while not self.stop_flag.wait(self.period_s):
+            self.samples.append((time.time(), *self.read()))
+
+    def stop(self):
+        self.stop_flag.set()
+        self.thread.join()
+
+    def between(self, t0, t1):
+        """{"sm_clock_mhz", "power_w": medians, "clock_samples": count} of the samples stamped in [t0, t1]; with
+        none there, the nearest sample's values and count 0."""
+        w = [s for s in list(self.samples) if t0 <= s[0] <= t1]
+        if not w:
+            near = min(self.samples, key=lambda s: min(abs(s[0] - t0), abs(s[0] - t1)))
+            return {"sm_clock_mhz": near[1], "power_w": round(near[2], 1), "clock_samples": 0}
+        return {"sm_clock_mhz": statistics.median(s[1] for s in w),
+                "power_w": round(statistics.median(s[2] for s in w), 1), "clock_samples": len(w)}
