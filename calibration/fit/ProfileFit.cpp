@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -83,6 +84,81 @@ json shapeReport(const std::vector<GemmShapeValue>& list) {
     for (const auto& g : list) all.push_back(g.value);
     return {{"shapes", all.size()}, {"median", median(all)},
             {"range", {*std::min_element(all.begin(), all.end()), *std::max_element(all.begin(), all.end())}}};
+}
+
+// The clock line through the loads held at the power limit: capped points are the held loads that are not idle
+// mixes, draw at least 97% of the highest power seen and hold the clock more than 20 MHz under the rested one.
+// For each whole memory_busy_tflops in 0..400, E = load + memory_busy · memory_fraction and an ordinary least-squares
+// line clock = intercept + slope · E; the one of least squared error is kept.
+struct ClockLine {
+    double intercept = 0, slope = 0, memory_busy = 0, rms = 0;
+    std::size_t points = 0;
+};
+std::optional<ClockLine> fitClockLine(const std::vector<RawPowerPoint>& pts, double clockMax) {
+    double powerMax = 0;
+    for (const RawPowerPoint& q : pts) powerMax = std::max(powerMax, q.power_w);
+    std::vector<const RawPowerPoint*> capped;
+    for (const RawPowerPoint& q : pts)
+        if (!q.idle && q.power_w >= 0.97 * powerMax && q.clock_mhz < clockMax - 20.0) capped.push_back(&q);
+    if (capped.size() < 3) return std::nullopt;
+    std::optional<ClockLine> best;
+    double bestSse = 0;
+    for (int memE = 0; memE <= 400; ++memE) {
+        const double n = double(capped.size());
+        double me = 0, mc = 0;
+        for (const auto* q : capped) me += (q->load_tflops + memE * q->memory_fraction) / n, mc += q->clock_mhz / n;
+        double sxx = 0, sxy = 0;
+        for (const auto* q : capped) {
+            const double e = q->load_tflops + memE * q->memory_fraction - me;
+            sxx += e * e, sxy += e * (q->clock_mhz - mc);
+        }
+        if (!(sxx > 0)) continue;
+        const double b = sxy / sxx, a = mc - b * me;
+        double sse = 0;
+        for (const auto* q : capped) sse += std::pow(q->clock_mhz - a - b * (q->load_tflops + memE * q->memory_fraction), 2);
+        if (!best || sse < bestSse) best = ClockLine{a, b, double(memE), std::sqrt(sse / n), capped.size()}, bestSse = sse;
+    }
+    return best;
+}
+
+// Attention's clock exponent by head_dim: s = loaded time / burst time, x = ln(burst clock / loaded clock), the
+// least-squares slope through the origin of ln s on x (Σ x ln s / Σ x²) over the records at least 30 MHz under their
+// burst clock. The forward from "forward" records; the backward from each "forward_backward" record less the forward
+// of the same file, rank, load and shape (both times), at the forward_backward record's clocks. A pass with no usable
+// record takes the other pass's exponent.
+json fitAttentionExponents(const std::vector<RawAttentionClock>& recs, std::vector<AttentionClockExponent>& out) {
+    struct Sums { double xs = 0, xx = 0; int n = 0; };
+    std::map<long, std::array<Sums, 2>> byDim;  // [0] forward, [1] backward
+    const auto add = [&](long headDim, int pass, double time, double burst, double clock, double burstClock) {
+        if (!(time > 0) || !(burst > 0) || !(burstClock - clock >= 30.0)) return;
+        const double x = std::log(burstClock / clock);
+        Sums& s = byDim[headDim][pass];
+        s.xs += x * std::log(time / burst), s.xx += x * x, ++s.n;
+    };
+    using Shape = std::tuple<std::string, int, std::string, long, long, long, long, long>;
+    const auto shape = [](const RawAttentionClock& a) {
+        return Shape{a.file, a.rank, a.load, a.batch, a.heads, a.kv_heads, a.seq, a.head_dim};
+    };
+    std::map<Shape, const RawAttentionClock*> forwards;
+    for (const RawAttentionClock& a : recs)
+        if (!a.forward_backward) {
+            forwards[shape(a)] = &a;
+            add(a.head_dim, 0, a.time_us, a.burst_us, a.clock_mhz, a.burst_clock_mhz);
+        }
+    for (const RawAttentionClock& a : recs)
+        if (auto it = forwards.find(shape(a)); a.forward_backward && it != forwards.end())
+            add(a.head_dim, 1, a.time_us - it->second->time_us, a.burst_us - it->second->burst_us, a.clock_mhz, a.burst_clock_mhz);
+    out.clear();
+    json j = json::array();
+    for (const auto& [headDim, s] : byDim) {
+        if (s[0].n == 0 && s[1].n == 0) continue;
+        AttentionClockExponent e{headDim, s[0].n ? s[0].xs / s[0].xx : s[1].xs / s[1].xx,
+                                 s[1].n ? s[1].xs / s[1].xx : s[0].xs / s[0].xx};
+        out.push_back(e);
+        j.push_back({{"head_dim", headDim}, {"forward", e.forward}, {"backward", e.backward},
+                     {"forward_records", s[0].n}, {"backward_records", s[1].n}});
+    }
+    return j;
 }
 
 }  // namespace
@@ -524,6 +600,45 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
         rep["attention"] = {{"fwd_efficiency", p.attention.fwd_efficiency}, {"bwd_efficiency", p.attention.bwd_efficiency},
                             {"from", "median over causal shapes of achieved/peak_tflops_bf16 (PyTorch SDPA flash)"},
                             {"shapes", aj}};
+    }
+
+    // The clock under the power limit and attention's sensitivity to it (PowerModel; power_duty.py's power_duty
+    // and power_loaded records): the rested clock is the highest read beside a rested time; the clock line through
+    // the held loads that reached the limit (fitClockLine); attention's exponents by head_dim (fitAttentionExponents)
+    // against the median burst clock of its records. Without such records the profile has no power model.
+    if (raw.power.empty()) {
+        p.power.modelled = false;
+    } else {
+        PowerModel& pm = p.power;
+        pm.clock_max_mhz = 0;
+        for (const RawPowerPoint& q : raw.power) pm.clock_max_mhz = std::max(pm.clock_max_mhz, q.rested_clock_mhz);
+        json pj = {{"points", raw.power.size()}, {"clock_max_mhz", pm.clock_max_mhz}};
+        if (const std::optional<ClockLine> line = fitClockLine(raw.power, pm.clock_max_mhz)) {
+            pm.clock_intercept_mhz = line->intercept;
+            pm.clock_mhz_per_tflops = line->slope;
+            pm.memory_busy_tflops = line->memory_busy;
+            // Without attention records the clock is still reported; attention keeps its calibrated rate.
+            std::vector<double> burst;
+            for (const RawAttentionClock& a : raw.attention_clock) burst.push_back(a.burst_clock_mhz);
+            pm.attention_reference_mhz = burst.empty() ? pm.clock_max_mhz : median(burst);
+            pj["attention"] = fitAttentionExponents(raw.attention_clock, pm.attention);
+            pm.modelled = true;
+            pj["clock_intercept_mhz"] = pm.clock_intercept_mhz;
+            pj["clock_mhz_per_tflops"] = pm.clock_mhz_per_tflops;
+            pj["memory_busy_tflops"] = pm.memory_busy_tflops;
+            pj["rms_mhz"] = line->rms;
+            pj["capped_points"] = line->points;
+            pj["attention_reference_mhz"] = pm.attention_reference_mhz;
+            pj["attention_records"] = raw.attention_clock.size();
+            pj["rule"] = "clock = intercept + slope * (load + memory_busy * memory_fraction), least squares over the "
+                         "non-idle loads at >= 97% of the highest power and > 20 MHz under the rested clock";
+        } else {
+            pm.modelled = false;
+            pj["not_fitted"] = "fewer than 3 held loads at the power limit (>= 97% of the highest power, > 20 MHz "
+                               "under the rested clock)";
+        }
+        pj["modelled"] = pm.modelled;
+        rep["power"] = pj;
     }
 
     // Memory-bound kernel kinds (MemoryRates::kernels): t = fixed_us + bytes / (hbm_gbps · efficiency), one

@@ -32,6 +32,12 @@
 //   interference   median slowdown of GEMM and of all_reduce over collective sizes ≥ 16 MiB
 //   jitter         kernel_cv ← median coefficient of variation of BF16 GEMMs longer than 200 µs
 //   gpu            model, SMs, memory from the metadata record; peaks stay datasheet
+//   power          power_duty.py's power_duty and power_loaded records (none: power.modelled = false):
+//                  clock_max_mhz ← the highest rested clock; the clock line (intercept, slope, memory_busy_tflops
+//                  from a grid 0..400) by least squares over the non-idle loads at ≥ 97% of the highest power and
+//                  > 20 MHz under the rested clock; attention's exponents by head_dim through the origin of
+//                  ln(loaded / burst time) on ln(burst / loaded clock), records ≥ 30 MHz under their burst clock,
+//                  the backward from forward_backward less forward; attention_reference_mhz ← median burst clock
 // Held-out check: for every collective series and GEMM dtype, fit on all but every 4th point (index 3, 7,
 // ...), predict those, and report the median relative error.
 #include <string>

@@ -1,5 +1,6 @@
 #include "calibration/fit/RawData.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <tuple>
@@ -29,10 +30,20 @@ struct Line {
             throw inputError(file, line, key, "missing (record kind " + j.value("kind", std::string("?")) + ")");
         return *it;
     }
-    double num(const std::string& key) const {
-        const json& v = at(key);
-        if (!v.is_number()) throw inputError(file, line, key, "expected a number, got " + v.dump());
-        return v.get<double>();
+    double num(const std::string& key) const { return number(j, key, key); }
+    // A number in the object at `object` ("sustained.power_w"), named by its path.
+    double num(const std::string& object, const std::string& key) const {
+        const json& o = at(object);
+        if (!o.is_object()) throw inputError(file, line, object, "expected an object, got " + o.dump());
+        return number(o, key, object + "." + key);
+    }
+    // The number at `key` of `in` (this record or an object in it), an error naming it `path`.
+    double number(const json& in, const std::string& key, const std::string& path) const {
+        auto it = in.find(key);
+        if (it == in.end() || it->is_null())
+            throw inputError(file, line, path, "missing (record kind " + j.value("kind", std::string("?")) + ")");
+        if (!it->is_number()) throw inputError(file, line, path, "expected a number, got " + it->dump());
+        return it->get<double>();
     }
     std::string str(const std::string& key) const {
         const json& v = at(key);
@@ -262,6 +273,55 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
             if (!(a.over_backward_kernel >= 0))
                 throw inputError(file, lineNo, "accumulate_over_backward_kernel", "expected a ratio >= 0");
             d.accumulate_host.push_back(a);
+        } else if (kind == "power_duty") {
+            RawPowerPoint q;
+            q.load_tflops = L.num("sustained", "load_tflops");
+            q.memory_fraction = 1.0 - L.num("sustained", "compute_fraction");
+            q.clock_mhz = L.num("sustained", "sm_clock_mhz");
+            q.power_w = L.num("sustained", "power_w");
+            q.idle = L.num("counts", "idle_ms") > 0;
+            const json& ref = L.at("reference_clock");
+            if (!ref.is_object() || ref.empty())
+                throw inputError(file, lineNo, "reference_clock", "expected an object {class: {sm_clock_mhz, ...}}");
+            for (const auto& [cls, c] : ref.items()) {
+                if (!c.is_object()) throw inputError(file, lineNo, "reference_clock." + cls, "expected an object {sm_clock_mhz, ...}");
+                q.rested_clock_mhz = std::max(q.rested_clock_mhz, L.number(c, "sm_clock_mhz", "reference_clock." + cls + ".sm_clock_mhz"));
+            }
+            if (!(q.clock_mhz > 0) || !(q.power_w > 0))
+                throw inputError(file, lineNo, "sustained.sm_clock_mhz", "expected a positive clock (MHz) and power (W)");
+            d.power.push_back(q);
+        } else if (kind == "power_loaded") {
+            const std::string cls = L.str("class");
+            if (cls != "gemm" && cls != "attention")
+                throw inputError(file, lineNo, "class", "expected gemm or attention, got '" + cls + "'");
+            RawPowerPoint q{L.num("load_tflops"), L.num("memory_fraction"), L.num("sm_clock_mhz"), L.num("power_w"), false,
+                            L.num("burst_clock", "sm_clock_mhz")};
+            if (!(q.clock_mhz > 0) || !(q.power_w > 0) || !(q.rested_clock_mhz > 0))
+                throw inputError(file, lineNo, "sm_clock_mhz", "expected positive clocks (MHz) and power (W)");
+            RawAttentionClock a;
+            a.time_us = L.num("time_us");
+            a.burst_us = L.num("burst_us");
+            if (!(a.time_us > 0) || !(a.burst_us > 0))
+                throw inputError(file, lineNo, "time_us", "expected positive times in microseconds (time_us, burst_us)");
+            if (cls == "attention") {
+                a.file = file;
+                a.load = j.value("load", std::string());
+                a.rank = j.value("rank", 0);
+                a.head_dim = static_cast<long>(L.num("head_dim"));
+                a.batch = static_cast<long>(L.num("batch"));
+                a.heads = static_cast<long>(L.num("heads"));
+                a.kv_heads = static_cast<long>(L.num("kv_heads"));
+                a.seq = static_cast<long>(L.num("seq"));
+                if (a.head_dim < 1) throw inputError(file, lineNo, "head_dim", "expected a positive integer");
+                const std::string pass = L.str("pass");
+                if (pass != "forward" && pass != "forward_backward")
+                    throw inputError(file, lineNo, "pass", "expected forward or forward_backward, got '" + pass + "'");
+                a.forward_backward = pass == "forward_backward";
+                a.clock_mhz = q.clock_mhz;
+                a.burst_clock_mhz = q.rested_clock_mhz;
+                d.attention_clock.push_back(std::move(a));
+            }
+            d.power.push_back(q);
         } else if (kind == "error") {
             d.errors.push_back(j.value("group", std::string("?")) + ": " + j.value("message", std::string()));
         } else if (kind == "skipped") {

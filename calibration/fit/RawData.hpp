@@ -3,8 +3,9 @@
 // the PyTorch script (calibration/pytorch), read into typed records for the fit.
 //
 // Each line is one object with a "kind": metadata, collective, gemm, memory, transfer, launch,
-// interference, interference_training, device_speed, kernel, dispatch, host_overhead; bookkeeping kinds (group_done, run_done, skipped, error) are kept only as
-// counts/messages. Times are the per-record percentiles in microseconds ("time_us": {median, p10, p90, p99,
+// interference, interference_training, device_speed, kernel, dispatch, host_overhead, checkpoint_host,
+// accumulate_host, power_duty, power_loaded; bookkeeping kinds (group_done, run_done, skipped, error) are kept
+// only as counts/messages. Times are the per-record percentiles in microseconds ("time_us": {median, p10, p90, p99,
 // mean, ...}). A line that is not JSON, has no "kind", or lacks a field its kind needs is an InputError
 // naming file, line and key.
 #include <filesystem>
@@ -140,6 +141,26 @@ struct RawDeviceSpeed {
     double gemm_tflops = 0, memory_gbps = 0;
 };
 
+// A load held at the power limit and the clock and power it held there (power_duty.py): a mix's sustained windows
+// (power_duty) or a kernel's later cycles under a background load (power_loaded). load_tflops: tensor-core FLOP per
+// second of cycle time; memory_fraction: the share of the cycle in memory-bound kernels (1 − compute_fraction).
+struct RawPowerPoint {
+    double load_tflops = 0, memory_fraction = 0, clock_mhz = 0, power_w = 0;
+    bool idle = false;              // a mix that leaves the GPU idle part of each cycle (counts.idle_ms > 0)
+    double rested_clock_mhz = 0;    // the highest clock read beside its rested times (reference_clock, burst_clock)
+};
+
+// An attention kernel timed under a held load (time_us, at clock_mhz) and alone in spin-and-burst loops (burst_us,
+// at burst_clock_mhz): power_duty.py's power_loaded records of class attention. A forward_backward record pairs
+// with the forward one of the same file, rank, load and shape.
+struct RawAttentionClock {
+    std::string file, load;
+    int rank = 0;
+    long batch = 0, heads = 0, kv_heads = 0, seq = 0, head_dim = 0;
+    bool forward_backward = false;  // pass "forward_backward"; false: "forward"
+    double time_us = 0, burst_us = 0, clock_mhz = 0, burst_clock_mhz = 0;
+};
+
 struct RawData {
     std::vector<std::string> files;
     std::string gpu_model;
@@ -157,6 +178,8 @@ struct RawData {
     std::vector<RawStepInterference> step_interference;
     std::vector<RawCommBeside> comm_beside;
     std::vector<RawDeviceSpeed> device_speed;
+    std::vector<RawPowerPoint> power;
+    std::vector<RawAttentionClock> attention_clock;
     std::vector<RawKernel> kernels;
     std::vector<RawDispatch> dispatch;
     std::vector<RawHostOverhead> host;

@@ -10,8 +10,13 @@ is stamped to the second, and some older logs do not line up with it: a window w
 (an idle or loading GPU, not a GPU-bound training step, which draws 550-700 W) is left out and counted. Prints one
 line per run of a row the simulation calls GPU-bound, then the errors binned by clock and their correlation.
 
-usage: python3 calibration/validation/clock_error.py      (from the repository root)
+With --stepsim BINARY, also the clock the model holds each of those rows at (`stepsim run --json`'s sm_clock_mhz, the
+power model of the scenario's profile) against the one each run held: the median and mean absolute difference and
+their correlation.
+
+usage: python3 calibration/validation/clock_error.py [--stepsim build/stepsim]      (from the repository root)
 """
+import argparse
 import datetime
 import glob
 import gzip
@@ -19,6 +24,8 @@ import json
 import math
 import re
 import statistics
+import subprocess
+import tempfile
 
 
 def smi_samples(path):
@@ -33,7 +40,17 @@ def smi_samples(path):
     return out
 
 
+def model_clock(stepsim, cid):
+    """The SM clock (MHz) `stepsim run` holds the row's scenario at."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run([stepsim, "run", f"scenarios/validation/{cid}.yaml", "--json", out.name, "-q"], check=True)
+        return json.load(open(out.name))["sm_clock_mhz"]
+
+
 def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--stepsim", help="also compare the model's clock (this stepsim binary) with the runs'")
+    a = ap.parse_args()
     table = json.load(open("results/validation/table.json"))
     pred = {r["id"]: (r["predicted_step_time_ms"], r["predicted_host_bound"]) for r in table["rows"]}
     rows, idle = [], 0
@@ -71,6 +88,14 @@ def main():
     cov = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
     vx, vy = sum((x - mx) ** 2 for x in xs), sum((y - my) ** 2 for y in ys)
     print(f"  correlation {cov / math.sqrt(vx * vy):.2f}, slope {100 * cov / vx:+.2f} points of error per 100 MHz")
+    if a.stepsim:
+        model = {cid: model_clock(a.stepsim, cid) for cid in sorted({x[0] for x in rows})}
+        d = [model[x[0]] - x[2] for x in rows]
+        ms = [model[x[0]] for x in rows]
+        mm = statistics.mean(ms)
+        c = sum((m - mm) * (x - mx) for m, x in zip(ms, xs)) / math.sqrt(sum((m - mm) ** 2 for m in ms) * vx)
+        print(f"the model's clock against the runs': median {statistics.median(d):+.0f} MHz, mean absolute "
+              f"{statistics.mean(abs(x) for x in d):.0f} MHz, from {min(d):+.0f} to {max(d):+.0f}, correlation {c:.2f}")
 
 
 if __name__ == "__main__":

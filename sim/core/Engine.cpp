@@ -75,6 +75,7 @@ EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t s
     };
     c.gap_beside_transfer = longer(p.launch.step_gap_beside_transfer_us);
     c.gap_beside_waiting = longer(p.launch.step_gap_beside_waiting_us);
+    c.power = p.power;
     return c;
 }
 
@@ -156,6 +157,22 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
                                : std::vector(std::size_t(ranks), EngineConfig::filled(1.0));
     tl_.ranks = ranks;
     tl_.step_end.assign(ranks, std::vector<Time>(std::max(1, w.steps)));
+    tl_.clock_mhz.assign(ranks, std::vector<double>(std::max(1, w.steps), 0.0));
+    // The first step's clock: the load of its kernels over their own time, as a GPU-bound step holds it.
+    power_.resize(ranks);
+    if (cfg_.power.modelled)
+        for (int r = 0; r < ranks; ++r) {
+            double flops = 0.0, memory_s = 0.0, busy_s = 0.0;
+            for (const Op& op : w.programs[r].ops) {
+                if (op.kind != OpKind::kernel || op.step != 0) continue;
+                busy_s += op.work_s;
+                if (op.cls == KernelClass::gemm || op.cls == KernelClass::attention) flops += op.flops;
+                if (op.cls == KernelClass::memory || op.cls == KernelClass::optimizer) memory_s += op.work_s;
+            }
+            const double load = busy_s > 0 ? flops / busy_s * 1e-12 + cfg_.power.memory_busy_tflops * memory_s / busy_s
+                                            : 0.0;
+            power_[r].clock_mhz = cfg_.power.clockAt(load);
+        }
     tl_.spans.reserve(total_ops);
     queue_.reserve(1024);
 }
@@ -272,8 +289,10 @@ void Engine::tryStart(std::uint32_t slot) {
                 break;
             case OpKind::step_end:
                 ++st.head;
-                if (op.step >= 0 && op.step < static_cast<int>(tl_.step_end[st.rank].size()))
+                if (op.step >= 0 && op.step < static_cast<int>(tl_.step_end[st.rank].size())) {
                     tl_.step_end[st.rank][op.step] = now_;
+                    endPowerStep(st.rank, op.step);
+                }
                 break;
             case OpKind::kernel: startKernel(slot, op); return;
             case OpKind::collective:
@@ -311,6 +330,18 @@ void Engine::completeEvent(int rank, std::uint32_t event) {
     }
 }
 
+// The step's clock goes into the timeline, and its load sets the next step's.
+void Engine::endPowerStep(int rank, int step) {
+    PowerState& ps = power_[rank];
+    tl_.clock_mhz[rank][step] = ps.clock_mhz;
+    if (!cfg_.power.modelled) return;
+    const double dt = (now_ - ps.step_start).seconds();
+    if (dt > 0.0)
+        ps.clock_mhz = cfg_.power.clockAt(ps.flops / dt * 1e-12 + cfg_.power.memory_busy_tflops * ps.memory_s / dt);
+    ps.flops = ps.memory_s = 0.0;
+    ps.step_start = now_;
+}
+
 void Engine::startKernel(std::uint32_t slot, const Op& op) {
     StreamState& st = streams_[slot];
     st.running = true;
@@ -318,6 +349,13 @@ void Engine::startKernel(std::uint32_t slot, const Op& op) {
     st.start = now_;
     st.last = now_;
     st.remaining = op.work_s * drawKernelFactor(st.rank, op.step) * device_speed_[st.rank][std::size_t(op.cls)];
+    if (cfg_.power.modelled) {
+        PowerState& ps = power_[st.rank];
+        if (op.cls == KernelClass::attention)  // its shape: {batch·heads, seq, head_dim}
+            st.remaining *= cfg_.power.attentionFactor(op.gemm.k, op.phase == Phase::backward, ps.clock_mhz);
+        if (op.cls == KernelClass::gemm || op.cls == KernelClass::attention) ps.flops += op.flops;
+        if (op.cls == KernelClass::memory || op.cls == KernelClass::optimizer) ps.memory_s += st.remaining;
+    }
     st.rate = 0.0;
     GpuState& g = gpus_[st.rank];
     st.beside = !g.moving.empty() ? StreamState::Beside::moving

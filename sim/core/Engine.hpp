@@ -34,6 +34,12 @@
 //   each GPU's own speed, fixed for the run (deviceSpeedFactors): the ranks' compute and memory-bound kernels
 //   run at the expected order statistics of the profile's device spread, so the slowest of N GPUs is as slow
 //   as the slowest of N usually is.
+// - Power state: each rank's GPU runs a step at the clock its load sets under the power limit (PowerModel): the
+//   load of the rank's previous step (tensor-core FLOP per second, plus the share of its time in memory-bound
+//   kernels at the profile's weight) sets the next step's clock, as the board's limiter follows the recent draw;
+//   the first step's from its kernels alone (their FLOP over their summed time: a GPU-bound step's load). Attention
+//   kernels run at that clock (PowerModel::attentionFactor); the others' rates were timed in the power state a step
+//   holds them in. Timeline::clock_mhz keeps each step's clock.
 //
 // The loop (run) pops an event, checks time is monotonic, advances the clock and dispatches on a switch:
 // no virtual call and no allocation per event beyond amortised vector growth.
@@ -77,6 +83,8 @@ struct EngineConfig {
     // waiting for its peers, by KernelClass (a GEMM with Op::gap_transfer_s takes its own beside one moving data).
     std::array<double, kKernelClasses> gap_beside_transfer = filled(1.0);
     std::array<double, kKernelClasses> gap_beside_waiting = filled(1.0);
+    // The clock each rank's step holds under the power limit, and attention's time at it (not modelled: 1).
+    PowerModel power;
 };
 
 // Reads the jitter and interference parameters of a profile.
@@ -191,6 +199,14 @@ private:
     std::array<Time, kKernelClasses> device_gap_{};                 // cfg_.device_gap_s, converted once
     std::vector<std::vector<double>> straggler_;                    // [rank][step]
     std::vector<std::array<double, kKernelClasses>> device_speed_;  // [rank][class]: deviceSpeedFactors
+    // The power state per rank: the running step's clock, and its tensor-core FLOP and memory-bound seconds so far.
+    struct PowerState {
+        double clock_mhz = 0.0;
+        double flops = 0.0, memory_s = 0.0;
+        Time step_start;
+    };
+    std::vector<PowerState> power_;
+    void endPowerStep(int rank, int step);
 };
 
 }  // namespace stepsim

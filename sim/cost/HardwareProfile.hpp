@@ -7,6 +7,7 @@
 //
 // Every fitted quantity may carry its error and the domain it was measured on; a query outside the domain
 // is answered by the model and flagged in the results' `warnings`.
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -258,6 +259,37 @@ struct JitterRates {
     double device_memory_cv = 0.0;
 };
 
+// Attention's clock sensitivity at one head_dim: its time goes as (reference clock / clock)^exponent.
+struct AttentionClockExponent {
+    long head_dim = 0;
+    double forward = 0.0, backward = 0.0;
+};
+
+// The clock a training step holds the board at under its power limit, and what that clock does to attention
+// (calibration/pytorch/power_duty.py with the clock read through NVML beside each measurement). A step's load is its
+// tensor-core FLOP per second plus `memory_busy_tflops` times the share of its time in memory-bound kernels (a GPU
+// streaming HBM draws power as that much tensor-core work does); at the limit the clock falls linearly with the load
+// (H200, run 101: 2317 − 1.35 MHz per TFLOP/s, 28 MHz rms over 71 held loads; 1980 MHz at rest). The profile's
+// GEMM rates come from loops that already hold the board at its limit, so only attention, timed at rest, is moved:
+// (attention_reference_mhz / clock)^exponent, the exponent by head_dim (H200: 0.75 at 128, 0.8-0.95 at 64).
+struct PowerModel {
+    bool modelled = false;  // false: no measurement; every kernel at its calibrated rate
+    double clock_max_mhz = 0.0;
+    double clock_intercept_mhz = 0.0;   // clock = min(clock_max_mhz, intercept + slope · load)
+    double clock_mhz_per_tflops = 0.0;  // the slope (negative)
+    double memory_busy_tflops = 0.0;
+    double attention_reference_mhz = 0.0;  // the clock the attention points were timed at
+    // ascending head_dim; linear between, held at the ends; empty: attention at its calibrated rate at every clock
+    std::vector<AttentionClockExponent> attention;
+
+    // The clock (MHz) a step of this load (TFLOP/s-equivalent) holds.
+    double clockAt(double load_tflops) const {
+        return std::min(clock_max_mhz, clock_intercept_mhz + clock_mhz_per_tflops * load_tflops);
+    }
+    // An attention kernel's time factor at `clock_mhz` (1 when not modelled).
+    double attentionFactor(long head_dim, bool backward, double clock_mhz) const;
+};
+
 struct HardwareProfile {
     std::string name;
     std::string source;               // how it was made: "datasheet" or the calibration command
@@ -271,6 +303,7 @@ struct HardwareProfile {
     LinkRates links;
     Interference interference;
     JitterRates jitter;
+    PowerModel power;
 };
 
 }  // namespace stepsim

@@ -210,6 +210,12 @@ Results computeMetrics(const Timeline& tl, const Workload& wl, double peak_flops
     out.exposed_comm_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.exposed_comm_ms; });
     out.idle_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.idle_ms; });
     out.gpu_busy_pct = busy_pct_n > 0 ? busy_pct_sum / busy_pct_n : 0.0;
+    if (tl.clock_mhz.size() == static_cast<std::size_t>(ranks)) {
+        double clock_sum = 0.0;
+        for (const std::vector<double>& c : tl.clock_mhz)
+            for (int s = first; s < steps && s < static_cast<int>(c.size()); ++s) clock_sum += c[std::size_t(s)];
+        if (clock_sum > 0.0) out.sm_clock_mhz = clock_sum / (measured * ranks);
+    }
 
     out.warnings = tl.warnings;
     const double step_s = out.step_time_ms * 1e-3;
@@ -305,6 +311,7 @@ Results aggregateSamples(const std::vector<Results>& samples) {
             ++mem_n;
         }
     if (mem_n > 0) out.peak_memory_gib = mem_sum / mem_n;
+    if (samples.front().sm_clock_mhz) out.sm_clock_mhz = mean([](const Results& s) { return s.sm_clock_mhz.value_or(0.0); });
 
     std::set<std::string> seen;
     for (const Results& s : samples)

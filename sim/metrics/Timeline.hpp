@@ -37,6 +37,7 @@ struct Timeline {
     std::vector<Span> spans;                   // in completion order
     std::vector<CollectiveRecord> collectives; // in completion order
     std::vector<std::vector<Time>> step_end;   // [rank][step]: when the step's last GPU op finished
+    std::vector<std::vector<double>> clock_mhz;  // [rank][step]: the SM clock it ran at (0: power not modelled)
     std::vector<std::string> warnings;
     std::uint64_t events = 0;                  // events processed by the engine
 };

@@ -17,7 +17,8 @@ namespace stepsim {
 
 // The measured points are flow lists of numbers, one per member in order: a GemmPoint [m, n, k, tflops], a
 // GemmShapeValue [m, n, k, value], an AttentionPoint [head_dim, seq, batch_heads, fwd_tflops, bwd_tflops], a NormPoint
-// [tokens, hidden, forward_us, backward_us, weight_grad_us]. `shape` names them for the error.
+// [tokens, hidden, forward_us, backward_us, weight_grad_us], an AttentionClockExponent [head_dim, forward, backward].
+// `shape` names them for the error.
 template <class P, class... T>
 void readFlowList(YamlReader& r, const YAML::Node& n, const std::string& path, P& out, std::string_view shape,
                   T P::*... members) {
@@ -70,6 +71,16 @@ void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, Norm
 std::string formatValue(const NormPoint& p) {
     return formatFlowList(p, &NormPoint::tokens, &NormPoint::hidden, &NormPoint::forward_us, &NormPoint::backward_us,
                           &NormPoint::weight_grad_us);
+}
+
+void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, AttentionClockExponent& out) {
+    readFlowList(r, n, path, out, "[head_dim, forward, backward]", &AttentionClockExponent::head_dim,
+                 &AttentionClockExponent::forward, &AttentionClockExponent::backward);
+}
+
+std::string formatValue(const AttentionClockExponent& p) {
+    return formatFlowList(p, &AttentionClockExponent::head_dim, &AttentionClockExponent::forward,
+                          &AttentionClockExponent::backward);
 }
 
 namespace {
@@ -273,6 +284,17 @@ void describe(V& v, JitterRates& j) {
 }
 
 template <class V>
+void describe(V& v, PowerModel& p) {
+    v.field("modelled", p.modelled);
+    v.field("clock_max_mhz", p.clock_max_mhz);
+    v.field("clock_intercept_mhz", p.clock_intercept_mhz);
+    v.field("clock_mhz_per_tflops", p.clock_mhz_per_tflops);
+    v.field("memory_busy_tflops", p.memory_busy_tflops);
+    v.field("attention_reference_mhz", p.attention_reference_mhz);
+    v.field("attention_exponent", p.attention);
+}
+
+template <class V>
 void describe(V& v, ProfileDocument& d) {
     HardwareProfile& p = d.profile;
     v.field("stepsim_profile", d.stepsim_profile);
@@ -288,6 +310,7 @@ void describe(V& v, ProfileDocument& d) {
     v.section("links", p.links);
     v.section("interference", p.interference);
     v.section("jitter", p.jitter);
+    v.section("power", p.power);
 }
 
 namespace {
@@ -398,6 +421,26 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
         positive(pp + "[2]", double(a.batch_heads));
         positive(pp + "[3]", a.fwd_tflops);
         positive(pp + "[4]", a.bwd_tflops);
+    }
+
+    if (const PowerModel& pw = p.power; pw.modelled) {
+        positive("power.clock_max_mhz", pw.clock_max_mhz);
+        positive("power.clock_intercept_mhz", pw.clock_intercept_mhz);
+        if (!(pw.clock_mhz_per_tflops < 0.0))
+            r.fail("power.clock_mhz_per_tflops",
+                   fmt::format("expected a negative slope (the clock falls as the load grows), got {}",
+                               pw.clock_mhz_per_tflops));
+        nonNegative("power.memory_busy_tflops", pw.memory_busy_tflops);
+        positive("power.attention_reference_mhz", pw.attention_reference_mhz);
+        for (std::size_t i = 0; i < pw.attention.size(); ++i) {
+            const AttentionClockExponent& a = pw.attention[i];
+            const std::string pp = fmt::format("power.attention_exponent[{}]", i);
+            if (a.head_dim < 1 || (i > 0 && a.head_dim <= pw.attention[i - 1].head_dim))
+                r.fail(pp + "[0]", fmt::format("expected head_dims positive and ascending, got {}", a.head_dim));
+            for (const auto& [k, x] : {std::pair{1, a.forward}, std::pair{2, a.backward}})
+                if (!(x >= 0.0 && x <= 2.0))
+                    r.fail(fmt::format("{}[{}]", pp, k), fmt::format("expected an exponent in [0, 2], got {}", x));
+        }
     }
 
     distribution("launch.eager_host", p.launch.eager_host);

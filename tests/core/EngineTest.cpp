@@ -584,5 +584,71 @@ TEST(Engine, TheSlowerGpuSetsWhenTheCollectiveStarts) {
     EXPECT_NEAR(tl.collectives[0].first_arrival.seconds() * 1e6, 1000 * std::exp(-0.02 * 0.589456), 0.01);
 }
 
+// The power state: a step's clock comes from its load, and attention runs at it. Each step: a GEMM of 2e11 FLOP for
+// 1 ms, then a forward attention kernel (head_dim 128, 1e11 FLOP) of 0.5 ms at full clock, then a memory-bound
+// kernel of 0.5 ms. Step 0's clock: its kernels' load over their own 2 ms, (3e11 / 2e-3) TFLOP/s + 1000 · 0.25 = 400
+// → 2000 − 400 = 1600 MHz; attention then runs (2000 / 1600)^0.5 of its time. Step 1's clock is step 0's load over
+// its measured length (2.059 ms with the slower attention) and so on; the timeline keeps each step's clock.
+TEST(Engine, AttentionRunsAtTheClockTheStepsLoadSets) {
+    Rig rig;
+    rig.cfg.power.modelled = true;
+    rig.cfg.power.clock_max_mhz = 1980;
+    rig.cfg.power.clock_intercept_mhz = 2000;
+    rig.cfg.power.clock_mhz_per_tflops = -1.0;
+    rig.cfg.power.memory_busy_tflops = 1000;
+    rig.cfg.power.attention_reference_mhz = 2000;
+    rig.cfg.power.attention = {{64, 1.0, 1.0}, {128, 0.5, 0.5}};
+    Program p = twoStreams();
+    for (int step = 0; step < 3; ++step) {
+        Op gemm = kernel(1000, 0);
+        gemm.flops = 2e11;
+        Op attention = kernel(500, 0);
+        attention.cls = KernelClass::attention;
+        attention.phase = Phase::forward;
+        attention.gemm = {64, 2048, 128};
+        attention.flops = 1e11;
+        Op memory = kernel(500, 0);
+        memory.cls = KernelClass::memory;
+        for (Op* op : {&gemm, &attention, &memory}) op->step = step;
+        Op end = stepEnd();
+        end.step = step;
+        p.ops.insert(p.ops.end(), {gemm, attention, memory, end});
+    }
+    Workload w = oneGroup({p});
+    w.steps = 3;
+    Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    ASSERT_EQ(tl.clock_mhz[0].size(), 3u);
+    EXPECT_DOUBLE_EQ(tl.clock_mhz[0][0], 1600.0);
+    const double attention0 = 500e-6 * std::sqrt(2000.0 / 1600.0);
+    EXPECT_NEAR((tl.spans[1].end - tl.spans[1].start).seconds(), attention0, 1e-9);
+    const double step0 = 1000e-6 + attention0 + 500e-6;
+    EXPECT_NEAR(tl.step_end[0][0].seconds(), step0, 1e-9);
+    const double clock1 = 2000.0 - (3e11 / step0 * 1e-12 + 1000.0 * 500e-6 / step0);
+    EXPECT_NEAR(tl.clock_mhz[0][1], clock1, 1e-6);
+    EXPECT_NEAR((tl.spans[4].end - tl.spans[4].start).seconds(), 500e-6 * std::sqrt(2000.0 / clock1), 1e-9);
+
+    // Without a power model nothing moves and no clock is kept.
+    rig.cfg.power.modelled = false;
+    Timeline plain = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    EXPECT_EQ(plain.step_end[0][0], Time::us(2000));
+    EXPECT_EQ(plain.clock_mhz[0][0], 0.0);
+}
+
+// attentionFactor: the exponent by head_dim, linear between the listed ones and held beyond them; backward its own.
+TEST(PowerModel, AttentionExponentByHeadDim) {
+    PowerModel m;
+    m.modelled = true;
+    m.attention_reference_mhz = 2000;
+    m.attention = {{64, 1.0, 0.8}, {128, 0.5, 0.6}};
+    EXPECT_DOUBLE_EQ(m.attentionFactor(128, false, 1000), std::pow(2.0, 0.5));
+    EXPECT_DOUBLE_EQ(m.attentionFactor(96, false, 1000), std::pow(2.0, 0.75));
+    EXPECT_DOUBLE_EQ(m.attentionFactor(96, true, 1000), std::pow(2.0, 0.7));
+    EXPECT_DOUBLE_EQ(m.attentionFactor(32, false, 1000), 2.0);
+    EXPECT_DOUBLE_EQ(m.attentionFactor(256, true, 1000), std::pow(2.0, 0.6));
+    EXPECT_DOUBLE_EQ(m.clockAt(0.0), 0.0);  // clock_max_mhz 0 caps it
+    m.modelled = false;
+    EXPECT_DOUBLE_EQ(m.attentionFactor(128, false, 1000), 1.0);
+}
+
 }  // namespace
 }  // namespace stepsim

@@ -115,6 +115,14 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     sameShapes(a.interference.gemm_by_shape, b.interference.gemm_by_shape);
     EXPECT_EQ(std::tie(a.jitter.kernel_cv, a.jitter.straggler_cv, a.jitter.device_compute_cv, a.jitter.device_memory_cv),
               std::tie(b.jitter.kernel_cv, b.jitter.straggler_cv, b.jitter.device_compute_cv, b.jitter.device_memory_cv));
+    EXPECT_EQ(std::tie(a.power.modelled, a.power.clock_max_mhz, a.power.clock_intercept_mhz, a.power.clock_mhz_per_tflops,
+                       a.power.memory_busy_tflops, a.power.attention_reference_mhz),
+              std::tie(b.power.modelled, b.power.clock_max_mhz, b.power.clock_intercept_mhz, b.power.clock_mhz_per_tflops,
+                       b.power.memory_busy_tflops, b.power.attention_reference_mhz));
+    ASSERT_EQ(a.power.attention.size(), b.power.attention.size());
+    for (std::size_t i = 0; i < a.power.attention.size(); ++i)
+        EXPECT_EQ(std::tie(a.power.attention[i].head_dim, a.power.attention[i].forward, a.power.attention[i].backward),
+                  std::tie(b.power.attention[i].head_dim, b.power.attention[i].forward, b.power.attention[i].backward));
 }
 
 // A profile with every member away from its default, and doubles that need all 17 digits.
@@ -162,6 +170,7 @@ HardwareProfile oddProfile() {
     p.launch.gemm_gap_by_shape = {{8192, 2048, 2048, 3.2683}, {8192, 768, 768, 1.0 / 3.0 + 1.3}};
     p.launch.gemm_gap_beside_transfer_by_shape = {{8192, 2048, 2048, 4.7716}, {8192, 768, 768, 1.0 / 3.0 + 1.6}};
     p.jitter = {0.015, 0.004, 0.0085, 0.00025};
+    p.power = {true, 1980.5, 2316.9125, -1.34985, 160.25, 1979.5, {{64, 0.95, 0.8125}, {128, 0.74, 0.7531}}};
     return p;
 }
 
@@ -244,8 +253,8 @@ TEST(ProfileYaml, MissingFieldIsRejected) {
 
 TEST(ProfileYaml, MissingSectionIsRejected) {
     std::string text = writeProfile(builtinProfile("h100-sxm"));
-    text = text.substr(0, text.find("jitter:"));
-    EXPECT_EQ(errorOf(text), "p.yaml:2: jitter: missing (every key is required here)");
+    text = text.substr(0, text.find("power:"));
+    EXPECT_EQ(errorOf(text), "p.yaml:2: power: missing (every key is required here)");
 }
 
 TEST(ProfileYaml, P99BelowMedianIsRejected) {
@@ -321,6 +330,22 @@ TEST(ProfileYaml, HostCostSpreadThatDoesNotHoldOneIsRejected) {
                 HasSubstr("launch.host_cost_spread: expected 0 < p10 <= 1 <= p90 (factors on the host costs), got p10 1.2"));
     p.launch.host_cost_spread = {0.0, 2.0};
     EXPECT_THAT(errorOf(writeProfile(p)), HasSubstr("launch.host_cost_spread: expected 0 < p10"));
+}
+
+TEST(ProfileYaml, PowerModelThatCannotHoldIsRejected) {
+    HardwareProfile p = oddProfile();
+    p.power.clock_mhz_per_tflops = 0.5;
+    EXPECT_THAT(errorOf(writeProfile(p)),
+                HasSubstr("power.clock_mhz_per_tflops: expected a negative slope (the clock falls as the load grows), "
+                          "got 0.5"));
+    p = oddProfile();
+    p.power.attention = {{128, 0.7, 0.7}, {64, 0.9, 0.9}};
+    EXPECT_THAT(errorOf(writeProfile(p)),
+                HasSubstr("power.attention_exponent[1][0]: expected head_dims positive and ascending, got 64"));
+    p.power.attention = {{64, 0.9, 2.5}};
+    EXPECT_THAT(errorOf(writeProfile(p)), HasSubstr("power.attention_exponent[0][2]: expected an exponent in [0, 2]"));
+    p.power.modelled = false;  // not modelled: the numbers are not read
+    EXPECT_EQ(errorOf(writeProfile(p)), "");
 }
 
 TEST(ProfileYaml, GemmGapThatIsNotPositiveIsRejected) {
