@@ -239,6 +239,14 @@ CONFIGS = [
     _cfg("s1-l12-h768-s1024-mb2-ga4", 1, 12, 768, 12, 1024, 2, grad_accum=4),
     _cfg("s1-l24-h2048-s2048-mb1-ga2", 1, 24, 2048, 16, 2048, 1, grad_accum=2),
     _cfg("s1-l12-h3072-s2048-mb2-ga4", 1, 12, 3072, 24, 2048, 2, grad_accum=4),
+    # held out, thirteenth round: the power state, attention at the clock each step's load sets, from light to heavy
+    # loads and at head_dim 64, 96 and 128 (results/validation/heldout13/)
+    _cfg("s1-l16-h1024-s8192-mb1", 1, 16, 1024, 16, 8192, 1),
+    _cfg("s1-l12-h2048-s4096-mb2", 1, 12, 2048, 16, 4096, 2),
+    _cfg("s1-l8-h3072-s4096-mb1", 1, 8, 3072, 24, 4096, 1),
+    _cfg("s1-l24-h1536-s4096-mb2", 1, 24, 1536, 16, 4096, 2),
+    _cfg("s1-l4-h6144-s2048-mb2", 1, 4, 6144, 48, 2048, 2),
+    _cfg("s1-l32-h768-s2048-mb8", 1, 32, 768, 12, 2048, 8),
 ]
 
 # A handful of quick ones to check the whole path (profiler, DDP, no_sync, GQA) before the sweep.
