@@ -7,6 +7,9 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <vector>
+
+#include <Eigen/Dense>
 
 #include "calibration/fit/AlphaBetaFit.hpp"
 #include "calibration/fit/GemmFit.hpp"
@@ -86,37 +89,48 @@ json shapeReport(const std::vector<GemmShapeValue>& list) {
             {"range", {*std::min_element(all.begin(), all.end()), *std::max_element(all.begin(), all.end())}}};
 }
 
-// The clock line through the loads held at the power limit: capped points are the held loads that are not idle
-// mixes, draw at least 97% of the highest power seen and hold the clock more than 20 MHz under the rested one.
-// For each whole memory_busy_tflops in 0..400, E = load + memory_busy · memory_fraction and an ordinary least-squares
-// line clock = intercept + slope · E; the one of least squared error is kept.
+// The clock line through the loads held at the power limit: capped points draw at least 97% of the highest power
+// seen and hold the clock more than 20 MHz under the rested one. For each whole memory_busy_tflops W in 0..400, an
+// ordinary least-squares fit of clock = intercept + slope · E / u + idle_headroom · (1 − u) / u, where E = load + W ·
+// memory_fraction (per second of the cycle) and u its busy fraction: the load over the busy time, and the headroom
+// idle time leaves. The W of least squared error is kept. Without a capped point idle for at least 3% of its cycle
+// the headroom cannot be told from the line: the idle mixes are left out, the line is fitted through E alone (u = 1)
+// and idle_headroom is 0 (PowerModel: the load is then taken over the whole step).
 struct ClockLine {
-    double intercept = 0, slope = 0, memory_busy = 0, rms = 0;
-    std::size_t points = 0;
+    double intercept = 0, slope = 0, memory_busy = 0, idle_headroom = 0, rms = 0;
+    std::size_t points = 0, idle_points = 0;
 };
+
 std::optional<ClockLine> fitClockLine(const std::vector<RawPowerPoint>& pts, double clockMax) {
     double powerMax = 0;
     for (const RawPowerPoint& q : pts) powerMax = std::max(powerMax, q.power_w);
     std::vector<const RawPowerPoint*> capped;
+    std::size_t idle = 0;
     for (const RawPowerPoint& q : pts)
-        if (!q.idle && q.power_w >= 0.97 * powerMax && q.clock_mhz < clockMax - 20.0) capped.push_back(&q);
-    if (capped.size() < 3) return std::nullopt;
-    std::optional<ClockLine> best;
-    double bestSse = 0;
-    for (int memE = 0; memE <= 400; ++memE) {
-        const double n = double(capped.size());
-        double me = 0, mc = 0;
-        for (const auto* q : capped) me += (q->load_tflops + memE * q->memory_fraction) / n, mc += q->clock_mhz / n;
-        double sxx = 0, sxy = 0;
-        for (const auto* q : capped) {
-            const double e = q->load_tflops + memE * q->memory_fraction - me;
-            sxx += e * e, sxy += e * (q->clock_mhz - mc);
+        if (q.power_w >= 0.97 * powerMax && q.clock_mhz < clockMax - 20.0) {
+            capped.push_back(&q);
+            idle += q.busy_fraction < 0.97;
         }
-        if (!(sxx > 0)) continue;
-        const double b = sxy / sxx, a = mc - b * me;
-        double sse = 0;
-        for (const auto* q : capped) sse += std::pow(q->clock_mhz - a - b * (q->load_tflops + memE * q->memory_fraction), 2);
-        if (!best || sse < bestSse) best = ClockLine{a, b, double(memE), std::sqrt(sse / n), capped.size()}, bestSse = sse;
+    if (idle == 0) std::erase_if(capped, [](const RawPowerPoint* q) { return q->busy_fraction < 1.0; });
+    const auto cols = static_cast<Eigen::Index>(idle > 0 ? 3 : 2);
+    if (capped.size() < std::size_t(cols) + 1) return std::nullopt;
+    const auto n = static_cast<Eigen::Index>(capped.size());
+    Eigen::VectorXd y(n);
+    for (Eigen::Index i = 0; i < n; ++i) y(i) = capped[std::size_t(i)]->clock_mhz;
+    std::optional<ClockLine> best;
+    for (int memE = 0; memE <= 400; ++memE) {
+        Eigen::MatrixXd A(n, cols);
+        for (Eigen::Index i = 0; i < n; ++i) {
+            const RawPowerPoint& q = *capped[std::size_t(i)];
+            A(i, 0) = 1.0;
+            A(i, 1) = (q.load_tflops + memE * q.memory_fraction) / q.busy_fraction;
+            if (cols == 3) A(i, 2) = (1.0 - q.busy_fraction) / q.busy_fraction;
+        }
+        const Eigen::VectorXd c = A.colPivHouseholderQr().solve(y);
+        const double rms = std::sqrt((A * c - y).squaredNorm() / double(n));
+        if (!std::isfinite(rms) || !(c(1) < 0.0)) continue;
+        if (!best || rms < best->rms)
+            best = ClockLine{c(0), c(1), double(memE), cols == 3 ? c(2) : 0.0, rms, capped.size(), idle};
     }
     return best;
 }
@@ -617,6 +631,7 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             pm.clock_intercept_mhz = line->intercept;
             pm.clock_mhz_per_tflops = line->slope;
             pm.memory_busy_tflops = line->memory_busy;
+            pm.idle_headroom_mhz = line->idle_headroom;
             // Without attention records the clock is still reported; attention keeps its calibrated rate.
             std::vector<double> burst;
             for (const RawAttentionClock& a : raw.attention_clock) burst.push_back(a.burst_clock_mhz);
@@ -626,12 +641,16 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             pj["clock_intercept_mhz"] = pm.clock_intercept_mhz;
             pj["clock_mhz_per_tflops"] = pm.clock_mhz_per_tflops;
             pj["memory_busy_tflops"] = pm.memory_busy_tflops;
+            pj["idle_headroom_mhz"] = pm.idle_headroom_mhz;
             pj["rms_mhz"] = line->rms;
             pj["capped_points"] = line->points;
+            pj["idle_capped_points"] = line->idle_points;
             pj["attention_reference_mhz"] = pm.attention_reference_mhz;
             pj["attention_records"] = raw.attention_clock.size();
-            pj["rule"] = "clock = intercept + slope * (load + memory_busy * memory_fraction), least squares over the "
-                         "non-idle loads at >= 97% of the highest power and > 20 MHz under the rested clock";
+            pj["rule"] = "clock = intercept + slope * (load + memory_busy * memory_fraction) / busy + idle_headroom * "
+                         "(1 - busy) / busy, least squares over the loads at >= 97% of the highest power and > 20 MHz "
+                         "under the rested clock (without an idle one among them: idle_headroom 0, the idle mixes left "
+                         "out)";
         } else {
             pm.modelled = false;
             pj["not_fitted"] = "fewer than 3 held loads at the power limit (>= 97% of the highest power, > 20 MHz "

@@ -276,10 +276,24 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
         } else if (kind == "power_duty") {
             RawPowerPoint q;
             q.load_tflops = L.num("sustained", "load_tflops");
-            q.memory_fraction = 1.0 - L.num("sustained", "compute_fraction");
             q.clock_mhz = L.num("sustained", "sm_clock_mhz");
             q.power_w = L.num("sustained", "power_w");
-            q.idle = L.num("counts", "idle_ms") > 0;
+            const double compute = L.num("sustained", "compute_fraction");
+            if (L.at("sustained").contains("busy_fraction")) {
+                q.memory_fraction = L.num("sustained", "memory_fraction");
+                q.busy_fraction = L.num("sustained", "busy_fraction");
+                if (!(q.busy_fraction > 0.0 && q.busy_fraction <= 1.0 + 1e-9) ||
+                    !(q.memory_fraction >= 0.0 && q.memory_fraction <= q.busy_fraction + 1e-9))
+                    throw inputError(file, lineNo, "sustained.busy_fraction",
+                                     "expected 0 < memory_fraction <= busy_fraction <= 1");
+            } else if (L.num("counts", "idle_ms") > 0) {
+                if (L.num("counts", "memory") > 0)
+                    throw inputError(file, lineNo, "sustained.busy_fraction",
+                                     "missing: an idle mix with memory-bound kernels needs its busy and memory shares");
+                q.busy_fraction = compute;
+            } else {
+                q.memory_fraction = 1.0 - compute;
+            }
             const json& ref = L.at("reference_clock");
             if (!ref.is_object() || ref.empty())
                 throw inputError(file, lineNo, "reference_clock", "expected an object {class: {sm_clock_mhz, ...}}");
@@ -294,7 +308,7 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
             const std::string cls = L.str("class");
             if (cls != "gemm" && cls != "attention")
                 throw inputError(file, lineNo, "class", "expected gemm or attention, got '" + cls + "'");
-            RawPowerPoint q{L.num("load_tflops"), L.num("memory_fraction"), L.num("sm_clock_mhz"), L.num("power_w"), false,
+            RawPowerPoint q{L.num("load_tflops"), L.num("memory_fraction"), L.num("sm_clock_mhz"), L.num("power_w"), 1.0,
                             L.num("burst_clock", "sm_clock_mhz")};
             if (!(q.clock_mhz > 0) || !(q.power_w > 0) || !(q.rested_clock_mhz > 0))
                 throw inputError(file, lineNo, "sm_clock_mhz", "expected positive clocks (MHz) and power (W)");

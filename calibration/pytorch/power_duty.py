@@ -13,6 +13,9 @@ runs mixes of a training-shaped GEMM (8192 tokens x 2048 -> 8192, bf16), causal 
 `--seconds`, with CUDA events between the kinds, so each window's time in each kind is known. A mix is named by
 its counts per cycle; the memory add fills the cycle so that the compute-bound kernels take a chosen fraction of
 it (at the reference times). One mix leaves the GPU idle instead (the host sleeps), as a host-bound step does.
+`--mixes idle` (since run 104) runs another set instead or besides: the memory add alone, and GEMMs, GEMMs with
+memory adds, SDPA and memory adds each with the host sleeping part of every cycle, so that the calls take a chosen
+fraction of it (0.5-0.9): what the GPU's idle time does to the clock a load holds.
 Before each mix the GPU rests `--rest` seconds; the reference per-call times are timing.looped's, taken rested.
 
 --shapes FILE (interference_training.py's 'forward|dgrad|wgrad M N K' lines) and --attention 'b,h,kv,s,d;...' also
@@ -28,7 +31,8 @@ first.
 Writes JSON Lines, one per rank and mix: {"kind": "power_duty", "rank", "gpu", "mix", "counts": {"gemm",
 "attention", "memory", "idle_ms"}, "reference_us": {"gemm", "attention", "memory"}, "flop": {"gemm",
 "attention"}, "sustained_from_s", "sustained": {"load_tflops": tensor-core FLOP per second of cycle time,
-"compute_fraction", "gemm_us", "attention_us", "memory_us": per-call medians over windows, "windows"},
+"compute_fraction", "memory_fraction", "busy_fraction" (these two since run 104), "gemm_us", "attention_us",
+"memory_us": per-call medians over windows, "windows"},
 "slowdown": {class: sustained / reference}, "t_s", "load_tflops", "gemm_us": per-window series}; with --shapes or
 --attention one per rank, load and kernel: {"kind": "power_loaded", "rank", "gpu", "load": name, "class":
 "gemm"|"attention", "form": forward|dgrad|wgrad (GEMMs), "m", "n", "k" (GEMMs) or "batch", "heads", "kv_heads", "seq",
@@ -41,6 +45,7 @@ run 101): "reference_clock" {class: ...} beside the rested times, "sm_clock_mhz"
 section 18.
 Usage: torchrun --standalone --nproc-per-node N power_duty.py --out FILE [--seconds 6] [--rest 4]
        [--shapes FILE] [--attention 'b,h,kv,s,d;...'] [--loads mid=0.45,...] [--per-shape 0.25] [--every 3] [--no-mixes]
+       [--mixes standard,idle]
 """
 import argparse
 import json
@@ -158,6 +163,7 @@ def main():
     ap.add_argument("--per-shape", type=float, default=0.25, help="seconds per kernel and load")
     ap.add_argument("--every", type=int, default=3, help="at loads after the first, every Nth kernel only")
     ap.add_argument("--no-mixes", action="store_true", help="skip the mixes (only --shapes/--attention)")
+    ap.add_argument("--mixes", default="standard", help="which sets of mixes: 'standard', 'idle' or both, comma-separated")
     a = ap.parse_args()
     rank, dev = join_ranks()
     clocks = ClockLog(dev)
@@ -196,12 +202,30 @@ def main():
         busy = gemm * ref["gemm"] + attention * ref["attention"]
         return max(0, round(busy * (1 - fraction) / fraction / ref["memory"]))
 
-    mixes = [("gemm", {"gemm": 4}, 0)]
-    mixes += [(f"gemm+memory {f:.2f}", {"gemm": 4, "memory": fill(4, 0, f)}, 0) for f in (0.8, 0.6, 0.45, 0.3, 0.15)]
-    mixes += [("attention", {"attention": 4}, 0)]
-    mixes += [(f"gemm+attention+memory {f:.2f}", {"gemm": 4, "attention": 2, "memory": fill(4, 2, f)}, 0)
-              for f in (0.9, 0.7, 0.5)]
-    mixes += [("gemm+idle 0.50", {"gemm": 4}, 4 * ref["gemm"] * 1e-3)]
+    def idle_ms(counts, busy_fraction):
+        """Host sleep per cycle so that the calls take `busy_fraction` of it at the reference times."""
+        return sum(n * ref[k] for k, n in counts.items()) * 1e-3 * (1 - busy_fraction) / busy_fraction
+
+    sets = set(a.mixes.split(","))
+    if not sets <= {"standard", "idle"}:
+        raise SystemExit(f"--mixes: expected 'standard' and/or 'idle', got {a.mixes!r}")
+    mixes = []
+    if "standard" in sets:
+        mixes += [("gemm", {"gemm": 4}, 0)]
+        mixes += [(f"gemm+memory {f:.2f}", {"gemm": 4, "memory": fill(4, 0, f)}, 0)
+                  for f in (0.8, 0.6, 0.45, 0.3, 0.15)]
+        mixes += [("attention", {"attention": 4}, 0)]
+        mixes += [(f"gemm+attention+memory {f:.2f}", {"gemm": 4, "attention": 2, "memory": fill(4, 2, f)}, 0)
+                  for f in (0.9, 0.7, 0.5)]
+        mixes += [("gemm+idle 0.50", {"gemm": 4}, 4 * ref["gemm"] * 1e-3)]
+    if "idle" in sets:  # what time the GPU spends idle (a host-bound step's bubbles) does to the clock
+        heavy = {"gemm": 16}
+        mixed = {"gemm": 8, "memory": fill(8, 0, 0.45)}
+        mixes += [("memory", {"memory": 40}, 0)]
+        mixes += [(f"gemm+idle {u:.2f}", heavy, idle_ms(heavy, u)) for u in (0.9, 0.8, 0.7, 0.6, 0.5)]
+        mixes += [(f"gemm+memory 0.45+idle {u:.2f}", mixed, idle_ms(mixed, u)) for u in (0.9, 0.75, 0.6)]
+        mixes += [(f"attention+idle {u:.2f}", {"attention": 8}, idle_ms({"attention": 8}, u)) for u in (0.85, 0.7)]
+        mixes += [("memory+idle 0.70", {"memory": 40}, idle_ms({"memory": 40}, 0.7))]
     recs = []
     partial = open(f"{a.out}.rank{rank}.partial", "w")  # each record as it comes, should a later part fail
 
@@ -219,11 +243,13 @@ def main():
         sus = {f"{k}_us": statistics.median(per_call(k, wd) for wd in late) for k in order}
         tensor = sum(flop.get(k, 0) * counts[k] * sum(wd[3] for wd in late) for k in order)
         compute = sum(wd[2][k] for wd in late for k in order if k != "memory")
+        memory = sum(wd[2][k] for wd in late for k in order if k == "memory")
         rec = {"kind": "power_duty", "rank": rank, "gpu": gpu, "mix": name,
                "counts": {**{k: counts.get(k, 0) for k in kinds}, "idle_ms": round(idle_ms, 4)},
                "reference_us": {k: round(v, 3) for k, v in ref.items()}, "reference_clock": ref_clock, "flop": flop,
                "sustained_from_s": a.sustained_from,
                "sustained": {"load_tflops": tensor / total / 1e12, "compute_fraction": compute / total,
+                             "memory_fraction": memory / total, "busy_fraction": (compute + memory) / total,
                              "windows": len(late), **sus,
                              **clocks.between(wall0 + late[0][0], wall0 + late[-1][0] + late[-1][1])},
                "slowdown": {k: sus[f"{k}_us"] / ref[k] for k in order},

@@ -167,11 +167,10 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
                 if (op.kind != OpKind::kernel || op.step != 0) continue;
                 busy_s += op.work_s;
                 if (op.cls == KernelClass::gemm || op.cls == KernelClass::attention) flops += op.flops;
-                if (op.cls == KernelClass::memory || op.cls == KernelClass::optimizer) memory_s += op.work_s;
+                if (op.cls == KernelClass::memory || op.cls == KernelClass::optimizer || op.cls == KernelClass::copy)
+                    memory_s += op.work_s;
             }
-            const double load = busy_s > 0 ? flops / busy_s * 1e-12 + cfg_.power.memory_busy_tflops * memory_s / busy_s
-                                            : 0.0;
-            power_[r].clock_mhz = cfg_.power.clockAt(load);
+            power_[r].clock_mhz = cfg_.power.clockAt(flops, memory_s, busy_s, busy_s, busy_s);
         }
     tl_.spans.reserve(total_ops);
     queue_.reserve(1024);
@@ -330,15 +329,17 @@ void Engine::completeEvent(int rank, std::uint32_t event) {
     }
 }
 
-// The step's clock goes into the timeline, and its load sets the next step's.
+// The step's clock goes into the timeline, and its load sets the next step's. The first step's idle time does not
+// count: it is a warm-up (DDP's first iteration reduces its gradients after the backward, in registration order), and
+// the clock the board settles at is the steady steps'.
 void Engine::endPowerStep(int rank, int step) {
     PowerState& ps = power_[rank];
     tl_.clock_mhz[rank][step] = ps.clock_mhz;
     if (!cfg_.power.modelled) return;
-    const double dt = (now_ - ps.step_start).seconds();
-    if (dt > 0.0)
-        ps.clock_mhz = cfg_.power.clockAt(ps.flops / dt * 1e-12 + cfg_.power.memory_busy_tflops * ps.memory_s / dt);
-    ps.flops = ps.memory_s = 0.0;
+    if (!gpus_[rank].computing.empty()) ps.busy_s += (now_ - std::exchange(ps.busy_since, now_)).seconds();
+    const double dt = step == 0 ? ps.busy_s : (now_ - ps.step_start).seconds();
+    if (dt > 0.0) ps.clock_mhz = cfg_.power.clockAt(ps.flops, ps.memory_s, ps.work_s, ps.busy_s, dt);
+    ps.flops = ps.memory_s = ps.work_s = ps.busy_s = 0.0;
     ps.step_start = now_;
 }
 
@@ -354,13 +355,16 @@ void Engine::startKernel(std::uint32_t slot, const Op& op) {
         if (op.cls == KernelClass::attention)  // its shape: {batch·heads, seq, head_dim}
             st.remaining *= cfg_.power.attentionFactor(op.gemm.k, op.phase == Phase::backward, ps.clock_mhz);
         if (op.cls == KernelClass::gemm || op.cls == KernelClass::attention) ps.flops += op.flops;
-        if (op.cls == KernelClass::memory || op.cls == KernelClass::optimizer) ps.memory_s += st.remaining;
+        if (op.cls == KernelClass::memory || op.cls == KernelClass::optimizer || op.cls == KernelClass::copy)
+            ps.memory_s += st.remaining;
+        ps.work_s += st.remaining;
     }
     st.rate = 0.0;
     GpuState& g = gpus_[st.rank];
     st.beside = !g.moving.empty() ? StreamState::Beside::moving
                 : g.comm_waiting > 0 ? StreamState::Beside::waiting : StreamState::Beside::none;
     const bool was_idle = g.computing.empty();
+    if (was_idle) power_[st.rank].busy_since = now_;
     g.computing.push_back(slot);
     refreshCompute(st.rank);
     if (was_idle && !g.flows.empty()) refreshFlowCaps(st.rank);
@@ -413,6 +417,7 @@ void Engine::finishKernel(std::uint32_t slot) {
     ++st.head;
     GpuState& g = gpus_[st.rank];
     g.computing.erase(std::find(g.computing.begin(), g.computing.end(), slot));
+    if (g.computing.empty()) power_[st.rank].busy_s += (now_ - power_[st.rank].busy_since).seconds();
     // NCCL kernels that waited for SMs take them now, before this stream's next kernel.
     if (!g.sm_wait.empty())
         for (const std::uint32_t c : std::exchange(g.sm_wait, {})) arrive(c, w_.programs[st.rank].ops[streams_[c].op]);

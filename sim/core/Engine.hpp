@@ -199,11 +199,12 @@ private:
     std::array<Time, kKernelClasses> device_gap_{};                 // cfg_.device_gap_s, converted once
     std::vector<std::vector<double>> straggler_;                    // [rank][step]
     std::vector<std::array<double, kKernelClasses>> device_speed_;  // [rank][class]: deviceSpeedFactors
-    // The power state per rank: the running step's clock, and its tensor-core FLOP and memory-bound seconds so far.
+    // The power state per rank: the running step's clock, and its tensor-core FLOP, memory-bound seconds, compute
+    // kernels' seconds at their own rates (work) and seconds with a compute kernel running (busy) so far.
     struct PowerState {
         double clock_mhz = 0.0;
-        double flops = 0.0, memory_s = 0.0;
-        Time step_start;
+        double flops = 0.0, memory_s = 0.0, work_s = 0.0, busy_s = 0.0;
+        Time step_start, busy_since;  // busy_since: when the GPU last went from idle to computing
     };
     std::vector<PowerState> power_;
     void endPowerStep(int rank, int step);

@@ -290,6 +290,7 @@ void describe(V& v, PowerModel& p) {
     v.field("clock_intercept_mhz", p.clock_intercept_mhz);
     v.field("clock_mhz_per_tflops", p.clock_mhz_per_tflops);
     v.field("memory_busy_tflops", p.memory_busy_tflops);
+    v.field("idle_headroom_mhz", p.idle_headroom_mhz);
     v.field("attention_reference_mhz", p.attention_reference_mhz);
     v.field("attention_exponent", p.attention);
 }
@@ -431,6 +432,7 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
                    fmt::format("expected a negative slope (the clock falls as the load grows), got {}",
                                pw.clock_mhz_per_tflops));
         nonNegative("power.memory_busy_tflops", pw.memory_busy_tflops);
+        nonNegative("power.idle_headroom_mhz", pw.idle_headroom_mhz);
         positive("power.attention_reference_mhz", pw.attention_reference_mhz);
         for (std::size_t i = 0; i < pw.attention.size(); ++i) {
             const AttentionClockExponent& a = pw.attention[i];

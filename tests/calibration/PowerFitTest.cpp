@@ -2,6 +2,7 @@
 // sim/cost/HardwareProfile.hpp): the clock line through the loads held at the power limit, with memory-bound time
 // counted as memory_busy_tflops of load, and attention's clock exponents by head_dim. The records are written as
 // JSON Lines and read back through readRaw, so their reading is covered too.
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -21,9 +22,13 @@ namespace {
 using nlohmann::json;
 
 constexpr double kRested = 1980.0;
-constexpr double kMemoryBusy = 150.0, kIntercept = 2300.0, kSlope = -1.3;
+constexpr double kMemoryBusy = 150.0, kIntercept = 2300.0, kSlope = -1.3, kHeadroom = 900.0;
 
-double clockOf(double load, double memoryFraction) { return kIntercept + kSlope * (load + kMemoryBusy * memoryFraction); }
+// A load held at the limit: E = load + 150 · memory fraction (per second of the cycle) over its busy share, and the
+// headroom its idle share leaves.
+double clockOf(double load, double memoryFraction, double busy = 1.0) {
+    return kIntercept + kSlope * (load + kMemoryBusy * memoryFraction) / busy + kHeadroom * (1.0 - busy) / busy;
+}
 
 std::filesystem::path writeLines(const std::string& name, const std::vector<json>& lines) {
     const auto p = std::filesystem::temp_directory_path() / name;
@@ -32,12 +37,21 @@ std::filesystem::path writeLines(const std::string& name, const std::vector<json
     return p;
 }
 
-json duty(double load, double computeFraction, double clock, double power, double idleMs = 0.0) {
+// A mix as power_duty.py wrote it before run 104: no busy or memory share, only the compute-bound fraction.
+json duty(double load, double computeFraction, double clock, double power, double idleMs = 0.0, int memoryCalls = 4) {
     return {{"kind", "power_duty"}, {"rank", 0}, {"mix", "m"},
-            {"counts", {{"gemm", 4}, {"attention", 0}, {"memory", 4}, {"idle_ms", idleMs}}},
+            {"counts", {{"gemm", 4}, {"attention", 0}, {"memory", memoryCalls}, {"idle_ms", idleMs}}},
             {"reference_clock", {{"gemm", {{"sm_clock_mhz", 1965.0}}}, {"memory", {{"sm_clock_mhz", kRested}}}}},
             {"sustained", {{"load_tflops", load}, {"compute_fraction", computeFraction}, {"sm_clock_mhz", clock},
                            {"power_w", power}}}};
+}
+
+// A mix with the host sleeping part of each cycle, as power_duty.py --mixes idle writes it since run 104.
+json idleDuty(double load, double memoryFraction, double busy, double clock, double power) {
+    json j = duty(load, busy - memoryFraction, clock, power, 1.0);
+    j["sustained"]["memory_fraction"] = memoryFraction;
+    j["sustained"]["busy_fraction"] = busy;
+    return j;
 }
 
 json loadedGemm(double load, double memoryFraction, double clock, double power) {
@@ -55,10 +69,10 @@ json loadedAttention(const std::string& load, long headDim, long batch, const st
             {"load_tflops", 300.0}, {"memory_fraction", 0.4}, {"sm_clock_mhz", clock}, {"power_w", 600.0}};
 }
 
-// Held loads at the limit (700 W) on the line clock = 2300 − 1.3 (load + 150 · memory_fraction), from mixes and
-// from GEMMs under a background load, memory fractions not tied to the load. Beside them, points the rule leaves
-// out, each far off the line: an idle mix, one under 97% of the highest power, one within 20 MHz of the rested
-// clock (1980, the highest reference clock; power_loaded's burst clock also counts).
+// Loads busy throughout held at the limit (700 W) on clockOf, from mixes and from GEMMs under a background load,
+// memory fractions not tied to the load. Beside them, points the rule leaves out, each far off the line: one under
+// 97% of the highest power, one within 20 MHz of the rested clock (1980, the highest reference clock; power_loaded's
+// burst clock also counts).
 std::vector<json> clockLineRecords() {
     std::vector<json> lines;
     const double loads[] = {250, 330, 410, 480, 560, 620};
@@ -68,15 +82,22 @@ std::vector<json> clockLineRecords() {
         const double l = loads[i] - 40.0, m = memory[(i + 2) % 6];
         lines.push_back(loadedGemm(l, m, clockOf(l, m), 695.0));
     }
-    lines.push_back(duty(400, 0.5, 1200.0, 700.0, 1.5));  // idle mix
-    lines.push_back(duty(100, 0.15, 1300.0, 670.0));       // 670 W < 0.97 × 700 W
-    lines.push_back(duty(90, 0.1, 1965.0, 700.0));         // 15 MHz under the rested clock
+    lines.push_back(duty(100, 0.15, 1300.0, 670.0));  // 670 W < 0.97 × 700 W
+    lines.push_back(duty(90, 0.1, 1965.0, 700.0));    // 15 MHz under the rested clock
     return lines;
 }
 
-TEST(PowerFit, ClockLineRecoveredFromTheHeldLoadsAtTheLimit) {
-    const RawData raw = readRaw({writeLines("stepsim_power_line.jsonl", clockLineRecords())});
-    ASSERT_EQ(raw.power.size(), 15u);
+// With three loads at the limit that sat idle 10-30% of their cycle the headroom is fitted beside the line.
+TEST(PowerFit, ClockLineAndIdleHeadroomRecoveredFromTheHeldLoadsAtTheLimit) {
+    std::vector<json> lines = clockLineRecords();
+    for (const auto [load, memory, busy] : {std::array{540.0, 0.0, 0.9}, {380.0, 0.3, 0.8}, {420.0, 0.1, 0.7}})
+        lines.push_back(idleDuty(load, memory, busy, clockOf(load, memory, busy), 698.0));
+    const RawData raw = readRaw({writeLines("stepsim_power_line.jsonl", lines)});
+    ASSERT_EQ(raw.power.size(), 17u);
+    EXPECT_DOUBLE_EQ(raw.power.back().busy_fraction, 0.7);
+    EXPECT_DOUBLE_EQ(raw.power.back().memory_fraction, 0.1);
+    EXPECT_DOUBLE_EQ(raw.power.front().busy_fraction, 1.0);  // busy throughout: memory share 1 − compute_fraction
+    EXPECT_DOUBLE_EQ(raw.power.front().memory_fraction, 0.45);
     const ProfileFitResult r = fitProfile(raw, HardwareProfile{}, "t", "test");
     const PowerModel& pm = r.profile.power;
     EXPECT_TRUE(pm.modelled);
@@ -84,13 +105,36 @@ TEST(PowerFit, ClockLineRecoveredFromTheHeldLoadsAtTheLimit) {
     EXPECT_DOUBLE_EQ(pm.memory_busy_tflops, kMemoryBusy);
     EXPECT_NEAR(pm.clock_intercept_mhz, kIntercept, 1e-6);
     EXPECT_NEAR(pm.clock_mhz_per_tflops, kSlope, 1e-9);
+    EXPECT_NEAR(pm.idle_headroom_mhz, kHeadroom, 1e-6);
     const json& pj = r.report.at("power");
     EXPECT_NEAR(pj.at("rms_mhz").get<double>(), 0.0, 1e-6);
-    EXPECT_EQ(pj.at("points").get<int>(), 15);
-    EXPECT_EQ(pj.at("capped_points").get<int>(), 12);
+    EXPECT_EQ(pj.at("points").get<int>(), 17);
+    EXPECT_EQ(pj.at("capped_points").get<int>(), 15);
+    EXPECT_EQ(pj.at("idle_capped_points").get<int>(), 3);
     EXPECT_TRUE(pm.attention.empty());  // no attention records: attention keeps its rate at every clock
     EXPECT_DOUBLE_EQ(pm.attention_reference_mhz, kRested);
     EXPECT_DOUBLE_EQ(pm.attentionFactor(128, false, 1500.0), 1.0);
+    // The model gives the fitted points back: a second of the third idle load, 0.7 s of it busy.
+    EXPECT_NEAR(pm.clockAt(420e12, 0.1, 0.7, 0.7, 1.0), clockOf(420, 0.1, 0.7), 1e-6);
+}
+
+// Without an idle load at the limit the headroom cannot be told from the line: it is 0 and the idle mixes (here a
+// GEMM-only one written before run 104, busy for its compute fraction) are left out of the line.
+TEST(PowerFit, WithoutAnIdleLoadAtTheLimitNoHeadroom) {
+    std::vector<json> lines = clockLineRecords();
+    lines.push_back(duty(350, 0.5, 1980.0, 530.0, 1.5, 0));
+    lines.push_back(duty(600, 0.97, 1400.0, 700.0, 0.1, 0));  // idle 3% of its cycle only: not an idle load
+    const RawData raw = readRaw({writeLines("stepsim_power_noidle.jsonl", lines)});
+    ASSERT_EQ(raw.power.size(), 16u);
+    EXPECT_DOUBLE_EQ(raw.power[14].busy_fraction, 0.5);
+    EXPECT_DOUBLE_EQ(raw.power[14].memory_fraction, 0.0);
+    const ProfileFitResult r = fitProfile(raw, HardwareProfile{}, "t", "test");
+    const PowerModel& pm = r.profile.power;
+    EXPECT_DOUBLE_EQ(pm.idle_headroom_mhz, 0.0);
+    EXPECT_NEAR(pm.clock_intercept_mhz, kIntercept, 1e-6);
+    EXPECT_NEAR(pm.clock_mhz_per_tflops, kSlope, 1e-9);
+    EXPECT_EQ(r.report.at("power").at("capped_points").get<int>(), 12);
+    EXPECT_EQ(r.report.at("power").at("idle_capped_points").get<int>(), 0);
 }
 
 // Attention at two head_dims, three held loads each: the forward's time goes as (1980 / clock)^e_f; the
@@ -152,6 +196,19 @@ TEST(PowerFit, PowerDutyWithoutItsClockIsAnInputErrorNamingKeyAndLine) {
     } catch (const InputError& e) {
         const std::string what = e.what();
         EXPECT_NE(what.find(p.string() + ":3: sustained.sm_clock_mhz"), std::string::npos) << what;
+    }
+}
+
+TEST(PowerFit, IdleMixWithMemoryKernelsNeedsItsShares) {
+    std::vector<json> lines = clockLineRecords();
+    lines.push_back(duty(300, 0.4, 1800.0, 700.0, 1.0));  // line 15: idle, 4 memory calls, no busy_fraction
+    const auto p = writeLines("stepsim_power_noshares.jsonl", lines);
+    try {
+        readRaw({p});
+        FAIL() << "no InputError";
+    } catch (const InputError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(p.string() + ":15: sustained.busy_fraction"), std::string::npos) << what;
     }
 }
 

@@ -634,6 +634,75 @@ TEST(Engine, AttentionRunsAtTheClockTheStepsLoadSets) {
     EXPECT_EQ(plain.clock_mhz[0][0], 0.0);
 }
 
+// Idle time leaves headroom under the limit: each step a GEMM of 1e12 FLOP for 1 ms, then the host waits for it and
+// works 1 ms with the GPU idle. Step 0's clock from the GEMM alone: 2000 − 1000 = 1000 MHz; step 1's too, the first
+// step being a warm-up whose idle time does not count. Step 2's: the load over the busy time is the same, and step
+// 1's idle half adds 300 MHz per unit of idle over busy time: 1300 MHz. Without the headroom measured (0), the load
+// is taken over the whole step instead: 2000 − 500 = 1500 MHz.
+TEST(Engine, IdleTimeRaisesTheClockAfterTheWarmUpStep) {
+    Rig rig;
+    rig.cfg.power.modelled = true;
+    rig.cfg.power.clock_max_mhz = 1980;
+    rig.cfg.power.clock_intercept_mhz = 2000;
+    rig.cfg.power.clock_mhz_per_tflops = -1.0;
+    rig.cfg.power.idle_headroom_mhz = 300;
+    Program p = twoStreams();
+    p.events = 3;
+    for (int step = 0; step < 3; ++step) {
+        Op gemm = kernel(1000, 0);
+        gemm.flops = 1e12;
+        Op work;
+        work.kind = OpKind::host_work;
+        work.host_s = 1e-3;
+        Op record = eventOp(OpKind::record_event), sync = eventOp(OpKind::host_sync), end = stepEnd();
+        record.event = sync.event = std::uint32_t(step);
+        for (Op* op : {&gemm, &record, &sync, &work, &end}) op->step = step;
+        p.ops.insert(p.ops.end(), {gemm, record, sync, work, end});
+    }
+    Workload w = oneGroup({p});
+    w.steps = 3;
+    const Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    const double step1 = (tl.step_end[0][1] - tl.step_end[0][0]).seconds();
+    ASSERT_NEAR(step1, 2e-3, 2e-5);
+    EXPECT_DOUBLE_EQ(tl.clock_mhz[0][0], 1000.0);
+    EXPECT_DOUBLE_EQ(tl.clock_mhz[0][1], 1000.0);
+    EXPECT_NEAR(tl.clock_mhz[0][2], 1000.0 + 300.0 * (step1 - 1e-3) / 1e-3, 1e-6);
+    rig.cfg.power.idle_headroom_mhz = 0;
+    const Timeline diluted = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    EXPECT_DOUBLE_EQ(diluted.clock_mhz[0][1], 1000.0);
+    EXPECT_NEAR(diluted.clock_mhz[0][2],
+                2000.0 - 1e12 / (diluted.step_end[0][1] - diluted.step_end[0][0]).seconds() * 1e-12, 1e-6);
+}
+
+// What an all-reduce moving beside a GEMM takes from it, its NCCL kernel draws: the load is taken over the GEMM's
+// own time (1 ms for 1e12 FLOP), not the longer time it took beside the all-reduce (×1.25 while 20 MB move), so the
+// next step's clock is 2000 − 1000 = 1000 MHz, as without the all-reduce.
+TEST(Engine, ClockHoldsWhenAnAllReduceSlowsTheKernels) {
+    Rig rig;
+    rig.cfg.power.modelled = true;
+    rig.cfg.power.clock_max_mhz = 1980;
+    rig.cfg.power.clock_intercept_mhz = 2000;
+    rig.cfg.power.clock_mhz_per_tflops = -1.0;
+    rig.cfg.power.idle_headroom_mhz = 300;
+    std::vector<Program> ranks;
+    for (int r = 0; r < 2; ++r) {
+        Program p = twoStreams();
+        for (int step = 0; step < 2; ++step) {
+            Op ar = allReduce(p, 20e6, 1), gemm = kernel(1000, 0), end = stepEnd();
+            gemm.flops = 1e12;
+            for (Op* op : {&ar, &gemm, &end}) op->step = step;
+            p.ops.insert(p.ops.end(), {ar, gemm, end});
+        }
+        ranks.push_back(std::move(p));
+    }
+    Workload w = oneGroup(std::move(ranks));
+    w.steps = 2;
+    const Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    EXPECT_GT(tl.step_end[0][0].seconds(), 1.03e-3);  // the GEMM was slowed beside the transfer
+    EXPECT_DOUBLE_EQ(tl.clock_mhz[0][0], 1000.0);
+    EXPECT_NEAR(tl.clock_mhz[0][1], 1000.0, 1e-6);
+}
+
 // attentionFactor: the exponent by head_dim, linear between the listed ones and held beyond them; backward its own.
 TEST(PowerModel, AttentionExponentByHeadDim) {
     PowerModel m;
@@ -645,7 +714,7 @@ TEST(PowerModel, AttentionExponentByHeadDim) {
     EXPECT_DOUBLE_EQ(m.attentionFactor(96, true, 1000), std::pow(2.0, 0.7));
     EXPECT_DOUBLE_EQ(m.attentionFactor(32, false, 1000), 2.0);
     EXPECT_DOUBLE_EQ(m.attentionFactor(256, true, 1000), std::pow(2.0, 0.6));
-    EXPECT_DOUBLE_EQ(m.clockAt(0.0), 0.0);  // clock_max_mhz 0 caps it
+    EXPECT_DOUBLE_EQ(m.clockAt(0.0, 0.0, 1.0, 1.0, 1.0), 0.0);  // clock_max_mhz 0 caps it
     m.modelled = false;
     EXPECT_DOUBLE_EQ(m.attentionFactor(128, false, 1000), 1.0);
 }

@@ -116,9 +116,9 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     EXPECT_EQ(std::tie(a.jitter.kernel_cv, a.jitter.straggler_cv, a.jitter.device_compute_cv, a.jitter.device_memory_cv),
               std::tie(b.jitter.kernel_cv, b.jitter.straggler_cv, b.jitter.device_compute_cv, b.jitter.device_memory_cv));
     EXPECT_EQ(std::tie(a.power.modelled, a.power.clock_max_mhz, a.power.clock_intercept_mhz, a.power.clock_mhz_per_tflops,
-                       a.power.memory_busy_tflops, a.power.attention_reference_mhz),
+                       a.power.memory_busy_tflops, a.power.idle_headroom_mhz, a.power.attention_reference_mhz),
               std::tie(b.power.modelled, b.power.clock_max_mhz, b.power.clock_intercept_mhz, b.power.clock_mhz_per_tflops,
-                       b.power.memory_busy_tflops, b.power.attention_reference_mhz));
+                       b.power.memory_busy_tflops, b.power.idle_headroom_mhz, b.power.attention_reference_mhz));
     ASSERT_EQ(a.power.attention.size(), b.power.attention.size());
     for (std::size_t i = 0; i < a.power.attention.size(); ++i)
         EXPECT_EQ(std::tie(a.power.attention[i].head_dim, a.power.attention[i].forward, a.power.attention[i].backward),
@@ -170,7 +170,7 @@ HardwareProfile oddProfile() {
     p.launch.gemm_gap_by_shape = {{8192, 2048, 2048, 3.2683}, {8192, 768, 768, 1.0 / 3.0 + 1.3}};
     p.launch.gemm_gap_beside_transfer_by_shape = {{8192, 2048, 2048, 4.7716}, {8192, 768, 768, 1.0 / 3.0 + 1.6}};
     p.jitter = {0.015, 0.004, 0.0085, 0.00025};
-    p.power = {true, 1980.5, 2316.9125, -1.34985, 160.25, 1979.5, {{64, 0.95, 0.8125}, {128, 0.74, 0.7531}}};
+    p.power = {true, 1980.5, 2316.9125, -1.34985, 160.25, 1025.875, 1979.5, {{64, 0.95, 0.8125}, {128, 0.74, 0.7531}}};
     return p;
 }
 
@@ -338,6 +338,9 @@ TEST(ProfileYaml, PowerModelThatCannotHoldIsRejected) {
     EXPECT_THAT(errorOf(writeProfile(p)),
                 HasSubstr("power.clock_mhz_per_tflops: expected a negative slope (the clock falls as the load grows), "
                           "got 0.5"));
+    p = oddProfile();
+    p.power.idle_headroom_mhz = -10;
+    EXPECT_THAT(errorOf(writeProfile(p)), HasSubstr("power.idle_headroom_mhz"));
     p = oddProfile();
     p.power.attention = {{128, 0.7, 0.7}, {64, 0.9, 0.9}};
     EXPECT_THAT(errorOf(writeProfile(p)),
