@@ -364,7 +364,7 @@ void Engine::startKernel(std::uint32_t slot, const Op& op) {
     st.beside = !g.moving.empty() ? StreamState::Beside::moving
                 : g.comm_waiting > 0 ? StreamState::Beside::waiting : StreamState::Beside::none;
     const bool was_idle = g.computing.empty();
-    if (was_idle) power_[st.rank].busy_since = now_;
+    if (was_idle && cfg_.power.modelled) power_[st.rank].busy_since = now_;
     g.computing.push_back(slot);
     refreshCompute(st.rank);
     if (was_idle && !g.flows.empty()) refreshFlowCaps(st.rank);
@@ -417,7 +417,8 @@ void Engine::finishKernel(std::uint32_t slot) {
     ++st.head;
     GpuState& g = gpus_[st.rank];
     g.computing.erase(std::find(g.computing.begin(), g.computing.end(), slot));
-    if (g.computing.empty()) power_[st.rank].busy_s += (now_ - power_[st.rank].busy_since).seconds();
+    if (g.computing.empty() && cfg_.power.modelled)
+        power_[st.rank].busy_s += (now_ - power_[st.rank].busy_since).seconds();
     // NCCL kernels that waited for SMs take them now, before this stream's next kernel.
     if (!g.sm_wait.empty())
         for (const std::uint32_t c : std::exchange(g.sm_wait, {})) arrive(c, w_.programs[st.rank].ops[streams_[c].op]);
