@@ -15,7 +15,10 @@ its counts per cycle; the memory add fills the cycle so that the compute-bound k
 it (at the reference times). One mix leaves the GPU idle instead (the host sleeps), as a host-bound step does.
 `--mixes idle` (since run 104) runs another set instead or besides: the memory add alone, and GEMMs, GEMMs with
 memory adds, SDPA and memory adds each with the host sleeping part of every cycle, so that the calls take a chosen
-fraction of it (0.5-0.9): what the GPU's idle time does to the clock a load holds.
+fraction of it (0.5-0.9): what the GPU's idle time does to the clock a load holds. `--blocks 768,2048,...` (since
+run 105) then runs a GPT block's own kernels at each hidden size over 8192 tokens (block_kinds: its linears' GEMMs in
+their three forms, then its LayerNorms, GELU and residual adds), cycle after cycle, the GPU busy throughout: whether a
+training step's kernels hold the clock the reference kernels' line gives for their load.
 Before each mix the GPU rests `--rest` seconds; the reference per-call times are timing.looped's, taken rested.
 
 --shapes FILE (interference_training.py's 'forward|dgrad|wgrad M N K' lines) and --attention 'b,h,kv,s,d;...' also
@@ -32,7 +35,7 @@ Writes JSON Lines, one per rank and mix: {"kind": "power_duty", "rank", "gpu", "
 "attention", "memory", "idle_ms"}, "reference_us": {"gemm", "attention", "memory"}, "flop": {"gemm",
 "attention"}, "sustained_from_s", "sustained": {"load_tflops": tensor-core FLOP per second of cycle time,
 "compute_fraction", "memory_fraction", "busy_fraction" (these two since run 104), "gemm_us", "attention_us",
-"memory_us": per-call medians over windows, "windows"},
+"memory_us": per-call medians over windows, "windows"}, "block_hidden" (a --blocks mix),
 "slowdown": {class: sustained / reference}, "t_s", "load_tflops", "gemm_us": per-window series}; with --shapes or
 --attention one per rank, load and kernel: {"kind": "power_loaded", "rank", "gpu", "load": name, "class":
 "gemm"|"attention", "form": forward|dgrad|wgrad (GEMMs), "m", "n", "k" (GEMMs) or "batch", "heads", "kv_heads", "seq",
@@ -45,7 +48,7 @@ run 101): "reference_clock" {class: ...} beside the rested times, "sm_clock_mhz"
 section 18.
 Usage: torchrun --standalone --nproc-per-node N power_duty.py --out FILE [--seconds 6] [--rest 4]
        [--shapes FILE] [--attention 'b,h,kv,s,d;...'] [--loads mid=0.45,...] [--per-shape 0.25] [--every 3] [--no-mixes]
-       [--mixes standard,idle]
+       [--mixes standard,idle] [--blocks 768,1024,...]
 """
 import argparse
 import json
@@ -102,6 +105,33 @@ def run_mix(kinds, counts, idle_ms, seconds, window_s):
         for k, v in parts.items():
             cur[2][k] += v
     return order, wall0, windows
+
+
+def block_kinds(h, dev, tokens=8192):
+    """A GPT block's kernels at hidden h over `tokens` tokens, as two kinds: "gemm", its four linears (QKV, the
+    projection, the MLP's two; FFN 4h) in the three forms a training step runs each; "memory", its memory-bound
+    kernels at their sizes (four LayerNorms for the two norms' forward and backward, GELU forward and backward, four
+    residual adds). And the FLOP of one call of each."""
+    bf = torch.bfloat16
+    r = lambda *sh: torch.randn(*sh, device=dev, dtype=bf)
+    gemms = []
+    for o, i in ((3 * h, h), (h, h), (4 * h, h), (h, 4 * h)):
+        gemms += [gemm_kernel(r, "forward", tokens, o, i)[2], gemm_kernel(r, "dgrad", tokens, i, o)[2],
+                  gemm_kernel(r, "wgrad", o, i, tokens)[2]]
+    x, g, u, gu, w, b = r(tokens, h), r(tokens, h), r(tokens, 4 * h), r(tokens, 4 * h), r(h), r(h)
+
+    def memory():
+        for _ in range(4):
+            F.layer_norm(x, (h,), w, b)
+            torch.add(x, g)
+        F.gelu(u, approximate="tanh")
+        torch.ops.aten.gelu_backward(gu, u, approximate="tanh")
+
+    def gemm():
+        for fn in gemms:
+            fn()
+
+    return {"gemm": gemm, "memory": memory}, {"gemm": 2 * tokens * 12 * h * h * 3}
 
 
 def loaded(kinds, ref, tests, background, per_shape_s, clocks):
@@ -164,6 +194,7 @@ def main():
     ap.add_argument("--every", type=int, default=3, help="at loads after the first, every Nth kernel only")
     ap.add_argument("--no-mixes", action="store_true", help="skip the mixes (only --shapes/--attention)")
     ap.add_argument("--mixes", default="standard", help="which sets of mixes: 'standard', 'idle' or both, comma-separated")
+    ap.add_argument("--blocks", default="", help="hidden sizes: after the mixes, a transformer block's kernels at each")
     a = ap.parse_args()
     rank, dev = join_ranks()
     clocks = ClockLog(dev)
@@ -234,7 +265,7 @@ def main():
         partial.write(json.dumps(rec) + "\n")
         partial.flush()
 
-    for name, counts, idle_ms in ([] if a.no_mixes else mixes):
+    def measure(name, counts, idle_ms, kinds, flop, ref, ref_clock, extra=None):
         rest()
         order, wall0, windows = run_mix(kinds, counts, idle_ms, a.seconds, a.window)
         late = [wd for wd in windows if wd[0] >= a.sustained_from and wd[3] > 0]
@@ -256,13 +287,25 @@ def main():
                "t_s": [round(wd[0], 4) for wd in windows],
                "load_tflops": [round(sum(flop.get(k, 0) * counts[k] for k in order) * wd[3] / wd[1] / 1e12, 2)
                                if wd[1] > 0 else 0.0 for wd in windows],
-               "gemm_us": [round(per_call("gemm", wd), 2) if "gemm" in order else None for wd in windows]}
+               "gemm_us": [round(per_call("gemm", wd), 2) if "gemm" in order else None for wd in windows],
+               **(extra or {})}
         keep(rec)
         s = rec["sustained"]
         print(f"rank {rank} {name}: {s['windows']} windows, load {s['load_tflops']:.0f} TFLOP/s, compute "
               f"{100 * s['compute_fraction']:.0f}% of the time, {s['sm_clock_mhz']:.0f} MHz at {s['power_w']:.0f} W; "
               "slowdown "
               + ", ".join(f"{k} {v:.3f}" for k, v in rec["slowdown"].items()), flush=True)
+
+    for name, counts, idle in ([] if a.no_mixes else mixes):
+        measure(name, counts, idle, kinds, flop, ref, ref_clock)
+    for h in (int(x) for x in filter(None, a.blocks.split(","))):
+        block, block_flop = block_kinds(h, dev)
+        rest()
+        block_ref, block_clock = {}, {}
+        for k, fn in block.items():
+            block_ref[k], block_clock[k] = timed_rested(fn, reps=5)
+        measure(f"block h{h}", {"gemm": 1, "memory": 1}, 0, block, block_flop, block_ref, block_clock,
+                {"block_hidden": h})
     tests = []  # (record fields, fn, flop)
     if a.shapes:
         operand = lambda *sh: torch.randn(*sh, device=dev, dtype=bf)
