@@ -247,6 +247,14 @@ CONFIGS = [
     _cfg("s1-l24-h1536-s4096-mb2", 1, 24, 1536, 16, 4096, 2),
     _cfg("s1-l4-h6144-s2048-mb2", 1, 4, 6144, 48, 2048, 2),
     _cfg("s1-l32-h768-s2048-mb8", 1, 32, 768, 12, 2048, 8),
+    # held out, fourteenth round: the power state with the busy time, idle headroom and copies (run 104), light to
+    # heavy, bf16 and fp16, bf16 parameters (results/validation/heldout14/)
+    _cfg("s1-l8-h1024-s2048-mb2", 1, 8, 1024, 16, 2048, 2),
+    _cfg("s1-l12-h1536-s2048-mb2-pbf16", 1, 12, 1536, 12, 2048, 2, param_dtype="bf16"),
+    _cfg("s1-l20-h1280-s4096-mb1", 1, 20, 1280, 20, 4096, 1),
+    _cfg("s1-l6-h2560-s2048-mb2-fp16", 1, 6, 2560, 20, 2048, 2, compute_dtype="fp16"),
+    _cfg("s1-l16-h1792-s2048-mb2-swiglu", 1, 16, 1792, 14, 2048, 2, mlp="swiglu", norm="rmsnorm"),
+    _cfg("s1-l10-h4096-s1024-mb4", 1, 10, 4096, 32, 1024, 4),
 ]
 
 # A handful of quick ones to check the whole path (profiler, DDP, no_sync, GQA) before the sweep.
