@@ -61,30 +61,32 @@ ValidationTable rerun() {
 // the headroom idle time leaves, the first step's idle left out, NCCL's slowing of kernels drawn by the NCCL kernel,
 // copies drawing as memory-bound kernels) took the step median from 1.9% to 1.8% (GPU-bound 1.6% → 1.5%, worst 5.5%
 // → 5.3%) and the host ranges from 188 to 183 runs: five GPT-2-small and hidden-1024 runs now sit 0.003-0.1 ms under
-// their range's low end, the GPU's time, where the model still holds a light step's clock low.
+// their range's low end, the GPU's time, where the model still holds a light step's clock low. The fourteenth
+// held-out round (runs 106-107) added six rows: the four GPU-bound within 2.4% of their runs' medians, and one run
+// of each of the two host-bound ones under its range (13.89 ms under 14.17, 41.40 and 42.48 under 42.74): 184 of 228.
 // The medians are held at the target of 5%, the worst of the reproducible and of the
 // GPU-bound rows at its 10%, the rest at this build's line: a change that makes the predictions worse fails here.
 TEST(Validation, MedianStepTimeErrorDoesNotGrow) {
     const ValidationTable t = rerun();
-    EXPECT_EQ(t.rows.size(), 129u);
+    EXPECT_EQ(t.rows.size(), 135u);
     EXPECT_LE(t.median_abs_error_pct, 5.0);
     EXPECT_LE(t.worst_abs_error_pct, 27.0);
     EXPECT_GE(t.exposed_within_20pct, 25);
     EXPECT_LE(t.exposed_median_abs_error_ms, 0.13);
-    EXPECT_GE(t.reproducible.rows, 100);
+    EXPECT_GE(t.reproducible.rows, 106);
     EXPECT_LE(t.reproducible.median_abs_error_pct, 5.0);
     // the worst reproducible row is host-bound (an accumulating step whose host sets its pace, two runs 8% apart):
     // the 10% target holds on the GPU-bound rows
     EXPECT_LE(t.reproducible.worst_abs_error_pct, 11.0);
     EXPECT_GE(t.reproducible.exposed_within_20pct, 20);
-    EXPECT_GE(t.gpu_bound.rows, 91);
+    EXPECT_GE(t.gpu_bound.rows, 95);
     EXPECT_LE(t.gpu_bound.median_abs_error_pct, 5.0);
     EXPECT_LE(t.gpu_bound.worst_abs_error_pct, 10.0);
     EXPECT_LE(t.gpu_bound.median_abs_error_pct, 1.7);
     EXPECT_GE(t.gpu_bound.exposed_within_20pct, 19);
     EXPECT_EQ(std::size_t(t.gpu_bound.rows + t.host_bound.rows), t.rows.size());
-    EXPECT_EQ(t.host_range_runs, 224);
-    EXPECT_GE(t.host_range_runs_within, 183);
+    EXPECT_EQ(t.host_range_runs, 228);
+    EXPECT_GE(t.host_range_runs_within, 184);
 }
 
 // One global batch split two ways (the micro-batch and the accumulation steps differ, their product does not) is a
@@ -153,7 +155,7 @@ TEST(Validation, OneSettingsEffectIsPredicted) {
 // configurations first ran) scored as they were predicted then, not as this build predicts them: 58 measured, a median
 // 2.4% and a worst 22.5% (the host-bound d2-l8-h1024-s1024-mb2-b25); the 45 the committed prediction called GPU-bound
 // a median 2.3%, a worst 6.2% (the 1.4B model in fp16, before fp16 GEMMs had their own rates), within the 10%;
-// 11 of the 12 runs of the host-bound ones with a committed range inside it. Since: 91 measured, a median 2.4%.
+// 11 of the 12 runs of the host-bound ones with a committed range inside it. Since: 97 measured, a median 2.4%.
 TEST(Validation, HeldOutRoundsScoreAsPredictedBeforeTheyRan) {
     ValidationTable t = rerun();
     std::vector<std::filesystem::path> rounds;
@@ -161,13 +163,14 @@ TEST(Validation, HeldOutRoundsScoreAsPredictedBeforeTheyRan) {
         if (d.is_directory() && d.path().filename().string().rfind("heldout", 0) == 0) rounds.push_back(d.path());
     std::sort(rounds.begin(), rounds.end());
     addHeldout(t, rounds);
-    // heldout6 (two GPUs, runs 73-74): −0.6% to −4.9%; heldout13 (the power state, runs 102-103): within 2.7%
-    EXPECT_EQ(t.heldout.size(), 91u);
+    // heldout6 (two GPUs, runs 73-74): −0.6% to −4.9%; heldout13 (the power state, runs 102-103): within 2.7%;
+    // heldout14 (idle time, runs 106-107): the four GPU-bound within 2.4%, the two host-bound ranges held 1 of 4 runs
+    EXPECT_EQ(t.heldout.size(), 97u);
     EXPECT_TRUE(t.heldout_waiting.empty());
     EXPECT_LE(t.heldout_all.median_abs_error_pct, 2.5);
     EXPECT_LE(t.heldout_gpu_bound.median_abs_error_pct, 2.5);
     EXPECT_LE(t.heldout_gpu_bound.worst_abs_error_pct, 10.0);
-    EXPECT_GE(t.heldout_host_range_runs_within, 24);
+    EXPECT_GE(t.heldout_host_range_runs_within, 25);
     for (const HeldoutRow& h : t.heldout)  // the committed prediction, not this build's
         if (h.row.id == "s1-l24-h2048-s2048-mb4-fp16") {
             EXPECT_NEAR(h.row.predicted_ms, 151.86, 0.01);
