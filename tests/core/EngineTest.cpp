@@ -584,6 +584,18 @@ TEST(Engine, TheSlowerGpuSetsWhenTheCollectiveStarts) {
     EXPECT_NEAR(tl.collectives[0].first_arrival.seconds() * 1e6, 1000 * std::exp(-0.02 * 0.589456), 0.01);
 }
 
+// A power model whose clock line is 2000 MHz less 1 MHz per TFLOP/s of load, capped at 1980; idle time leaves
+// `headroom` MHz per unit of idle over busy time (0: the load over the whole step).
+PowerModel linePower(double headroom) {
+    PowerModel m;
+    m.modelled = true;
+    m.clock_max_mhz = 1980;
+    m.clock_intercept_mhz = 2000;
+    m.clock_mhz_per_tflops = -1.0;
+    m.idle_headroom_mhz = headroom;
+    return m;
+}
+
 // The power state: a step's clock comes from its load, and attention runs at it. Each step: a GEMM of 2e11 FLOP for
 // 1 ms, then a forward attention kernel (head_dim 128, 1e11 FLOP) of 0.5 ms at full clock, then a memory-bound
 // kernel of 0.5 ms. Step 0's clock: its kernels' load over their own 2 ms, (3e11 / 2e-3) TFLOP/s + 1000 · 0.25 = 400
@@ -591,10 +603,7 @@ TEST(Engine, TheSlowerGpuSetsWhenTheCollectiveStarts) {
 // its measured length (2.059 ms with the slower attention) and so on; the timeline keeps each step's clock.
 TEST(Engine, AttentionRunsAtTheClockTheStepsLoadSets) {
     Rig rig;
-    rig.cfg.power.modelled = true;
-    rig.cfg.power.clock_max_mhz = 1980;
-    rig.cfg.power.clock_intercept_mhz = 2000;
-    rig.cfg.power.clock_mhz_per_tflops = -1.0;
+    rig.cfg.power = linePower(0);
     rig.cfg.power.memory_busy_tflops = 1000;
     rig.cfg.power.attention_reference_mhz = 2000;
     rig.cfg.power.attention = {{64, 1.0, 1.0}, {128, 0.5, 0.5}};
@@ -641,11 +650,7 @@ TEST(Engine, AttentionRunsAtTheClockTheStepsLoadSets) {
 // is taken over the whole step instead: 2000 − 500 = 1500 MHz.
 TEST(Engine, IdleTimeRaisesTheClockAfterTheWarmUpStep) {
     Rig rig;
-    rig.cfg.power.modelled = true;
-    rig.cfg.power.clock_max_mhz = 1980;
-    rig.cfg.power.clock_intercept_mhz = 2000;
-    rig.cfg.power.clock_mhz_per_tflops = -1.0;
-    rig.cfg.power.idle_headroom_mhz = 300;
+    rig.cfg.power = linePower(300);
     Program p = twoStreams();
     p.events = 3;
     for (int step = 0; step < 3; ++step) {
@@ -679,11 +684,7 @@ TEST(Engine, IdleTimeRaisesTheClockAfterTheWarmUpStep) {
 // next step's clock is 2000 − 1000 = 1000 MHz, as without the all-reduce.
 TEST(Engine, ClockHoldsWhenAnAllReduceSlowsTheKernels) {
     Rig rig;
-    rig.cfg.power.modelled = true;
-    rig.cfg.power.clock_max_mhz = 1980;
-    rig.cfg.power.clock_intercept_mhz = 2000;
-    rig.cfg.power.clock_mhz_per_tflops = -1.0;
-    rig.cfg.power.idle_headroom_mhz = 300;
+    rig.cfg.power = linePower(300);
     std::vector<Program> ranks;
     for (int r = 0; r < 2; ++r) {
         Program p = twoStreams();
