@@ -111,7 +111,7 @@ std::optional<ClockLine> fitClockLine(const std::vector<RawPowerPoint>& pts, dou
             capped.push_back(&q);
             idle += q.busy_fraction < 0.97;
         }
-    if (idle == 0) std::erase_if(capped, [](const RawPowerPoint* q) { return q->busy_fraction < 1.0; });
+    if (idle == 0) std::erase_if(capped, [](const RawPowerPoint* q) { return q->busy_fraction < 0.97; });
     const auto cols = static_cast<Eigen::Index>(idle > 0 ? 3 : 2);
     if (capped.size() < std::size_t(cols) + 1) return std::nullopt;
     const auto n = static_cast<Eigen::Index>(capped.size());

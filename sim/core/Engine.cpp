@@ -17,6 +17,12 @@ namespace {
 constexpr double kZ99 = 2.3263478740;  // standard normal quantile at 0.99
 
 double lognormalSigmaFromCv(double cv) { return std::sqrt(std::log1p(cv * cv)); }
+
+// Kernels whose draw the power model counts as memory-bound time: HBM-streaming work (norms, elementwise, the
+// optimizer's passes, device-to-device copies such as DDP's bucket copies).
+bool drawsAsMemory(KernelClass c) {
+    return c == KernelClass::memory || c == KernelClass::optimizer || c == KernelClass::copy;
+}
 }  // namespace
 
 EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t seed) {
@@ -167,8 +173,7 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
                 if (op.kind != OpKind::kernel || op.step != 0) continue;
                 busy_s += op.work_s;
                 if (op.cls == KernelClass::gemm || op.cls == KernelClass::attention) flops += op.flops;
-                if (op.cls == KernelClass::memory || op.cls == KernelClass::optimizer || op.cls == KernelClass::copy)
-                    memory_s += op.work_s;
+                if (drawsAsMemory(op.cls)) memory_s += op.work_s;
             }
             power_[r].clock_mhz = cfg_.power.clockAt(flops, memory_s, busy_s, busy_s, busy_s);
         }
@@ -355,8 +360,7 @@ void Engine::startKernel(std::uint32_t slot, const Op& op) {
         if (op.cls == KernelClass::attention)  // its shape: {batch·heads, seq, head_dim}
             st.remaining *= cfg_.power.attentionFactor(op.gemm.k, op.phase == Phase::backward, ps.clock_mhz);
         if (op.cls == KernelClass::gemm || op.cls == KernelClass::attention) ps.flops += op.flops;
-        if (op.cls == KernelClass::memory || op.cls == KernelClass::optimizer || op.cls == KernelClass::copy)
-            ps.memory_s += st.remaining;
+        if (drawsAsMemory(op.cls)) ps.memory_s += st.remaining;
         ps.work_s += st.remaining;
     }
     st.rate = 0.0;

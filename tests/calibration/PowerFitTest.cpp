@@ -119,11 +119,13 @@ TEST(PowerFit, ClockLineAndIdleHeadroomRecoveredFromTheHeldLoadsAtTheLimit) {
 }
 
 // Without an idle load at the limit the headroom cannot be told from the line: it is 0 and the idle mixes (here a
-// GEMM-only one written before run 104, busy for its compute fraction) are left out of the line.
+// GEMM-only one written before run 104, busy for its compute fraction) are left out of the line; one idle under 3%
+// of its cycle stays in it.
 TEST(PowerFit, WithoutAnIdleLoadAtTheLimitNoHeadroom) {
     std::vector<json> lines = clockLineRecords();
     lines.push_back(duty(350, 0.5, 1980.0, 530.0, 1.5, 0));
-    lines.push_back(duty(600, 0.97, 1400.0, 700.0, 0.1, 0));  // idle 3% of its cycle only: not an idle load
+    // idle 3% of its cycle only: not an idle load, and on the line through its load over the busy time
+    lines.push_back(duty(600, 0.97, kIntercept + kSlope * 600 / 0.97, 700.0, 0.1, 0));
     const RawData raw = readRaw({writeLines("stepsim_power_noidle.jsonl", lines)});
     ASSERT_EQ(raw.power.size(), 16u);
     EXPECT_DOUBLE_EQ(raw.power[14].busy_fraction, 0.5);
@@ -133,7 +135,7 @@ TEST(PowerFit, WithoutAnIdleLoadAtTheLimitNoHeadroom) {
     EXPECT_DOUBLE_EQ(pm.idle_headroom_mhz, 0.0);
     EXPECT_NEAR(pm.clock_intercept_mhz, kIntercept, 1e-6);
     EXPECT_NEAR(pm.clock_mhz_per_tflops, kSlope, 1e-9);
-    EXPECT_EQ(r.report.at("power").at("capped_points").get<int>(), 12);
+    EXPECT_EQ(r.report.at("power").at("capped_points").get<int>(), 13);
     EXPECT_EQ(r.report.at("power").at("idle_capped_points").get<int>(), 0);
 }
 
