@@ -144,7 +144,9 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
         } else if (kind == "transfer") {
             d.transfers.push_back({L.str("op"), L.num("size_bytes"), L.num("bytes_moved"), L.times()});
         } else if (kind == "launch") {
-            RawLaunch l{L.str("op"), L.times()};
+            RawLaunch l;
+            l.op = L.str("op");
+            l.time = L.times();
             // A training step's gaps are summed by the simulator, so the fit takes their mean, never the median.
             if (l.op.starts_with("step_gap") && !j.at("time_us").contains("mean"))
                 throw inputError(file, lineNo, "time_us.mean", "expected the mean gap in microseconds (kernel_gaps.py writes it)");
