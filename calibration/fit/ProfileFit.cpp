@@ -891,6 +891,9 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
         if (!sj.contains("transfer")) kept.push_back("interference.beside_transfer");
         if (!sj.contains("waiting")) kept.push_back("interference.beside_waiting");
         if (!sj.empty()) rep["interference_training"] = sj;
+        // Read off a training step's traces (calibration/validation/gemm_linger.py), not from a microbenchmark.
+        kept.push_back("interference.linger_tile_m");
+        kept.push_back("interference.linger_tile_n");
     }
 
     // Jitter: kernel duration CV from BF16 GEMMs longer than 200 µs.

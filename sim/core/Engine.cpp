@@ -36,6 +36,9 @@ EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t s
     c.device_compute_cv = p.jitter.device_compute_cv;
     c.device_memory_cv = p.jitter.device_memory_cv;
     c.comm_slowdown = p.interference.comm_slowdown;
+    c.linger_tile_m = p.interference.linger_tile_m;
+    c.linger_tile_n = p.interference.linger_tile_n;
+    c.sms = p.gpu.sms;
     // By class where the profile measured a training step's kernels beside NCCL, else the one factor.
     const auto slowdowns = [&](const ClassSlowdown& m) {
         const double base = p.interference.compute_slowdown;
@@ -195,6 +198,9 @@ Timeline Engine::run() {
                 break;
             case kAlphaDone: startFlows(e.target); break;
             case kStreamWake: tryStart(e.target); break;
+            case kLingerDone:
+                if (streams_[e.target].lingering && streams_[e.target].linger_version == e.version) endLinger(e.target);
+                break;
             case kFlowDone:
                 if (net_.active(e.target) && net_.version(e.target) == e.version) flowDone(e.target);
                 break;
@@ -367,6 +373,13 @@ void Engine::startKernel(std::uint32_t slot, const Op& op) {
     GpuState& g = gpus_[st.rank];
     st.beside = !g.moving.empty() ? StreamState::Beside::moving
                 : g.comm_waiting > 0 ? StreamState::Beside::waiting : StreamState::Beside::none;
+    st.wave_s = 0.0;
+    st.held_slow = 1.0;
+    st.lingering = false;
+    if (op.cls == KernelClass::gemm && st.beside != StreamState::Beside::none && cfg_.linger_tile_m > 0) {
+        const double tiles = std::ceil(double(op.gemm.m) / cfg_.linger_tile_m) * std::ceil(double(op.gemm.n) / cfg_.linger_tile_n);
+        st.wave_s = st.remaining / std::max(1.0, std::ceil(tiles / cfg_.sms));
+    }
     const bool was_idle = g.computing.empty();
     if (was_idle && cfg_.power.modelled) power_[st.rank].busy_since = now_;
     g.computing.push_back(slot);
@@ -385,7 +398,18 @@ void Engine::refreshCompute(int gpu) {
         const Op& op = w_.programs[st.rank].ops[st.op];
         const std::size_t cls = std::size_t(op.cls);
         const double by_class = std::max(waiting ? cfg_.slowdown_waiting[cls] : 1.0, g.transfer[cls]);
-        const double slow = !resident ? 1.0 : op.beside_nccl > 0 ? double(op.beside_nccl) : by_class;
+        double slow = !resident ? 1.0 : op.beside_nccl > 0 ? double(op.beside_nccl) : by_class;
+        if (resident) {
+            st.lingering = false;
+            if (st.wave_s > 0) st.held_slow = slow;
+        } else if (st.wave_s > 0 && st.held_slow > 1.0) {
+            // The NCCL kernel has left: one wave of the GEMM's tiles more at the rate it ran beside it.
+            if (!st.lingering) {
+                st.lingering = true;
+                queue_.push(now_ + fromSeconds(st.wave_s * st.held_slow), kLingerDone, slot, ++st.linger_version);
+            }
+            slow = st.held_slow;
+        }
         const double rate = share / slow;
         if (st.rate == rate) continue;
         st.remaining = std::max(0.0, st.remaining - st.rate * (now_ - st.last).seconds());
@@ -394,6 +418,15 @@ void Engine::refreshCompute(int gpu) {
         ++st.version;
         queue_.push(now_ + fromSeconds(st.remaining / rate), kKernelDone, slot, st.version);
     }
+}
+
+// A GEMM's lingering slowdown ends: it runs at its share alone from now.
+void Engine::endLinger(std::uint32_t slot) {
+    StreamState& st = streams_[slot];
+    st.lingering = false;
+    st.wave_s = 0.0;
+    st.held_slow = 1.0;
+    refreshCompute(st.rank);
 }
 
 // The factor of the largest collective moving data on this GPU (1 when none is).

@@ -353,6 +353,50 @@ TEST(Engine, AGemmsOwnSlowdownReplacesItsClasssBesideNccl) {
     EXPECT_NEAR(gemmEnd(Engine(moving, rig.cost, rig.fabric, rig.cfg).run()), 30.0 + (100.0 - 30.0 / 1.8), 0.01);
 }
 
+// A GEMM placed beside a moving all-reduce keeps its slowdown one wave of its tiles after the NCCL kernel leaves.
+// Both ranks arrive at 0 and the flows (not slowed here) take 10 µs α + 1e6 B / 100 GB/s = 20 µs, 16 µs of the
+// 100 µs GEMM's work at 1/1.25. An 8192x2048 output is 64·8 = 512 tiles of 128x256, 4 waves on 132 SMs: one wave
+// (25 µs of work) runs at 1/1.25 for 31.25 µs more, the last 59 µs alone → 110.25 µs (104 with no linger). A
+// 2048x2048 output is one wave: the whole GEMM keeps 1/1.25 (125 µs). A memory-bound kernel does not linger (104).
+TEST(Engine, AGemmBesideNcclStaysSlowForOneWaveAfterItLeaves) {
+    const auto endOf = [](const Timeline& tl, KernelClass cls) {
+        Time end{};
+        for (const Span& sp : tl.spans)
+            if (sp.rank == 0 && sp.cls == cls) end = sp.end;
+        return end.seconds() * 1e6;
+    };
+    for (auto [cls, m, n, linger, expect_us] :
+         {std::tuple{KernelClass::gemm, 8192L, 2048L, true, 20.0 + 31.25 + 59.0},
+          std::tuple{KernelClass::gemm, 8192L, 2048L, false, 20.0 + 84.0},
+          std::tuple{KernelClass::gemm, 2048L, 2048L, true, 125.0},
+          std::tuple{KernelClass::memory, 8192L, 2048L, true, 20.0 + 84.0}}) {
+        Rig rig;
+        rig.cfg.comm_slowdown = 1.0;
+        rig.cfg.sms = 132;
+        if (linger) rig.cfg.linger_tile_m = 128, rig.cfg.linger_tile_n = 256;
+        Op k = kernel(100, 0, 0);
+        k.cls = cls;
+        k.gemm = {m, n, 4096};
+        Workload w = oneGroup({allReduceBeside(k, 1e6), allReduceBeside(kernel(0, 0, 0), 1e6)});
+        Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+        ASSERT_EQ(tl.collectives.size(), 1u);
+        EXPECT_EQ(tl.collectives[0].end, Time::us(20));
+        EXPECT_NEAR(endOf(tl, cls), expect_us, 0.01) << int(cls) << ' ' << m << ' ' << linger;
+    }
+}
+
+// engineConfig takes the linger's tile and the GPU's SMs from the profile.
+TEST(Engine, ConfigReadsTheLingerTile) {
+    HardwareProfile prof;
+    prof.gpu.sms = 114;
+    prof.interference.linger_tile_m = 128;
+    prof.interference.linger_tile_n = 256;
+    const EngineConfig c = engineConfig(prof, false, 1);
+    EXPECT_EQ(c.linger_tile_m, 128);
+    EXPECT_EQ(c.linger_tile_n, 256);
+    EXPECT_EQ(c.sms, 114);
+}
+
 // The GEMM's CTAs hold every SM: an NCCL kernel launched while it runs (rank 0's host issues it at 10 µs, into
 // the 100 µs GEMM) is placed when the GEMM ends, so the collective starts at 100 µs, rank 1 waiting from 0, and
 // the GEMM runs alone.

@@ -113,6 +113,8 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     sameShapes(a.launch.gemm_gap_by_shape, b.launch.gemm_gap_by_shape);
     sameShapes(a.launch.gemm_gap_beside_transfer_by_shape, b.launch.gemm_gap_beside_transfer_by_shape);
     sameShapes(a.interference.gemm_by_shape, b.interference.gemm_by_shape);
+    EXPECT_EQ(std::tie(a.interference.linger_tile_m, a.interference.linger_tile_n),
+              std::tie(b.interference.linger_tile_m, b.interference.linger_tile_n));
     EXPECT_EQ(std::tie(a.jitter.kernel_cv, a.jitter.straggler_cv, a.jitter.device_compute_cv, a.jitter.device_memory_cv),
               std::tie(b.jitter.kernel_cv, b.jitter.straggler_cv, b.jitter.device_compute_cv, b.jitter.device_memory_cv));
     EXPECT_EQ(std::tie(a.power.modelled, a.power.clock_max_mhz, a.power.clock_intercept_mhz, a.power.clock_mhz_per_tflops,
@@ -167,6 +169,8 @@ HardwareProfile oddProfile() {
         p.interference.beside_transfer_by_size.push_back(s);
     }
     p.interference.gemm_by_shape = {{8192, 2048, 2048, 1.4187}, {2048, 2048, 8192, 1.0 / 3.0 + 1.5}};
+    p.interference.linger_tile_m = 128;
+    p.interference.linger_tile_n = 192;
     p.launch.gemm_gap_by_shape = {{8192, 2048, 2048, 3.2683}, {8192, 768, 768, 1.0 / 3.0 + 1.3}};
     p.launch.gemm_gap_beside_transfer_by_shape = {{8192, 2048, 2048, 4.7716}, {8192, 768, 768, 1.0 / 3.0 + 1.6}};
     p.jitter = {0.015, 0.004, 0.0085, 0.00025};
@@ -312,6 +316,16 @@ TEST(ProfileYaml, GemmSlowdownBelowOneOrWithoutAShapeIsRejected) {
     ASSERT_NE(yaml.find(entry), std::string::npos);
     yaml.replace(yaml.find(entry), entry.size(), "[8192, 2048, 1.4187]");
     EXPECT_THAT(errorOf(yaml), HasSubstr("interference.gemm_by_shape[0]: expected [m, n, k, value], got"));
+}
+
+TEST(ProfileYaml, LingerTileWithOneSideOrNegativeIsRejected) {
+    HardwareProfile p = oddProfile();
+    p.interference.linger_tile_n = 0;
+    EXPECT_THAT(errorOf(writeProfile(p)),
+                HasSubstr("interference.linger_tile_m: expected linger_tile_m and linger_tile_n both positive (a tile's "
+                          "rows and columns) or both 0 (no linger), got 128 and 0"));
+    p.interference.linger_tile_m = -128;
+    EXPECT_THAT(errorOf(writeProfile(p)), HasSubstr("got -128 and 0"));
 }
 
 TEST(ProfileYaml, NegativeGapBesideNcclIsRejected) {
