@@ -891,7 +891,7 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
         if (!sj.contains("transfer")) kept.push_back("interference.beside_transfer");
         if (!sj.contains("waiting")) kept.push_back("interference.beside_waiting");
         if (!sj.empty()) rep["interference_training"] = sj;
-        // Read off a training step's traces (calibration/validation/gemm_linger.py), not from a microbenchmark.
+        // The base profile's, from run 108's probe (calibration/pytorch/gemm_linger_probe.py), not fitted here.
         kept.push_back("interference.linger_tile_m");
         kept.push_back("interference.linger_tile_n");
     }

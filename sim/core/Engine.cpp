@@ -198,9 +198,6 @@ Timeline Engine::run() {
                 break;
             case kAlphaDone: startFlows(e.target); break;
             case kStreamWake: tryStart(e.target); break;
-            case kLingerDone:
-                if (streams_[e.target].lingering && streams_[e.target].linger_version == e.version) endLinger(e.target);
-                break;
             case kFlowDone:
                 if (net_.active(e.target) && net_.version(e.target) == e.version) flowDone(e.target);
                 break;
@@ -373,12 +370,12 @@ void Engine::startKernel(std::uint32_t slot, const Op& op) {
     GpuState& g = gpus_[st.rank];
     st.beside = !g.moving.empty() ? StreamState::Beside::moving
                 : g.comm_waiting > 0 ? StreamState::Beside::waiting : StreamState::Beside::none;
+    st.work = st.remaining;
     st.wave_s = 0.0;
     st.held_slow = 1.0;
-    st.lingering = false;
     if (op.cls == KernelClass::gemm && st.beside != StreamState::Beside::none && cfg_.linger_tile_m > 0) {
         const double tiles = std::ceil(double(op.gemm.m) / cfg_.linger_tile_m) * std::ceil(double(op.gemm.n) / cfg_.linger_tile_n);
-        st.wave_s = st.remaining / std::max(1.0, std::ceil(tiles / cfg_.sms));
+        st.wave_s = st.work / std::max(1.0, std::ceil(tiles / cfg_.sms));
     }
     const bool was_idle = g.computing.empty();
     if (was_idle && cfg_.power.modelled) power_[st.rank].busy_since = now_;
@@ -398,35 +395,30 @@ void Engine::refreshCompute(int gpu) {
         const Op& op = w_.programs[st.rank].ops[st.op];
         const std::size_t cls = std::size_t(op.cls);
         const double by_class = std::max(waiting ? cfg_.slowdown_waiting[cls] : 1.0, g.transfer[cls]);
-        double slow = !resident ? 1.0 : op.beside_nccl > 0 ? double(op.beside_nccl) : by_class;
+        const double slow = !resident ? 1.0 : op.beside_nccl > 0 ? double(op.beside_nccl) : by_class;
+        bool lagged = false;
         if (resident) {
-            st.lingering = false;
             if (st.wave_s > 0) st.held_slow = slow;
-        } else if (st.wave_s > 0 && st.held_slow > 1.0) {
-            // The NCCL kernel has left: one wave of the GEMM's tiles more at the rate it ran beside it.
-            if (!st.lingering) {
-                st.lingering = true;
-                queue_.push(now_ + fromSeconds(st.wave_s * st.held_slow), kLingerDone, slot, ++st.linger_version);
-            }
-            slow = st.held_slow;
+        } else if (st.wave_s > 0) {
+            // The NCCL kernel that held SMs from the GEMM's launch has left, `held` into it: the CTAs it kept out start
+            // now, so the GEMM ends no sooner than its own time plus that lag, up to one wave of its tiles, and no
+            // later than beside the NCCL kernel throughout (run 108, gemm_linger_probe.py).
+            const double held = (now_ - st.start).seconds();
+            const double left = std::max(0.0, st.remaining - st.rate * (now_ - st.last).seconds());
+            const double end = std::min(st.work + std::min(held, st.wave_s), st.work * st.held_slow);
+            st.remaining = std::max(left, end - held);
+            st.last = now_;
+            st.wave_s = 0.0;
+            lagged = true;
         }
         const double rate = share / slow;
-        if (st.rate == rate) continue;
+        if (st.rate == rate && !lagged) continue;
         st.remaining = std::max(0.0, st.remaining - st.rate * (now_ - st.last).seconds());
         st.last = now_;
         st.rate = rate;
         ++st.version;
         queue_.push(now_ + fromSeconds(st.remaining / rate), kKernelDone, slot, st.version);
     }
-}
-
-// A GEMM's lingering slowdown ends: it runs at its share alone from now.
-void Engine::endLinger(std::uint32_t slot) {
-    StreamState& st = streams_[slot];
-    st.lingering = false;
-    st.wave_s = 0.0;
-    st.held_slow = 1.0;
-    refreshCompute(st.rank);
 }
 
 // The factor of the largest collective moving data on this GPU (1 when none is).

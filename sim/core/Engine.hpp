@@ -12,11 +12,12 @@
 //   NCCL kernel is resident on the GPU each compute kernel slows by its class's factor, larger while the NCCL
 //   kernel spins waiting for its peers than while it moves data (`slowdown_waiting`, `slowdown_transfer`; the
 //   larger of the two when kernels of both kinds are resident); a GEMM whose shape the profile measured beside a
-//   resident NCCL kernel slows by its own factor instead (Op::beside_nccl), in either state. A GEMM started beside
-//   a resident NCCL kernel keeps that slowdown after the NCCL kernel leaves for one wave of its output tiles more
-//   (`linger_tile_m` × `linger_tile_n` tiles over the SMs, at the slowed rate): the tiles under way finish at the
-//   rate they started at (H200 step traces: such GEMMs ran 4.6-7.4% over a slowdown that lifts at once), so a
-//   one-wave GEMM stays slow to its end. A kernel's cost is
+//   resident NCCL kernel slows by its own factor instead (Op::beside_nccl), in either state. A GEMM launched beside
+//   a resident NCCL kernel lost the SMs it holds from the start: when the NCCL kernel leaves, the CTAs it kept out
+//   start, so the GEMM ends no sooner than its own time plus the time the SMs were held, up to one wave of its
+//   output tiles (`linger_tile_m` × `linger_tile_n` over the SMs), and no later than beside the NCCL kernel
+//   throughout (H200, run 108: a kernel holding 24 SMs, leaving mid-GEMM; such GEMMs in the 1.4B DDP step ran
+//   4.7-7.1% over a slowdown that lifts at once, 1.1-2.8% under this rule). A kernel's cost is
 //   its calibrated period on a busy stream (loops of back-to-back launches): the first `device_gap` of it,
 //   by the kernel's class, is the launch gap, when the stream holds it but the GPU runs nothing of it, so its
 //   span starts there (the profile's gaps inside a training step's mix: H200, 1.6–1.8 µs before memory-bound
@@ -81,8 +82,8 @@ struct EngineConfig {
     // slowdown_transfer by the collective's bytes, ascending (empty: slowdown_transfer at every size).
     std::vector<std::pair<double, std::array<double, kKernelClasses>>> transfer_by_size;
     double comm_slowdown = 1.0;
-    // A GEMM started beside a resident NCCL kernel keeps its slowdown for one wave of output tiles of this size
-    // (over `sms`) after the NCCL kernel leaves; 0: it speeds up at once (Interference::linger_tile_m).
+    // A GEMM launched beside a resident NCCL kernel lags, once it leaves, by the time the SMs were held, up to one
+    // wave of output tiles of this size over `sms`; 0: no lag (Interference::linger_tile_m).
     int linger_tile_m = 0, linger_tile_n = 0;
     int sms = 132;
     // Launch gap at the start of each kernel's period on its stream, by KernelClass.
@@ -115,7 +116,7 @@ public:
     Timeline run();
 
 private:
-    enum EventType : std::uint32_t { kHostWake, kKernelDone, kAlphaDone, kFlowDone, kStreamWake, kLingerDone };
+    enum EventType : std::uint32_t { kHostWake, kKernelDone, kAlphaDone, kFlowDone, kStreamWake };
 
     struct HostState {
         std::uint32_t next = 0;
@@ -137,13 +138,11 @@ private:
         double remaining = 0.0;
         double rate = 0.0;
         std::uint32_t version = 0;
-        // A GEMM started beside a resident NCCL kernel: one wave of its tiles (work at full speed, 0 for any other
-        // kernel), the slowdown it ran at beside the NCCL kernel, and whether it still runs at it after the NCCL
-        // kernel left (until the kLingerDone event of linger_version).
+        // Its work at full speed; for a GEMM started beside a resident NCCL kernel, one wave of its tiles (0 for any
+        // other kernel, and once the NCCL kernel has left) and the slowdown it ran at beside the NCCL kernel.
+        double work = 0.0;
         double wave_s = 0.0;
         double held_slow = 1.0;
-        bool lingering = false;
-        std::uint32_t linger_version = 0;
     };
     struct GpuState {
         std::vector<std::uint32_t> computing;  // stream slots running compute kernels
@@ -177,7 +176,6 @@ private:
     void finishCollective(std::uint32_t inst);
     void completeEvent(int rank, std::uint32_t event);
     void refreshCompute(int gpu);
-    void endLinger(std::uint32_t slot);
     void refreshTransfer(int gpu);
     void refreshFlowCaps(int gpu);
     void rescheduleFlows();

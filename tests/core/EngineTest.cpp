@@ -353,23 +353,26 @@ TEST(Engine, AGemmsOwnSlowdownReplacesItsClasssBesideNccl) {
     EXPECT_NEAR(gemmEnd(Engine(moving, rig.cost, rig.fabric, rig.cfg).run()), 30.0 + (100.0 - 30.0 / 1.8), 0.01);
 }
 
-// A GEMM placed beside a moving all-reduce keeps its slowdown one wave of its tiles after the NCCL kernel leaves.
-// Both ranks arrive at 0 and the flows (not slowed here) take 10 µs α + 1e6 B / 100 GB/s = 20 µs, 16 µs of the
-// 100 µs GEMM's work at 1/1.25. An 8192x2048 output is 64·8 = 512 tiles of 128x256, 4 waves on 132 SMs: one wave
-// (25 µs of work) runs at 1/1.25 for 31.25 µs more, the last 59 µs alone → 110.25 µs (104 with no linger). A
-// 2048x2048 output is one wave: the whole GEMM keeps 1/1.25 (125 µs). A memory-bound kernel does not linger (104).
-TEST(Engine, AGemmBesideNcclStaysSlowForOneWaveAfterItLeaves) {
+// A GEMM launched beside a resident NCCL kernel lost SMs to it from the start: once the NCCL kernel leaves it ends no
+// sooner than its own time plus how long the SMs were held, up to one wave of its 128x256 tiles over 132 SMs, and
+// no later than beside the NCCL kernel throughout (×1.25 here). The flows (not slowed here) take 10 µs α + bytes /
+// 100 GB/s: 20 µs for 1 MB, 50 for 4 MB. A 100 µs GEMM of 8192x2048 outputs (512 tiles, 4 waves of 25 µs) held
+// 20 µs ends at 100 + 20 = 120 µs, where a slowdown that lifts at once gives 20 + (100 − 20/1.25) = 104; of
+// 8192x8192 outputs (16 waves of 6.25 µs) at 106.25; of 2048x2048 (one wave) held 50 µs at 125 (100 + 50, over
+// the 1.25 × 100 beside it throughout). With no tile in the profile, or for a memory-bound kernel, 104.
+TEST(Engine, AGemmLaunchedBesideNcclLagsByTheTimeItsSmsWereHeld) {
     const auto endOf = [](const Timeline& tl, KernelClass cls) {
         Time end{};
         for (const Span& sp : tl.spans)
             if (sp.rank == 0 && sp.cls == cls) end = sp.end;
         return end.seconds() * 1e6;
     };
-    for (auto [cls, m, n, linger, expect_us] :
-         {std::tuple{KernelClass::gemm, 8192L, 2048L, true, 20.0 + 31.25 + 59.0},
-          std::tuple{KernelClass::gemm, 8192L, 2048L, false, 20.0 + 84.0},
-          std::tuple{KernelClass::gemm, 2048L, 2048L, true, 125.0},
-          std::tuple{KernelClass::memory, 8192L, 2048L, true, 20.0 + 84.0}}) {
+    for (auto [cls, m, n, bytes, linger, expect_us] :
+         {std::tuple{KernelClass::gemm, 8192L, 2048L, 1e6, true, 120.0},
+          std::tuple{KernelClass::gemm, 8192L, 8192L, 1e6, true, 106.25},
+          std::tuple{KernelClass::gemm, 2048L, 2048L, 4e6, true, 125.0},
+          std::tuple{KernelClass::gemm, 8192L, 2048L, 1e6, false, 104.0},
+          std::tuple{KernelClass::memory, 8192L, 2048L, 1e6, true, 104.0}}) {
         Rig rig;
         rig.cfg.comm_slowdown = 1.0;
         rig.cfg.sms = 132;
@@ -377,11 +380,11 @@ TEST(Engine, AGemmBesideNcclStaysSlowForOneWaveAfterItLeaves) {
         Op k = kernel(100, 0, 0);
         k.cls = cls;
         k.gemm = {m, n, 4096};
-        Workload w = oneGroup({allReduceBeside(k, 1e6), allReduceBeside(kernel(0, 0, 0), 1e6)});
+        Workload w = oneGroup({allReduceBeside(k, bytes), allReduceBeside(kernel(0, 0, 0), bytes)});
         Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
         ASSERT_EQ(tl.collectives.size(), 1u);
-        EXPECT_EQ(tl.collectives[0].end, Time::us(20));
-        EXPECT_NEAR(endOf(tl, cls), expect_us, 0.01) << int(cls) << ' ' << m << ' ' << linger;
+        EXPECT_EQ(tl.collectives[0].end, Time::us(bytes > 2e6 ? 50 : 20));
+        EXPECT_NEAR(endOf(tl, cls), expect_us, 0.01) << int(cls) << ' ' << m << 'x' << n << ' ' << linger;
     }
 }
 
