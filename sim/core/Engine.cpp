@@ -374,7 +374,8 @@ void Engine::startKernel(std::uint32_t slot, const Op& op) {
     st.wave_s = 0.0;
     st.held_slow = 1.0;
     if (op.cls == KernelClass::gemm && st.beside != StreamState::Beside::none && cfg_.linger_tile_m > 0) {
-        const double tiles = std::ceil(double(op.gemm.m) / cfg_.linger_tile_m) * std::ceil(double(op.gemm.n) / cfg_.linger_tile_n);
+        const double tiles =
+            std::ceil(double(op.gemm.m) / cfg_.linger_tile_m) * std::ceil(double(op.gemm.n) / cfg_.linger_tile_n);
         st.wave_s = st.work / std::max(1.0, std::ceil(tiles / cfg_.sms));
     }
     const bool was_idle = g.computing.empty();

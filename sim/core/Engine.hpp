@@ -16,8 +16,8 @@
 //   a resident NCCL kernel lost the SMs it holds from the start: when the NCCL kernel leaves, the CTAs it kept out
 //   start, so the GEMM ends no sooner than its own time plus the time the SMs were held, up to one wave of its
 //   output tiles (`linger_tile_m` × `linger_tile_n` over the SMs), and no later than beside the NCCL kernel
-//   throughout (H200, run 108: a kernel holding 24 SMs, leaving mid-GEMM; such GEMMs in the 1.4B DDP step ran
-//   4.7-7.1% over a slowdown that lifts at once, 1.1-2.8% under this rule). A kernel's cost is
+//   throughout (H200, run 108: a kernel holding 24 SMs, leaving mid-GEMM; of such GEMMs in the 1.4B DDP step's
+//   traces this rule reads the time 1.1-2.8% short, a slowdown that lifts at once 4.7-7.1%). A kernel's cost is
 //   its calibrated period on a busy stream (loops of back-to-back launches): the first `device_gap` of it,
 //   by the kernel's class, is the launch gap, when the stream holds it but the GPU runs nothing of it, so its
 //   span starts there (the profile's gaps inside a training step's mix: H200, 1.6–1.8 µs before memory-bound

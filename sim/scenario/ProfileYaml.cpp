@@ -562,10 +562,12 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
             if (x != 0) slowdown(fmt::format("{}.{}", sp, cls), x);
     }
     shapes("interference.gemm_by_shape", p.interference.gemm_by_shape, slowdown);
-    if (const Interference& i = p.interference; i.linger_tile_m < 0 || i.linger_tile_n < 0 || (i.linger_tile_m > 0) != (i.linger_tile_n > 0))
-        r.fail("interference.linger_tile_m", fmt::format("expected linger_tile_m and linger_tile_n both positive (a tile's "
-                                                         "rows and columns) or both 0 (no linger), got {} and {}",
-                                                         i.linger_tile_m, i.linger_tile_n));
+    if (const Interference& i = p.interference;
+        i.linger_tile_m < 0 || i.linger_tile_n < 0 || (i.linger_tile_m > 0) != (i.linger_tile_n > 0))
+        r.fail("interference.linger_tile_m",
+               fmt::format("expected linger_tile_m and linger_tile_n both positive (a tile's rows and columns) or both "
+                           "0 (no lag), got {} and {}",
+                           i.linger_tile_m, i.linger_tile_n));
 
     nonNegative("jitter.kernel_cv", p.jitter.kernel_cv);
     nonNegative("jitter.straggler_cv", p.jitter.straggler_cv);

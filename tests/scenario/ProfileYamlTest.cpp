@@ -322,8 +322,8 @@ TEST(ProfileYaml, LingerTileWithOneSideOrNegativeIsRejected) {
     HardwareProfile p = oddProfile();
     p.interference.linger_tile_n = 0;
     EXPECT_THAT(errorOf(writeProfile(p)),
-                HasSubstr("interference.linger_tile_m: expected linger_tile_m and linger_tile_n both positive (a tile's "
-                          "rows and columns) or both 0 (no linger), got 128 and 0"));
+                HasSubstr("interference.linger_tile_m: expected linger_tile_m and linger_tile_n both positive (a "
+                          "tile's rows and columns) or both 0 (no lag), got 128 and 0"));
     p.interference.linger_tile_m = -128;
     EXPECT_THAT(errorOf(writeProfile(p)), HasSubstr("got -128 and 0"));
 }
