@@ -10,12 +10,14 @@ and which one was faster changed from start to start.
 One process per GPU (started here, no communication between them) runs the tiny GPT of host_overhead.py (10
 layers, hidden 64: every kernel far shorter than its launch, so a step's wall time is host time) in a loop from a
 common start time, and keeps the median step time of each 0.5 s window. Per window the spread is the standard
-deviation of the log of the processes' medians; the record keeps every window.
+deviation of the log of the processes' medians; the record keeps every window. With --share-gpu every process
+runs on GPU 0 instead (a one-GPU machine: the step never waits for the GPU, so what is timed is still the host).
 
 Writes one JSON Lines record {"kind": "host_spread", "procs", "window_s", "windows": [[median ms per process],
-...]}. Not in the fit yet: modelled as a per-rank, per-step host speed factor (README, section 3) it improved most
-host-bound DDP rows of the validation and worsened the others, so the measurement is kept for reference.
-Usage: python3 host_spread.py --out FILE [--procs N] [--windows W]   (N defaults to the number of GPUs, >= 2)
+...]}. `stepsim calibrate fit` takes the root mean over the windows of that variance into jitter.host_rank_cv:
+each rank's host keeps its own speed for a run at the expected order statistics of that spread (README, section 3).
+Usage: python3 host_spread.py --out FILE [--procs N] [--windows W] [--share-gpu]
+       (N defaults to the number of GPUs; at least 2)
 """
 import argparse
 import json
@@ -69,31 +71,33 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--procs", type=int, default=0, help="processes, one per GPU (default: every GPU)")
     ap.add_argument("--windows", type=int, default=24)
+    ap.add_argument("--share-gpu", action="store_true", help="every process on GPU 0 (a one-GPU machine)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--start", type=float, default=0.0, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
         worker(a)
         return
-    procs = a.procs
-    if procs == 0:
-        import torch
-        procs = torch.cuda.device_count()
+    import torch
+    gpus = torch.cuda.device_count()
+    procs = a.procs or gpus
+    if not a.share_gpu and procs > gpus:
+        raise SystemExit(f"host_spread.py: {procs} processes need as many GPUs ({gpus} here), or --share-gpu")
     if procs < 2:
-        raise SystemExit("host_spread.py: needs two GPUs or more (one process per GPU)")
+        raise SystemExit("host_spread.py: needs two processes or more (one per GPU, or --procs N --share-gpu)")
     start = time.time() + 20.0  # every worker initialised and warmed up by then
     tmp = tempfile.mkdtemp(prefix="host_spread-")
     outs = [os.path.join(tmp, f"p{i}.json") for i in range(procs)]
     here = os.path.dirname(os.path.abspath(__file__))
     running = [subprocess.Popen([sys.executable, os.path.join(here, "host_spread.py"), "--worker", "--out", outs[i],
                                  "--windows", str(a.windows), "--start", str(start)],
-                                env=dict(os.environ, CUDA_VISIBLE_DEVICES=str(i)), cwd=here)
+                                env=dict(os.environ, CUDA_VISIBLE_DEVICES="0" if a.share_gpu else str(i)), cwd=here)
                for i in range(procs)]
     if any(p.wait() != 0 for p in running):
         raise SystemExit("host_spread.py: a worker failed")
     medians = [json.load(open(o)) for o in outs]
     windows = [[m[w] for m in medians] for w in range(a.windows) if all(m[w] for m in medians)]
-    rec = {"kind": "host_spread", "source": "pytorch", "procs": procs, "window_s": WINDOW_S,
+    rec = {"kind": "host_spread", "source": "pytorch", "procs": procs, "window_s": WINDOW_S, "share_gpu": a.share_gpu,
            "model": "host_overhead.py tiny GPT, 10 layers, hidden 64", "windows": windows}
     with open(a.out, "a") as f:
         f.write(json.dumps(rec) + "\n")
