@@ -940,6 +940,37 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             kept.push_back("jitter.device_memory_cv");
         }
     }
+    // Host-to-host spread: per window, the sample variance of the processes' log step times (of two processes it
+    // estimates one process's variance); the cv is the root of their mean over every window of every record.
+    {
+        double ss = 0;
+        std::size_t windows = 0;
+        nlohmann::json runs = nlohmann::json::array();
+        for (const RawHostSpread& h : raw.host_spread) {
+            double run_ss = 0;
+            for (const std::vector<double>& w : h.windows) {
+                double mean = 0, v = 0;
+                for (double ms : w) mean += std::log(ms) / double(w.size());
+                for (double ms : w) v += std::pow(std::log(ms) - mean, 2) / double(w.size() - 1);
+                run_ss += v;
+            }
+            ss += run_ss;
+            windows += h.windows.size();
+            runs.push_back({{"file", h.file},
+                            {"processes", h.windows.front().size()},
+                            {"windows", h.windows.size()},
+                            {"cv", std::sqrt(run_ss / double(h.windows.size()))}});
+        }
+        if (windows > 0) {
+            p.jitter.host_rank_cv = std::sqrt(ss / double(windows));
+            rep["host_spread"] = {
+                {"host_rank_cv", p.jitter.host_rank_cv},
+                {"rule", "root mean over windows of the sample variance of the processes' log step times"},
+                {"runs", runs}};
+        } else {
+            kept.push_back("jitter.host_rank_cv");
+        }
+    }
     kept.push_back("nccl (NCCL tuning model constants)");
     kept.push_back("gpu peaks and hbm_gbps (datasheet)");
     rep["kept_from_base"] = kept;

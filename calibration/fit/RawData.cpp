@@ -5,6 +5,7 @@
 #include <fstream>
 #include <tuple>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "sim/core/InputError.hpp"
@@ -214,6 +215,28 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
             if (!(s.gemm_tflops > 0) || !(s.memory_gbps > 0))
                 throw inputError(file, lineNo, "gemm_tflops", "expected positive rates (TFLOP/s and GB/s)");
             d.device_speed.push_back(std::move(s));
+        } else if (kind == "host_spread") {
+            RawHostSpread h{file, L.num("window_s"), {}};
+            const json& w = L.at("windows");
+            const std::size_t procs = static_cast<std::size_t>(L.num("procs"));
+            if (!w.is_array() || w.empty())
+                throw inputError(file, lineNo, "windows", "expected a list of windows, got " + w.dump());
+            for (const json& win : w) {
+                if (!win.is_array() || win.size() != procs || procs < 2)
+                    throw inputError(file, lineNo, "windows",
+                                     fmt::format("expected each window to list one step time per process ({}, at least "
+                                                 "2), got {}",
+                                                 procs, win.dump()));
+                std::vector<double> ms;
+                for (const json& x : win) {
+                    if (!x.is_number() || !(x.get<double>() > 0))
+                        throw inputError(file, lineNo, "windows",
+                                         "expected positive step times in ms, got " + x.dump());
+                    ms.push_back(x.get<double>());
+                }
+                h.windows.push_back(std::move(ms));
+            }
+            d.host_spread.push_back(std::move(h));
         } else if (kind == "kernel") {
             RawKernel k;
             k.op = L.str("op");

@@ -3,7 +3,7 @@
 // the PyTorch script (calibration/pytorch), read into typed records for the fit.
 //
 // Each line is one object with a "kind": metadata, collective, gemm, memory, transfer, launch,
-// interference, interference_training, device_speed, kernel, dispatch, host_overhead, checkpoint_host,
+// interference, interference_training, device_speed, host_spread, kernel, dispatch, host_overhead, checkpoint_host,
 // accumulate_host, power_duty, power_loaded; bookkeeping kinds (group_done, run_done, skipped, error) are kept
 // only as counts/messages. Times are the per-record percentiles in microseconds ("time_us": {median, p10, p90, p99,
 // mean, ...}). A line that is not JSON, has no "kind", or lacks a field its kind needs is an InputError
@@ -141,6 +141,14 @@ struct RawDeviceSpeed {
     double gemm_tflops = 0, memory_gbps = 0;
 };
 
+// Training processes running at once, host-bound, on one machine (host_spread.py): per window of `window_s`, each
+// process's median step time (ms), every window with one per process.
+struct RawHostSpread {
+    std::string file;
+    double window_s = 0;
+    std::vector<std::vector<double>> windows;
+};
+
 // A load held at the power limit and the clock and power it held there (power_duty.py): a mix's sustained windows
 // (power_duty) or a kernel's later cycles under a background load (power_loaded). load_tflops: tensor-core FLOP per
 // second of cycle time; memory_fraction: the share of the cycle in memory-bound kernels; busy_fraction: the share
@@ -181,6 +189,7 @@ struct RawData {
     std::vector<RawStepInterference> step_interference;
     std::vector<RawCommBeside> comm_beside;
     std::vector<RawDeviceSpeed> device_speed;
+    std::vector<RawHostSpread> host_spread;
     std::vector<RawPowerPoint> power;
     std::vector<RawAttentionClock> attention_clock;
     std::vector<RawKernel> kernels;

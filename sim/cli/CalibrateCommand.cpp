@@ -117,14 +117,16 @@ fs::path findTorchScript(const std::string& given) {
 // GEMMs over the transformer grid (BF16, then FP16 for fp16 autocast), the host's cost per kernel (one GPU, then DDP over two GPUs when there are two)
 // with activation checkpointing's, the gaps inside a step, and, with two GPUs, the gaps before GEMMs, copies and
 // memory-bound kernels beside an all-reduce moving data or waiting for its peer, the step's kernels beside
-// bucket-sized all-reduces and every GPU's speed with all of them loaded at once; and, given a --gemm-shapes file
+// bucket-sized all-reduces, every GPU's speed with all of them loaded at once and how far the hosts of host-bound
+// processes, one per GPU, run apart; and, given a --gemm-shapes file
 // (calibration/validation/gemm_shapes.py writes a scenario's), those GEMMs one by one beside a resident NCCL kernel
 // and after a memory-bound kernel (and beside an all-reduce, with two GPUs), for the gap before each.
 // A script that fails is noted and its fields keep the base's.
 void runTrainingScripts(const std::string& python, const fs::path& dir, const fs::path& outDir, int gpus,
                         const std::string& gemmShapes, std::vector<std::string>& raws) {
-    // one process; then again over two GPUs (--ddp); only over two; over every GPU (from two)
-    enum class Ranks { one, then_two, two, all };
+    // one process; then again over two GPUs (--ddp); only over two; over every GPU (from two); one process that
+    // starts one of its own per GPU (from two)
+    enum class Ranks { one, then_two, two, all, own };
     struct Script {
         const char* file;
         const char* what;
@@ -145,13 +147,14 @@ void runTrainingScripts(const std::string& python, const fs::path& dir, const fs
          "_beside_nccl", Script::Shapes::optional},
         {"interference_training.py", "kernels beside NCCL by class and size", " --bucket-mib 4,25,64,128", Ranks::two},
         {"device_speed.py", "the GPUs' speed spread", "", Ranks::all},
+        {"host_spread.py", "the hosts' speed spread between processes", "", Ranks::own},
         {"interference_training.py", "the listed GEMMs beside NCCL", " --modes waiting --bucket-mib 25", Ranks::two,
          "_shapes", Script::Shapes::required},
         {"gemm_gaps.py", "the listed GEMMs' launch gaps", "", Ranks::one, "_shapes", Script::Shapes::required}};
     const std::string twoRanks = " -m torch.distributed.run --standalone --nproc-per-node 2";
     const std::string allRanks = fmt::format(" -m torch.distributed.run --standalone --nproc-per-node {}", gpus);
     for (const Script& sc : kScripts) {
-        if ((sc.ranks == Ranks::two || sc.ranks == Ranks::all) && gpus < 2) continue;
+        if ((sc.ranks == Ranks::two || sc.ranks == Ranks::all || sc.ranks == Ranks::own) && gpus < 2) continue;
         if (sc.shapes == Script::Shapes::required && gemmShapes.empty()) continue;
         const bool shapes = sc.shapes != Script::Shapes::none && !gemmShapes.empty();
         const fs::path script = dir / sc.file, out = outDir / (fs::path(sc.file).stem().string() + sc.suffix + ".jsonl");
@@ -326,6 +329,9 @@ std::string profileTable(const HardwareProfile& p) {
     }
     s += fmt::format("GPU-to-GPU speed spread at the power limit (cv): compute {:.2f}%, memory-bound {:.3f}%\n",
                      100 * p.jitter.device_compute_cv, 100 * p.jitter.device_memory_cv);
+    s += fmt::format("host-to-host speed spread between training processes (cv): {:.1f}%; a host-bound data-parallel "
+                     "step goes at its slowest host\n",
+                     100 * p.jitter.host_rank_cv);
     if (!p.collectives.empty()) {
         s += fmt::format("\ncollectives (t = alpha + S*factor/busbw per segment; busbw vs NCCL ring model {:.0f} GB/s)\n",
                          p.nccl.ring_busbw_gbps);

@@ -35,6 +35,7 @@ EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t s
     c.straggler_cv = p.jitter.straggler_cv;
     c.device_compute_cv = p.jitter.device_compute_cv;
     c.device_memory_cv = p.jitter.device_memory_cv;
+    c.host_rank_cv = p.jitter.host_rank_cv;
     c.comm_slowdown = p.interference.comm_slowdown;
     c.linger_tile_m = p.interference.linger_tile_m;
     c.linger_tile_n = p.interference.linger_tile_n;
@@ -101,16 +102,25 @@ std::array<double, kKernelClasses> transferSlowdown(const EngineConfig& cfg, dou
     return out;
 }
 
-std::vector<std::array<double, kKernelClasses>> deviceSpeedFactors(int ranks, double compute_cv, double memory_cv,
-                                                                   std::uint64_t seed) {
+namespace {
+// The expected normal order statistics of `ranks` draws (Blom: Φ⁻¹((i − 3/8) / (ranks + 1/4))), dealt to the
+// ranks in a shuffle seeded by (seed, salt): each kind of spread deals its own.
+std::vector<double> orderScores(int ranks, std::uint64_t seed, std::uint64_t salt) {
     const boost::math::normal_distribution<double> unit;
     std::vector<double> z(std::size_t(std::max(0, ranks)));
     for (std::size_t i = 0; i < z.size(); ++i)
         z[i] = boost::math::quantile(unit, (double(i + 1) - 0.375) / (double(ranks) + 0.25));
     // Fisher–Yates with our own draws: std::shuffle's order differs between standard libraries.
-    std::seed_seq seq{std::uint64_t(seed), std::uint64_t(0xde51ce)};
+    std::seed_seq seq{std::uint64_t(seed), salt};
     std::mt19937_64 rng(seq);
     for (std::size_t i = z.size(); i > 1; --i) std::swap(z[i - 1], z[rng() % i]);
+    return z;
+}
+}  // namespace
+
+std::vector<std::array<double, kKernelClasses>> deviceSpeedFactors(int ranks, double compute_cv, double memory_cv,
+                                                                   std::uint64_t seed) {
+    const std::vector<double> z = orderScores(ranks, seed, 0xde51ce);
     std::vector<std::array<double, kKernelClasses>> out(z.size(), EngineConfig::filled(1.0));
     for (std::size_t r = 0; r < z.size(); ++r) {
         for (KernelClass k : {KernelClass::gemm, KernelClass::attention})
@@ -118,6 +128,12 @@ std::vector<std::array<double, kKernelClasses>> deviceSpeedFactors(int ranks, do
         for (KernelClass k : {KernelClass::memory, KernelClass::optimizer, KernelClass::copy})
             out[r][std::size_t(k)] = std::exp(memory_cv * z[r]);
     }
+    return out;
+}
+
+std::vector<double> hostSpeedFactors(int ranks, double cv, std::uint64_t seed) {
+    std::vector<double> out = orderScores(ranks, seed, 0x4057);
+    for (double& f : out) f = std::exp(cv * f);
     return out;
 }
 
@@ -164,6 +180,8 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
     straggler_sigma_ = lognormalSigmaFromCv(cfg.straggler_cv);
     device_speed_ = cfg.jitter ? deviceSpeedFactors(ranks, cfg.device_compute_cv, cfg.device_memory_cv, cfg.seed)
                                : std::vector(std::size_t(ranks), EngineConfig::filled(1.0));
+    host_speed_ =
+        cfg.jitter ? hostSpeedFactors(ranks, cfg.host_rank_cv, cfg.seed) : std::vector(std::size_t(ranks), 1.0);
     tl_.ranks = ranks;
     tl_.step_end.assign(ranks, std::vector<Time>(std::max(1, w.steps)));
     tl_.clock_mhz.assign(ranks, std::vector<double>(std::max(1, w.steps), 0.0));
@@ -215,13 +233,14 @@ Timeline Engine::run() {
     return std::move(tl_);
 }
 
-// A launch's host time: the op's mean host cost (the profile's are a phase's host time over its kernels) times a
-// lognormal factor of mean 1, exp(σZ − σ²/2), as the kernel and straggler factors are.
+// A launch's host time: the op's mean host cost (the profile's are a phase's host time over its kernels) at the
+// rank's host speed, times a lognormal factor of mean 1, exp(σZ − σ²/2), as the kernel and straggler factors are.
 double Engine::drawHost(int rank, double mean_s) {
     if (mean_s <= 0.0) return 0.0;
-    if (!cfg_.jitter || cfg_.host_sigma <= 0.0) return mean_s;
+    const double at_speed = mean_s * host_speed_[std::size_t(rank)];
+    if (!cfg_.jitter || cfg_.host_sigma <= 0.0) return at_speed;
     const double hs = cfg_.host_sigma;
-    return mean_s * std::exp(hs * gaussian(rank) - 0.5 * hs * hs);
+    return at_speed * std::exp(hs * gaussian(rank) - 0.5 * hs * hs);
 }
 
 double Engine::drawKernelFactor(int rank, int step) {

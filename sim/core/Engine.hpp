@@ -38,7 +38,10 @@
 //   per-rank generators seeded from (seed, rank): the same inputs and seed give the same run, bit for bit. And
 //   each GPU's own speed, fixed for the run (deviceSpeedFactors): the ranks' compute and memory-bound kernels
 //   run at the expected order statistics of the profile's device spread, so the slowest of N GPUs is as slow
-//   as the slowest of N usually is.
+//   as the slowest of N usually is. Likewise each rank's host, its cost per launch fixed for the run at the expected
+//   order statistics of the profile's host spread between concurrent processes (hostSpeedFactors): a training loop
+//   never waits for its GPU, so a faster rank's host runs ahead of the slowest one's and its GPU, paced by the
+//   all-reduces, waits for the slowest in NCCL; a host-bound data-parallel step goes at its slowest host.
 // - Power state: each rank's GPU runs a step at the clock its load sets under the power limit (PowerModel): the
 //   load of the rank's previous step (tensor-core FLOP per second, plus the share of its time in memory-bound
 //   kernels at the profile's weight) sets the next step's clock, as the board's limiter follows the recent draw;
@@ -76,6 +79,7 @@ struct EngineConfig {
     double straggler_cv = 0.0;    // per rank and step
     double device_compute_cv = 0.0;  // GPU-to-GPU spread, fixed for the run: GEMM and attention
     double device_memory_cv = 0.0;   // and memory-bound kernels (memory, optimizer, copy)
+    double host_rank_cv = 0.0;       // host-to-host spread of the cost per launch, fixed for the run
     // Slowdown of a compute kernel beside a resident NCCL kernel, by KernelClass: moving data, waiting for peers.
     std::array<double, kKernelClasses> slowdown_transfer = filled(1.0);
     std::array<double, kKernelClasses> slowdown_waiting = filled(1.0);
@@ -109,6 +113,11 @@ std::array<double, kKernelClasses> transferSlowdown(const EngineConfig& cfg, dou
 // The same GPU is slow for both kinds of kernel (one z per rank). Communication is left alone.
 std::vector<std::array<double, kKernelClasses>> deviceSpeedFactors(int ranks, double compute_cv, double memory_cv,
                                                                    std::uint64_t seed);
+
+// Each rank's factor on its host costs for hosts whose speeds spread with `cv`: exp(cv·z) with z the expected normal
+// order statistics of `ranks` draws, dealt in a seeded shuffle of its own (a slow host is not tied to a slow GPU).
+// One rank gets 1; of 2, the slower host's costs are exp(1.18 cv) the faster one's.
+std::vector<double> hostSpeedFactors(int ranks, double cv, std::uint64_t seed);
 
 class Engine {
 public:
@@ -213,6 +222,7 @@ private:
     std::array<Time, kKernelClasses> device_gap_{};                 // cfg_.device_gap_s, converted once
     std::vector<std::vector<double>> straggler_;                    // [rank][step]
     std::vector<std::array<double, kKernelClasses>> device_speed_;  // [rank][class]: deviceSpeedFactors
+    std::vector<double> host_speed_;                                // [rank]: hostSpeedFactors
     // The power state per rank: the running step's clock, and its tensor-core FLOP, memory-bound seconds, compute
     // kernels' seconds at their own rates (work) and seconds with a compute kernel running (busy) so far.
     struct PowerState {

@@ -263,6 +263,11 @@ struct JitterRates {
     // sets the pace (H200 pair: GEMMs 1.3-1.8% apart, HBM bandwidth 0.1%).
     double device_compute_cv = 0.0;
     double device_memory_cv = 0.0;
+    // Host-to-host spread of the cost per kernel launch between training processes running at once on one machine
+    // (coefficient of variation of a process's speed against the others', over half-second windows;
+    // calibration/pytorch/host_spread.py). Each rank's host keeps its own for a run: a host-bound data-parallel step
+    // goes at its slowest host, the others' GPUs waiting for it in NCCL (H200 VMs, two processes: 0.127).
+    double host_rank_cv = 0.0;
 };
 
 // Attention's clock sensitivity at one head_dim: its time goes as (reference clock / clock)^exponent.

@@ -283,6 +283,7 @@ void describe(V& v, JitterRates& j) {
     v.field("straggler_cv", j.straggler_cv);
     v.field("device_compute_cv", j.device_compute_cv);
     v.field("device_memory_cv", j.device_memory_cv);
+    v.field("host_rank_cv", j.host_rank_cv);
 }
 
 template <class V>
@@ -573,6 +574,7 @@ void validate(const YamlReader& r, const ProfileDocument& d) {
     nonNegative("jitter.straggler_cv", p.jitter.straggler_cv);
     nonNegative("jitter.device_compute_cv", p.jitter.device_compute_cv);
     nonNegative("jitter.device_memory_cv", p.jitter.device_memory_cv);
+    nonNegative("jitter.host_rank_cv", p.jitter.host_rank_cv);
 }
 
 struct BuiltinText {

@@ -87,7 +87,8 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     fs::remove_all(dir);
     fs::create_directories(dir / "pytorch");
     for (const char* f : {"stepsim_torch_bench.py", "attention_default.py", "gemm_training_shapes.py", "host_overhead.py",
-                          "kernel_gaps.py", "interference_training.py", "device_speed.py", "gemm_gaps.py"})
+                          "kernel_gaps.py", "interference_training.py", "device_speed.py", "host_spread.py",
+                          "gemm_gaps.py"})
         std::ofstream(dir / "pytorch" / f) << "# stand-in\n";
     const std::string x1 = std::string(STEPSIM_SOURCE_DIR) + "/calibration/profiles/h200x1/raw/";
     const std::string gaps = x1 + "kernel_gaps_run12.jsonl", gemms = x1 + "gemm_training_shapes_step_run20.jsonl";
@@ -115,6 +116,7 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
            "  host_overhead.py) cat '" << kRaw << "host_overhead_run16_1gpu.jsonl' '" << kRaw
         << "checkpoint_host_run16.jsonl' > \"$3\";;\n"
            "  kernel_gaps.py) cp '" << gaps << "' \"$3\";;\n"
+           "  host_spread.py) cp '" << kRaw << "host_spread_run26.jsonl' \"$3\";;\n"
            "  gemm_gaps.py) [ \"$4 $5\" = '--gemm-shapes " << shapes << "' ] || exit 1; cp '" << x1 << "gemm_gaps_run46.jsonl' \"$3\";;\n"
            "esac\n";
     for (const fs::path& f : {harness, python}) fs::permissions(f, fs::perms::owner_all);
@@ -124,7 +126,8 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     });
     for (const char* f : {"attention_default.jsonl", "gemm_training_shapes.jsonl", "gemm_training_shapes_fp16.jsonl",
                           "host_overhead.jsonl", "kernel_gaps.jsonl",
-                          "interference_training.jsonl", "device_speed.jsonl", "interference_training_shapes.jsonl",
+                          "interference_training.jsonl", "device_speed.jsonl", "host_spread.jsonl",
+                          "interference_training_shapes.jsonl",
                           "gemm_gaps_shapes.jsonl", "gemm_gaps_beside_nccl.jsonl"})
         EXPECT_TRUE(fs::exists(out / f)) << f;
     const HardwareProfile p = loadProfile(out / "profile.yaml");
@@ -136,6 +139,7 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     EXPECT_NE(p.launch.nccl_host.median_us, base.launch.nccl_host.median_us);  // from the DDP run
     EXPECT_NEAR(p.interference.beside_waiting.gemm, 1.565, 0.001);             // two GPUs: beside NCCL by class
     EXPECT_GT(p.jitter.device_compute_cv, 0.005);                              // and the GPUs' spread
+    EXPECT_NEAR(p.jitter.host_rank_cv, 0.127, 0.001);                          // and the hosts' (run 26)
     EXPECT_EQ(p.interference.gemm_by_shape.size(), 152u);                      // --gemm-shapes: each GEMM's own
     EXPECT_EQ(p.launch.gemm_gap_by_shape.size(), 152u);                        // slowdown beside NCCL and gap
     // two GPUs: gaps beside an all-reduce, longer while it moves data than while it waits (run 61: x1.33, x1.00)
@@ -166,6 +170,7 @@ TEST(CalibrateCommand, ProfileShowPutsRatesBesideDatasheetPeaks) {
     EXPECT_NE(text.find("moving   128 MiB: GEMM x1.40, attention x1.17, memory-bound x1.26"), std::string::npos) << text;
     EXPECT_NE(text.find("moving     4 MiB: GEMM x1.02, attention -, memory-bound x1.05"), std::string::npos) << text;
     EXPECT_NE(text.find("speed spread at the power limit (cv): compute 0.98%"), std::string::npos) << text;
+    EXPECT_NE(text.find("host-to-host speed spread between training processes (cv): 12.7%"), std::string::npos) << text;
     // the datasheet base has no GEMM measured by shape; the measured profile has the validation's 288 (runs 42, 66)
     EXPECT_EQ(text.find("GEMMs by shape"), std::string::npos) << text;
     const std::string measured = captureStdout([] { parse({"profile", "show", "h200x2"}); });

@@ -128,6 +128,7 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     near(a.jitter.kernel_cv, b.jitter.kernel_cv, "jitter.kernel_cv");
     near(a.jitter.device_compute_cv, b.jitter.device_compute_cv, "jitter.device_compute_cv");
     near(a.jitter.device_memory_cv, b.jitter.device_memory_cv, "jitter.device_memory_cv");
+    near(a.jitter.host_rank_cv, b.jitter.host_rank_cv, "jitter.host_rank_cv");
 }
 
 ProfileFitResult refit(const std::string& dir, const std::vector<std::string>& raws, const std::string& name) {
@@ -152,7 +153,8 @@ const std::vector<std::string> kH200x2Raws = {
     "raw/interference_training_128mib_run39.jsonl", "raw/interference_training_shapes_waiting_run42.jsonl",
     "raw/interference_training_shapes_waiting_heldout_run66.jsonl",
     "raw/device_speed_run36.jsonl",
-    "raw/device_speed_swapped_run36.jsonl", "raw/device_speed_run37.jsonl", "raw/device_speed_swapped_run37.jsonl"};
+    "raw/device_speed_swapped_run36.jsonl", "raw/device_speed_run37.jsonl", "raw/device_speed_swapped_run37.jsonl",
+    "raw/host_spread_run26.jsonl"};
 
 TEST(CommittedProfiles, H200x2RawRefitsToCommittedProfile) {
     const auto fit = refit("h200x2", kH200x2Raws, "h200x2");
@@ -176,7 +178,8 @@ TEST(CommittedProfiles, H200x1RawRefitsToCommittedProfile) {
                                       "../h200x2/raw/interference_training_shapes_waiting_heldout_run66.jsonl",
                                       "../h200x2/raw/device_speed_run36.jsonl",
                                       "../h200x2/raw/device_speed_swapped_run36.jsonl", "../h200x2/raw/device_speed_run37.jsonl",
-                                      "../h200x2/raw/device_speed_swapped_run37.jsonl"}, "h200x1");
+                                      "../h200x2/raw/device_speed_swapped_run37.jsonl",
+                                      "../h200x2/raw/host_spread_run26.jsonl"}, "h200x1");
     expectSameProfile(fit.profile, loadProfile(kProfiles + "h200x1/profile.yaml"));
 }
 
@@ -185,6 +188,17 @@ TEST(CommittedProfiles, H200x2HeldOutCollectivesWithinFivePercent) {
     const auto fit = refit("h200x2", kH200x2Raws, "h200x2");
     EXPECT_LE(fit.heldout_collectives, 0.05);
     EXPECT_GE(fit.profile.collectives.size(), 6u);  // every op of the harness, NCCL's choice
+}
+
+TEST(CommittedProfiles, H200x2HostSpreadComesFromRun26) {
+    // Expectation: the host spread is fitted, not carried over from the base: run 26's three runs of two host-bound
+    // processes (24 half-second windows each, 0.155, 0.085 and 0.131 apart) pool to 0.127.
+    HardwareProfile base = loadProfile(kProfiles + "h200x2/profile.yaml");
+    base.jitter.host_rank_cv = 0.0;
+    const auto fit = fitProfile(readRaw({kProfiles + "h200x2/raw/host_spread_run26.jsonl"}), base, "h200x2", "");
+    EXPECT_NEAR(fit.profile.jitter.host_rank_cv, 0.1267, 5e-4);
+    ASSERT_TRUE(fit.report.contains("host_spread"));
+    EXPECT_EQ(fit.report["host_spread"]["runs"].size(), 3u);
 }
 
 TEST(CommittedProfiles, FittedProfilesPassTheReadersChecks) {

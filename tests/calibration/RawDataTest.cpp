@@ -192,6 +192,26 @@ TEST(RawData, DeviceSpeedWithoutARateNamesTheKey) {
     EXPECT_NE(error.find("stepsim_raw_dspeed_bad.jsonl:1: gemm_tflops"), std::string::npos) << error;
 }
 
+TEST(RawData, HostSpreadWindowsAreRead) {
+    const auto p = writeTemp("stepsim_raw_hspread.jsonl",
+        R"({"kind":"host_spread","procs":2,"window_s":0.5,"windows":[[13.8,14.1],[14.9,12.5]]})" "\n");
+    const RawData d = readRaw({p});
+    ASSERT_EQ(d.host_spread.size(), 1u);
+    EXPECT_DOUBLE_EQ(d.host_spread[0].window_s, 0.5);
+    ASSERT_EQ(d.host_spread[0].windows.size(), 2u);
+    EXPECT_EQ(d.host_spread[0].windows[1], (std::vector<double>{14.9, 12.5}));
+}
+
+// A window needs one positive step time per process: a short window or a zero names the record's line and key.
+TEST(RawData, HostSpreadWindowOfTheWrongSizeNamesTheKey) {
+    for (const char* windows : {"[[13.8,14.1],[14.9]]", "[[13.8,0]]", "[]"}) {
+        const auto p = writeTemp("stepsim_raw_hspread_bad.jsonl",
+            std::string(R"({"kind":"host_spread","procs":2,"window_s":0.5,"windows":)") + windows + "}\n");
+        const std::string error = readError(p);
+        EXPECT_NE(error.find("stepsim_raw_hspread_bad.jsonl:1: windows: expected"), std::string::npos) << error;
+    }
+}
+
 TEST(RawData, CheckpointHostWithoutAModeNamesTheKey) {
     const auto p = writeTemp("stepsim_raw_ckpt.jsonl",
         R"({"kind":"checkpoint_host","plain_forward_us_per_kernel":25,)"

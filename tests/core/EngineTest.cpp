@@ -631,6 +631,52 @@ TEST(Engine, TheSlowerGpuSetsWhenTheCollectiveStarts) {
     EXPECT_NEAR(tl.collectives[0].first_arrival.seconds() * 1e6, 1000 * std::exp(-0.02 * 0.589456), 0.01);
 }
 
+// One host keeps the calibrated cost; of two, the slower host's costs are exp(0.5894 cv) the calibrated ones and the
+// faster's exp(−0.5894 cv), dealt by the seed apart from the GPUs' (each rank the slow host for some seed).
+TEST(Engine, HostSpeedFactorsAreTheExpectedOrderStatisticsDealtBySeed) {
+    EXPECT_EQ(hostSpeedFactors(1, 0.1, 7), std::vector<double>{1.0});
+    std::set<std::size_t> slowest;
+    for (std::uint64_t seed = 1; seed <= 16; ++seed) {
+        const std::vector<double> f = hostSpeedFactors(2, 0.1, seed);
+        ASSERT_EQ(f.size(), 2u);
+        EXPECT_EQ(f, hostSpeedFactors(2, 0.1, seed));
+        const std::size_t slow = f[0] > f[1] ? 0 : 1;
+        EXPECT_NEAR(f[slow], std::exp(0.1 * 0.589456), 1e-6);
+        EXPECT_NEAR(f[1 - slow], std::exp(-0.1 * 0.589456), 1e-6);
+        slowest.insert(slow);
+    }
+    EXPECT_EQ(slowest.size(), 2u);
+}
+
+// Two host-bound ranks (ten 5 µs kernels of 100 µs host cost each, an all-reduce of 20 µs, twice) with hosts
+// spread by cv 0.1: the faster host (×0.9428) launches ahead, and its GPU waits in NCCL for the slower (×1.0607) at
+// each all-reduce, longer at the second (its host kept running ahead: 1890.6 → 2126.4 µs) than at the first (947.8
+// → 1065.7); the step ends at the slower host's pace, 2000 · 1.0607 + 5 + 20 µs, where without jitter both end at
+// 2025 µs.
+TEST(Engine, AHostBoundStepGoesAtItsSlowestHost) {
+    Rig rig;
+    rig.cfg.host_rank_cv = 0.1;
+    Program p = twoStreams();
+    for (int round = 0; round < 2; ++round) {
+        for (int i = 0; i < 10; ++i) p.ops.push_back(kernel(5, 100));
+        p.ops.push_back(allReduce(p, 1e6, 0));
+    }
+    p.ops.push_back(stepEnd());
+    const Workload w = oneGroup({p, p});
+    const Timeline flat = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    EXPECT_EQ(flat.step_end[0][0], Time::us(2025));
+    rig.cfg.jitter = true;
+    const Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
+    const double fast = std::exp(-0.1 * 0.589456), slow = std::exp(0.1 * 0.589456);
+    const auto us = [](Time t) { return t.seconds() * 1e6; };
+    ASSERT_EQ(tl.collectives.size(), 2u);
+    EXPECT_NEAR(us(tl.collectives[0].first_arrival), 1000 * fast + 5, 0.01);
+    EXPECT_NEAR(us(tl.collectives[0].start), 1000 * slow + 5, 0.01);
+    EXPECT_NEAR(us(tl.collectives[1].first_arrival), 2000 * fast + 5, 0.01);
+    EXPECT_NEAR(us(tl.collectives[1].start), 2000 * slow + 5, 0.01);
+    for (int r = 0; r < 2; ++r) EXPECT_NEAR(us(tl.step_end[r][0]), 2000 * slow + 25, 0.01);
+}
+
 // A power model whose clock line is 2000 MHz less 1 MHz per TFLOP/s of load, capped at 1980; idle time leaves
 // `headroom` MHz per unit of idle over busy time (0: the load over the whole step).
 PowerModel linePower(double headroom) {

@@ -401,7 +401,8 @@ TEST(ProfileYaml, UnorderedSegmentIsRejected) {
 TEST(ProfileYaml, UnknownKeyIsRejected) {
     const std::string text = h200With("kernel_cv:", "  kernel_cov: 0.01");
     EXPECT_EQ(errorOf(text), fmt::format("p.yaml:{}: jitter.kernel_cov: unknown key; allowed in jitter: kernel_cv, "
-                                         "straggler_cv, device_compute_cv, device_memory_cv (did you mean 'kernel_cv'?)",
+                                         "straggler_cv, device_compute_cv, device_memory_cv, host_rank_cv (did you "
+                                         "mean 'kernel_cv'?)",
                                          lineOf(text, "kernel_cov:")));
 }
 
@@ -409,6 +410,12 @@ TEST(ProfileYaml, UnknownGemmDtypeIsRejected) {
     HardwareProfile p = oddProfile();
     p.gemm["int8"] = p.gemm["fp32"];
     EXPECT_THAT(errorOf(writeProfile(p)), HasSubstr("gemm.int8: unknown key; allowed in gemm: bf16, fp16, fp8, fp32"));
+}
+
+TEST(ProfileYaml, NegativeHostSpreadIsRejected) {
+    const std::string text = h200With("host_rank_cv:", "  host_rank_cv: -0.1");
+    EXPECT_EQ(errorOf(text), fmt::format("p.yaml:{}: jitter.host_rank_cv: expected a number >= 0, got -0.1",
+                                         lineOf(text, "host_rank_cv:")));
 }
 
 TEST(ProfileYaml, OtherVersionIsRejected) {
