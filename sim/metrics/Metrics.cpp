@@ -95,14 +95,15 @@ double meanOf(const std::vector<T>& xs, F f) {
 
 }  // namespace
 
-std::vector<double> hostIssueMs(const Workload& wl) {
+std::vector<double> hostIssueMs(const Workload& wl, const std::vector<double>& host_speed) {
     const int first = wl.steps > 1 ? 1 : 0;  // measured steps: [first, steps), as computeMetrics
     std::vector<double> out;
-    for (const Program& p : wl.programs) {
+    for (std::size_t r = 0; r < wl.programs.size(); ++r) {
         double host_s = 0.0;
-        for (const Op& op : p.ops)
+        for (const Op& op : wl.programs[r].ops)
             if (op.step >= first) host_s += op.host_s;
-        out.push_back(host_s * 1e3 / double(std::max(1, wl.steps - first)));
+        const double speed = r < host_speed.size() ? host_speed[r] : 1.0;
+        out.push_back(speed * host_s * 1e3 / double(std::max(1, wl.steps - first)));
     }
     return out;
 }

@@ -20,8 +20,8 @@ struct HostShare {
     double share = 0.0, host_ms = 0.0, step_ms = 0.0;
 };
 
-HostShare hostShare(const Workload& workload, const Results& results) {
-    const std::vector<double> host = hostIssueMs(workload);
+HostShare hostShare(const Workload& workload, const Results& results, const std::vector<double>& host_speed) {
+    const std::vector<double> host = hostIssueMs(workload, host_speed);
     HostShare h;
     for (const RankResults& r : results.per_rank) {
         const std::size_t i = static_cast<std::size_t>(r.rank);
@@ -34,8 +34,9 @@ HostShare hostShare(const Workload& workload, const Results& results) {
 }  // namespace
 
 std::string hostBoundWarning(const Workload& workload, const Results& results,
-                             const std::optional<std::pair<double, double>>& range, const HostCostSpread& spread) {
-    const HostShare h = hostShare(workload, results);
+                             const std::optional<std::pair<double, double>>& range, const HostCostSpread& spread,
+                             const std::vector<double>& host_speed) {
+    const HostShare h = hostShare(workload, results, host_speed);
     if (h.share < kHostBoundShare) return {};
     const std::string between =
         range ? fmt::format(": with the host's cost per kernel {:.2f}x to {:.2f}x the calibrated one (the 10th and "
@@ -74,7 +75,12 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile) {
         warnings.push_back("out of memory: the estimated peak exceeds the GPU's memory");
     // A host-bound step again with every host cost at the profile's spread: the range a faster and a slower host give.
     const HostCostSpread& spread = profile.launch.host_cost_spread;
-    sim.host_bound = hostShare(sim.expansion.workload, sim.results).share >= kHostBoundShare;
+    // The slowest host's issue time decides (the ranks' hosts at the first sample's speeds).
+    const std::vector<double> host_speed =
+        sc.jitter.enabled ? hostSpeedFactors(int(sim.expansion.workload.programs.size()), profile.jitter.host_rank_cv,
+                                             sc.sim.seed)
+                          : std::vector<double>{};
+    sim.host_bound = hostShare(sim.expansion.workload, sim.results, host_speed).share >= kHostBoundShare;
     if (sim.host_bound && (spread.p10 < 1.0 || spread.p90 > 1.0)) {
         const auto at = [&](double factor) {
             Workload w = sim.expansion.workload;
@@ -89,7 +95,9 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile) {
         sim.host_range_ms = std::pair{std::min(step, at(spread.p10)), std::max(step, at(spread.p90))};
         sim.results.step_time_ms_host_range = sim.host_range_ms;
     }
-    if (const std::string w = hostBoundWarning(sim.expansion.workload, sim.results, sim.host_range_ms, spread); !w.empty())
+    if (const std::string w =
+            hostBoundWarning(sim.expansion.workload, sim.results, sim.host_range_ms, spread, host_speed);
+        !w.empty())
         warnings.push_back(w);
     sim.results.warnings = warnings;
     return sim;

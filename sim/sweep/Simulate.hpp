@@ -37,9 +37,9 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile);
 inline constexpr double kHostBoundShare = 0.75;
 
 // The warning for a host-bound step (kHostBoundShare), or empty; with the step's range at a faster and a slower
-// host when there is one.
+// host when there is one. `host_speed`: each rank's factor on its host costs (hostIssueMs).
 std::string hostBoundWarning(const Workload& workload, const Results& results,
                              const std::optional<std::pair<double, double>>& range = std::nullopt,
-                             const HostCostSpread& spread = {});
+                             const HostCostSpread& spread = {}, const std::vector<double>& host_speed = {});
 
 }  // namespace stepsim

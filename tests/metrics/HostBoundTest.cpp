@@ -50,6 +50,25 @@ TEST(HostBound, WarnsFromThreeQuartersOfTheStep) {
     EXPECT_EQ(hostBoundWarning(w, r), "");
 }
 
+// Each rank's host at its own speed: 0.7 ms of host costs is 70% of the step at the calibrated speed, 77% on a
+// host 1.1 times as slow, which decides.
+TEST(HostBound, TheSlowestHostDecides) {
+    Workload w;
+    w.steps = 1;
+    w.programs.resize(2);
+    w.programs[0].ops = {hostOp(0, 700)};
+    w.programs[1].ops = {hostOp(0, 700)};
+    const std::vector<double> ms = hostIssueMs(w, {0.9, 1.1});
+    ASSERT_EQ(ms.size(), 2u);
+    EXPECT_NEAR(ms[0], 0.63, 1e-12);
+    EXPECT_NEAR(ms[1], 0.77, 1e-12);
+    Results r;
+    r.per_rank = {RankResults{0, 1.0}, RankResults{1, 1.0}};
+    EXPECT_EQ(hostBoundWarning(w, r), "");
+    const std::string warn = hostBoundWarning(w, r, std::nullopt, {}, {0.9, 1.1});
+    EXPECT_NE(warn.find("the host spends 0.8 ms of each 1.0 ms step issuing kernels (77%)"), std::string::npos) << warn;
+}
+
 // The validation's tiny one-GPU model is host-bound (its measured step moved 7.4-14.9 ms between machine starts),
 // the 1.4B model is not (within 3.6%).
 TEST(HostBound, ValidationRowsOnEitherSide) {
