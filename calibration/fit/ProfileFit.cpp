@@ -438,8 +438,9 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             if (d.op == "eager_host") p.launch.eager_host = dist(d.time), got.insert("eager_host");
         }
         // Eager PyTorch's host cost per kernel (host_overhead.py), the median over its runs: forward, backward and
-        // optimizer from the one-GPU runs, the forward under DDP from the DDP runs. DDP's hook per parameter
-        // tensor: from runs that timed the backward with and without gradient sync alternately, (sync − no_sync)
+        // optimizer from the one-GPU runs, the forward under DDP from its ratio to the one-GPU forward (below). DDP's
+        // hook per parameter tensor: from ddp_host.py's validation models where present (below); else from runs
+        // that timed the backward with and without gradient sync alternately, (sync − no_sync)
         // per layer and tensor, put in the profile's units (× the profile's backward cost per kernel / the run's
         // no_sync cost per kernel, its kernel count from the one-GPU run before it in the file: the host's speed
         // moved ~2× between and within machine starts), less the copy back the model prices apart (one eager
@@ -450,7 +451,7 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                 double extra_per_tensor;
                 std::optional<double> nosync_per_kernel;
             };
-            std::vector<double> fwd, bwd, opt, fwdDdp, hook, nccl;
+            std::vector<double> fwd, bwd, opt, fwdDdp, fwdRatio, hook, nccl;
             std::vector<Alternate> alternates;
             const RawHostOverhead* single = nullptr;
             for (const auto& h : raw.host) {
@@ -464,6 +465,8 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                 fwdDdp.push_back(h.forward_us_per_kernel);
                 if (h.allreduce_issue_us) nccl.push_back(*h.allreduce_issue_us);
                 const bool paired = single && single->file == h.file;
+                if (paired && single->forward_us_per_kernel > 0)
+                    fwdRatio.push_back(h.forward_us_per_kernel / single->forward_us_per_kernel);
                 if (h.backward_sync_us_per_layer && h.param_tensors_per_layer > 0) {
                     Alternate a{(*h.backward_sync_us_per_layer - *h.backward_nosync_us_per_layer) / h.param_tensors_per_layer,
                                 std::nullopt};
@@ -520,7 +523,23 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                                                  {"over_backward_kernel", ratio}, {"us_per_param_tensor", us}};
                 got.insert("grad_accumulate_host_us");
             }
-            set("forward_host_ddp", p.launch.forward_host_ddp, fwdDdp);
+            // The forward under DDP: the profile's forward cost per kernel times the median ratio of a DDP forward to
+            // the one-GPU forward timed beside it (a DDP run and the one-GPU run before it in its file; ddp_host.py's
+            // validation models, plain and under DDP in turn), as the host's speed moves ~2x between runs; the
+            // median of the DDP runs' own costs only without such pairs.
+            for (const RawDdpHost& d : raw.ddp_host) fwdRatio.push_back(d.ddp.forward_us / d.plain.forward_us);
+            if (!fwdRatio.empty() && p.launch.forward_host.median_us > 0) {
+                Distribution& d = p.launch.forward_host_ddp;
+                const double spread = d.median_us > 0 ? d.p99_us / d.median_us : 1.0;
+                d.median_us = p.launch.forward_host.median_us * median(fwdRatio);
+                d.p99_us = d.median_us * spread;
+                lj["forward_host_ddp"] = {{"median_us", d.median_us}, {"p99_us", d.p99_us},
+                                          {"from", "forward_host times the paired ratios' median"},
+                                          {"ratios", fwdRatio}, {"unpaired_runs", fwdDdp}};
+                got.insert("forward_host_ddp");
+            } else {
+                set("forward_host_ddp", p.launch.forward_host_ddp, fwdDdp);
+            }
             set("nccl_host", p.launch.nccl_host, nccl);
             if (!opt.empty()) {
                 p.launch.optimizer_host_per_tensor_us = median(opt);
@@ -539,14 +558,37 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
                                           {"ratios", ratios}};
                 got.insert("host_cost_spread");
             }
-            if (!alternates.empty()) {
-                std::vector<double> hookAlternate;
-                for (const Alternate& a : alternates) {
-                    const double scale = a.nosync_per_kernel && *a.nosync_per_kernel > 0
-                                             ? p.launch.backward_host.median_us / *a.nosync_per_kernel
-                                             : 1.0;
-                    hookAlternate.push_back(a.extra_per_tensor * scale - p.launch.eager_host.median_us);
-                }
+            // The hook from the validation's own models where ddp_host.py timed them (what DDP adds to the backward
+            // per parameter tensor, in the profile's units: × the profile's backward cost per kernel / the record's
+            // plain one; less the copy back, one eager op unless the gradients are the buckets' views, and the
+            // tensor's share of its buckets' all-reduce issue, which the model prices apart), the median over the
+            // records; else from the tiny model's runs that timed the backward with and without gradient sync
+            // alternately; else from its paired runs.
+            std::vector<double> hookAlternate, hookModels;
+            for (const Alternate& a : alternates) {
+                const double scale = a.nosync_per_kernel && *a.nosync_per_kernel > 0
+                                         ? p.launch.backward_host.median_us / *a.nosync_per_kernel
+                                         : 1.0;
+                hookAlternate.push_back(a.extra_per_tensor * scale - p.launch.eager_host.median_us);
+            }
+            nlohmann::json models = nlohmann::json::array();
+            for (const RawDdpHost& d : raw.ddp_host) {
+                const double plain_per_launch = d.plain.backward_us / d.plain.backward_launches;
+                const double scale = p.launch.backward_host.median_us / plain_per_launch;
+                const double per_tensor = (d.ddp.backward_us - d.plain.backward_us) / d.param_tensors * scale;
+                const double apart = (d.gradient_as_bucket_view ? 0.0 : p.launch.eager_host.median_us) +
+                                     p.launch.nccl_host.median_us * d.buckets / d.param_tensors;
+                hookModels.push_back(per_tensor - apart);
+                models.push_back({{"id", d.id}, {"us_per_tensor", per_tensor}, {"hook_us", hookModels.back()}});
+            }
+            if (!hookModels.empty()) {
+                p.launch.ddp_hook_host_us = std::max(0.0, median(hookModels));
+                lj["ddp_hook_host_us"] = {{"value", p.launch.ddp_hook_host_us},
+                                          {"from", "ddp_host: the validation's models, plain and under DDP in turn"},
+                                          {"records", models}, {"tiny_model_sync_vs_no_sync_not_used", hookAlternate},
+                                          {"pairs_not_used", hook}};
+                got.insert("ddp_hook_host_us");
+            } else if (!hookAlternate.empty()) {
                 p.launch.ddp_hook_host_us = std::max(0.0, median(hookAlternate));
                 lj["ddp_hook_host_us"] = {{"value", p.launch.ddp_hook_host_us}, {"from", "sync vs no_sync"},
                                           {"runs", hookAlternate}, {"pairs_not_used", hook}};

@@ -237,6 +237,22 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
                 h.windows.push_back(std::move(ms));
             }
             d.host_spread.push_back(std::move(h));
+        } else if (kind == "ddp_host") {
+            RawDdpHost h{L.str("id"), L.num("param_tensors"), L.num("buckets"),
+                         j.value("gradient_as_bucket_view", false), {}, {}};
+            const auto phases = [&](const std::string& side) {
+                return RawDdpHost::Phases{L.num(side, "forward_us"), L.num(side, "backward_us"),
+                                          L.num(side, "forward_launches"), L.num(side, "backward_launches")};
+            };
+            h.plain = phases("plain");
+            h.ddp = phases("ddp");
+            for (const RawDdpHost::Phases* ph : {&h.plain, &h.ddp})
+                if (!(ph->forward_us > 0) || !(ph->backward_us > 0) || !(ph->backward_launches > 0))
+                    throw inputError(file, lineNo, ph == &h.plain ? "plain" : "ddp",
+                                     "expected positive host times (µs) and launch counts");
+            if (!(h.param_tensors > 0))
+                throw inputError(file, lineNo, "param_tensors", "expected a positive count of parameter tensors");
+            d.ddp_host.push_back(std::move(h));
         } else if (kind == "kernel") {
             RawKernel k;
             k.op = L.str("op");

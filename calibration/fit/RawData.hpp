@@ -3,11 +3,11 @@
 // the PyTorch script (calibration/pytorch), read into typed records for the fit.
 //
 // Each line is one object with a "kind": metadata, collective, gemm, memory, transfer, launch,
-// interference, interference_training, device_speed, host_spread, kernel, dispatch, host_overhead, checkpoint_host,
-// accumulate_host, power_duty, power_loaded; bookkeeping kinds (group_done, run_done, skipped, error) are kept
-// only as counts/messages. Times are the per-record percentiles in microseconds ("time_us": {median, p10, p90, p99,
-// mean, ...}). A line that is not JSON, has no "kind", or lacks a field its kind needs is an InputError
-// naming file, line and key.
+// interference, interference_training, device_speed, host_spread, kernel, dispatch, host_overhead, ddp_host,
+// checkpoint_host, accumulate_host, power_duty, power_loaded; bookkeeping kinds (group_done, run_done, skipped,
+// error) are kept only as counts/messages. Times are the per-record percentiles in microseconds ("time_us":
+// {median, p10, p90, p99, mean, ...}). A line that is not JSON, has no "kind", or lacks a field its kind needs is an
+// InputError naming file, line and key.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -94,6 +94,18 @@ struct RawHostOverhead {
     std::optional<double> allreduce_issue_us;  // DDP runs: host time of one async dist.all_reduce
     // DDP runs: backward per layer with gradient sync and under no_sync, timed alternately in one loop.
     std::optional<double> backward_sync_us_per_layer, backward_nosync_us_per_layer;
+};
+
+// DDP's host cost on a validation model itself (ddp_host.py): the model plain and under a one-rank DDP, a training
+// step of each in turn, each phase's host time as it issues (median µs over the rounds) and its launches.
+struct RawDdpHost {
+    struct Phases {
+        double forward_us = 0, backward_us = 0, forward_launches = 0, backward_launches = 0;
+    };
+    std::string id;
+    double param_tensors = 0, buckets = 0;
+    bool gradient_as_bucket_view = false;  // no copy back into the gradients after the all-reduce
+    Phases plain, ddp;
 };
 
 // Activation checkpointing's extra host time per checkpointed layer against the plain model timed in the same
@@ -195,6 +207,7 @@ struct RawData {
     std::vector<RawKernel> kernels;
     std::vector<RawDispatch> dispatch;
     std::vector<RawHostOverhead> host;
+    std::vector<RawDdpHost> ddp_host;
     std::vector<std::string> errors;  // "error" records: groups that failed during the run
     int skipped = 0;                  // "skipped" records: measurements left out by the time limit
 };

@@ -4,6 +4,7 @@
 // The committed profile is its own base here, so only the fit itself is under test (fields that were not
 // measured come back unchanged by construction and are compared too).
 #include <cmath>
+#include <filesystem>
 #include <string>
 
 #include <fmt/format.h>
@@ -199,6 +200,27 @@ TEST(CommittedProfiles, H200x2HostSpreadComesFromRun26) {
     EXPECT_NEAR(fit.profile.jitter.host_rank_cv, 0.1267, 5e-4);
     ASSERT_TRUE(fit.report.contains("host_spread"));
     EXPECT_EQ(fit.report["host_spread"]["runs"].size(), 3u);
+}
+
+TEST(CommittedProfiles, H200x2DdpHostCostsComeFromTheirRuns) {
+    // Expectation: the DDP forward and hook are fitted from the host runs (section 2's H list), not carried over: the
+    // one-GPU forward times the 27 paired ratios' median (1.039) and the hook from run 110's 19 ddp_host records.
+    HardwareProfile base = loadProfile(kProfiles + "h200x2/profile.yaml");
+    const HardwareProfile committed = base;
+    base.launch.forward_host_ddp = {99.0, 99.0};
+    base.launch.ddp_hook_host_us = 0.0;
+    std::vector<std::filesystem::path> files;
+    for (const char* f : {"h200x2/raw/host_overhead_run5.jsonl", "h200x2/raw/host_overhead_run6.jsonl",
+                          "h200x2/raw/host_overhead_run7.jsonl", "h200x2/raw/host_overhead_run8.jsonl",
+                          "h200x2-host/host_overhead.jsonl", "h200x2/raw/ddp_host_run110.jsonl"})
+        files.push_back(kProfiles + f);
+    const auto fit = fitProfile(readRaw(files), base, "h200x2", "");
+    const LaunchRates& l = fit.profile.launch;
+    near(l.forward_host_ddp.median_us, committed.launch.forward_host_ddp.median_us, "forward_host_ddp");
+    near(l.ddp_hook_host_us, committed.launch.ddp_hook_host_us, "ddp_hook_host_us");
+    EXPECT_NEAR(l.forward_host_ddp.median_us / l.forward_host.median_us, 1.039, 0.001);
+    EXPECT_EQ(fit.report["launch"]["forward_host_ddp"]["ratios"].size(), 27u);
+    EXPECT_EQ(fit.report["launch"]["ddp_hook_host_us"]["records"].size(), 19u);
 }
 
 TEST(CommittedProfiles, FittedProfilesPassTheReadersChecks) {

@@ -38,7 +38,8 @@ TEST(HostOverheadFit, MediansOverRunsAndTheHookFromPairedRuns) {
     EXPECT_DOUBLE_EQ(l.forward_host.median_us, 40.0);           // median of 20, 40, 42
     EXPECT_DOUBLE_EQ(l.forward_host.p99_us, 80.0);              // the base's p99/median spread (×2) kept
     EXPECT_DOUBLE_EQ(l.backward_host.median_us, 1400.0 / 28.0);
-    EXPECT_DOUBLE_EQ(l.forward_host_ddp.median_us, 37.5);       // median of 25, 50
+    // the profile's forward times the pairs' ratio, 1.25 in both starts (their median, 37.5, would mix the speeds)
+    EXPECT_DOUBLE_EQ(l.forward_host_ddp.median_us, 50.0);
     EXPECT_DOUBLE_EQ(l.ddp_hook_host_us, 30.0);                 // median of the pairs' 20 and 40
     EXPECT_DOUBLE_EQ(l.nccl_host.median_us, 50.0);              // median of 30, 70
     EXPECT_DOUBLE_EQ(l.optimizer_host_per_tensor_us, 10.0);
@@ -94,6 +95,39 @@ TEST(HostOverheadFit, UnpairedDdpRunKeepsTheBaseHook) {
     bool kept = false;
     for (const auto& f : r.report["kept_from_base"]) kept = kept || f == "launch.ddp_hook_host_us";
     EXPECT_TRUE(kept);
+}
+
+RawDdpHost ddpHost(double plain_backward_us, double extra_us_per_tensor, bool view) {
+    RawDdpHost d;
+    d.id = view ? "d2-view" : "d2";
+    d.param_tensors = 100;
+    d.buckets = 10;
+    d.gradient_as_bucket_view = view;
+    d.plain = {5000.0, plain_backward_us, 200, 200};
+    d.ddp = {5200.0, plain_backward_us + 100 * extra_us_per_tensor, 200, 400};
+    return d;
+}
+
+// DDP's costs from the validation's own models (ddp_host records), in the profile's units: the hook is what DDP adds
+// to the backward per tensor, scaled by the profile's backward cost per kernel (50 µs) over the record's (50 and, on
+// a host twice as slow, 100), less the copy back (7.5 µs; none with the bucket views) and the tensor's share of ten
+// buckets' issue (50 µs each over 100 tensors): 60 − 7.5 − 5, 52.5 − 5 and 120/2 − 7.5 − 5, 47.5 each. The forward
+// under DDP: the profile's forward times the records' ratio, 5200/5000.
+TEST(HostOverheadFit, DdpCostsFromTheValidationModelsThemselves) {
+    RawData raw;
+    raw.ddp_host = {ddpHost(10000, 60, false), ddpHost(10000, 52.5, true), ddpHost(20000, 120, false)};
+    HardwareProfile base;
+    base.launch.forward_host = {25.0, 30.0};
+    base.launch.forward_host_ddp = {30.0, 36.0};
+    base.launch.backward_host = {50.0, 60.0};
+    base.launch.eager_host = {7.5, 15.0};
+    base.launch.nccl_host = {50.0, 60.0};
+    base.launch.ddp_hook_host_us = 26.3;
+    const ProfileFitResult r = fitProfile(raw, base, "t", "test");
+    EXPECT_NEAR(r.profile.launch.ddp_hook_host_us, 47.5, 1e-9);
+    EXPECT_NEAR(r.profile.launch.forward_host_ddp.median_us, 26.0, 1e-9);
+    EXPECT_NEAR(r.profile.launch.forward_host_ddp.p99_us, 26.0 * 1.2, 1e-9);  // the base's spread (36/30) kept
+    EXPECT_EQ(r.report["launch"]["ddp_hook_host_us"]["records"].size(), 3u);
 }
 
 // Activation checkpointing per layer from checkpoint_host records: (extra − recomputed kernels × the rounds'

@@ -212,6 +212,28 @@ TEST(RawData, HostSpreadWindowOfTheWrongSizeNamesTheKey) {
     }
 }
 
+TEST(RawData, DdpHostRecordsAreRead) {
+    const auto p = writeTemp("stepsim_raw_ddphost.jsonl",
+        R"({"kind":"ddp_host","id":"d2-x","param_tensors":101,"buckets":14,"gradient_as_bucket_view":true,)"
+        R"("plain":{"forward_us":5236,"backward_us":13101,"forward_launches":214,"backward_launches":354},)"
+        R"("ddp":{"forward_us":5426,"backward_us":17750,"forward_launches":214,"backward_launches":556}})" "\n");
+    const RawData d = readRaw({p});
+    ASSERT_EQ(d.ddp_host.size(), 1u);
+    EXPECT_EQ(d.ddp_host[0].id, "d2-x");
+    EXPECT_TRUE(d.ddp_host[0].gradient_as_bucket_view);
+    EXPECT_DOUBLE_EQ(d.ddp_host[0].ddp.backward_us, 17750);
+    EXPECT_DOUBLE_EQ(d.ddp_host[0].plain.backward_launches, 354);
+}
+
+TEST(RawData, DdpHostWithoutAPhaseNamesTheKey) {
+    const auto p = writeTemp("stepsim_raw_ddphost_bad.jsonl",
+        R"({"kind":"ddp_host","id":"d2-x","param_tensors":101,"buckets":14,)"
+        R"("plain":{"forward_us":5236,"backward_us":13101,"forward_launches":214,"backward_launches":354},)"
+        R"("ddp":{"forward_us":5426,"forward_launches":214,"backward_launches":556}})" "\n");
+    const std::string error = readError(p);
+    EXPECT_NE(error.find("stepsim_raw_ddphost_bad.jsonl:1: ddp.backward_us"), std::string::npos) << error;
+}
+
 TEST(RawData, CheckpointHostWithoutAModeNamesTheKey) {
     const auto p = writeTemp("stepsim_raw_ckpt.jsonl",
         R"({"kind":"checkpoint_host","plain_forward_us_per_kernel":25,)"
