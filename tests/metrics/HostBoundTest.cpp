@@ -34,15 +34,25 @@ TEST(HostBound, IssueTimeIsTheMeanOverMeasuredSteps) {
     EXPECT_DOUBLE_EQ(ms[1], 1.0);
 }
 
-// The rank with the largest share decides; under 75% no warning.
-TEST(HostBound, WarnsFromThreeQuartersOfTheStep) {
+// Two ranks, one measured step each (step 1 of two) of the given host costs, and their results: 1 ms steps.
+Workload twoRanks(double rank0_us, double rank1_us) {
     Workload w;
     w.steps = 2;
     w.programs.resize(2);
-    w.programs[0].ops = {hostOp(1, 700)};
-    w.programs[1].ops = {hostOp(1, 800)};
+    w.programs[0].ops = {hostOp(1, rank0_us)};
+    w.programs[1].ops = {hostOp(1, rank1_us)};
+    return w;
+}
+Results oneMsSteps() {
     Results r;
     r.per_rank = {RankResults{0, 1.0}, RankResults{1, 1.0}};
+    return r;
+}
+
+// The rank with the largest share decides; under 75% no warning.
+TEST(HostBound, WarnsFromThreeQuartersOfTheStep) {
+    Workload w = twoRanks(700, 800);
+    const Results r = oneMsSteps();
     const std::string warn = hostBoundWarning(w, r);
     const std::string want = "host-bound: the host spends 0.8 ms of each 1.0 ms step issuing kernels (80%)";
     EXPECT_NE(warn.find(want), std::string::npos) << warn;
@@ -53,17 +63,12 @@ TEST(HostBound, WarnsFromThreeQuartersOfTheStep) {
 // Each rank's host at its own speed: 0.7 ms of host costs is 70% of the step at the calibrated speed, 77% on a
 // host 1.1 times as slow, which decides.
 TEST(HostBound, TheSlowestHostDecides) {
-    Workload w;
-    w.steps = 1;
-    w.programs.resize(2);
-    w.programs[0].ops = {hostOp(0, 700)};
-    w.programs[1].ops = {hostOp(0, 700)};
+    const Workload w = twoRanks(700, 700);
     const std::vector<double> ms = hostIssueMs(w, {0.9, 1.1});
     ASSERT_EQ(ms.size(), 2u);
     EXPECT_NEAR(ms[0], 0.63, 1e-12);
     EXPECT_NEAR(ms[1], 0.77, 1e-12);
-    Results r;
-    r.per_rank = {RankResults{0, 1.0}, RankResults{1, 1.0}};
+    const Results r = oneMsSteps();
     EXPECT_EQ(hostBoundWarning(w, r), "");
     const std::string warn = hostBoundWarning(w, r, std::nullopt, {}, {0.9, 1.1});
     EXPECT_NE(warn.find("the host spends 0.8 ms of each 1.0 ms step issuing kernels (77%)"), std::string::npos) << warn;
