@@ -182,6 +182,7 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
                                : std::vector(std::size_t(ranks), EngineConfig::filled(1.0));
     host_speed_ =
         cfg.jitter ? hostSpeedFactors(ranks, cfg.host_rank_cv, cfg.seed) : std::vector(std::size_t(ranks), 1.0);
+    tl_.host_speed = host_speed_;
     tl_.ranks = ranks;
     tl_.step_end.assign(ranks, std::vector<Time>(std::max(1, w.steps)));
     tl_.clock_mhz.assign(ranks, std::vector<double>(std::max(1, w.steps), 0.0));

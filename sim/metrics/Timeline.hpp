@@ -38,6 +38,7 @@ struct Timeline {
     std::vector<CollectiveRecord> collectives; // in completion order
     std::vector<std::vector<Time>> step_end;   // [rank][step]: when the step's last GPU op finished
     std::vector<std::vector<double>> clock_mhz;  // [rank][step]: the SM clock it ran at (0: power not modelled)
+    std::vector<double> host_speed;              // [rank]: the factor on its host costs (Engine's hostSpeedFactors)
     std::vector<std::string> warnings;
     std::uint64_t events = 0;                  // events processed by the engine
 };

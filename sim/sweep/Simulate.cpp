@@ -76,10 +76,7 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile) {
     // A host-bound step again with every host cost at the profile's spread: the range a faster and a slower host give.
     const HostCostSpread& spread = profile.launch.host_cost_spread;
     // The slowest host's issue time decides (the ranks' hosts at the first sample's speeds).
-    const std::vector<double> host_speed =
-        sc.jitter.enabled ? hostSpeedFactors(int(sim.expansion.workload.programs.size()), profile.jitter.host_rank_cv,
-                                             sc.sim.seed)
-                          : std::vector<double>{};
+    const std::vector<double>& host_speed = sim.timeline.host_speed;
     sim.host_bound = hostShare(sim.expansion.workload, sim.results, host_speed).share >= kHostBoundShare;
     if (sim.host_bound && (spread.p10 < 1.0 || spread.p90 > 1.0)) {
         const auto at = [&](double factor) {
