@@ -1,19 +1,26 @@
 #!/usr/bin/env python3
-"""Merges the raw run files (results/validation/measured/raw/*.jsonl, as they came back from the GPU
-machine) into one record per validation configuration, and writes the measured table.
+"""Merges run files (the measured-w*.jsonl that sweep.py or train_gpt.py write on the GPU machine) into the
+measured table, results/validation/measured/measured.jsonl: one record per validation configuration.
 
-  python3 calibration/validation/collect.py      # writes measured.jsonl and SUMMARY.md beside raw/
+  python3 calibration/validation/collect.py runN-sweep-w1.jsonl runN-sweep-w2.jsonl   # merge, in run order
+  python3 calibration/validation/collect.py --summary /tmp/SUMMARY.md                 # the table as Markdown
 
-Rule: a configuration's record is its first `ok` record in run order (file-name order, run numbers as numbers) (run2 sweep before run3
-rerun and run4, the DDP sweep again with CUDA-only profiling); every other `ok` record of the same
-configuration adds its median step and its profile's comm figures to `step_time_ms_repeats`
-(run-to-run spread, and profiles without the CPU-side overhead). Smoke runs are left out. A configuration with no `ok`
-record keeps its last failure record. Nothing is computed here that the runs did not measure, except
-ratios of measured numbers (idle share, kernels per ms).
+Name each run file `runN-WHAT-wW.jsonl` (N the run number, W the world size): the part before the first `-`
+labels the run, and a record's `source` is `raw/<file name>`. Give the files in run order.
+
+Rule: a configuration's record is its first `ok` record in run order; every later `ok` record of the same
+configuration adds its median step and its profile's comm figures to `step_time_ms_repeats` (run-to-run spread,
+and profiles without the CPU-side overhead). Smoke runs are left out. A configuration with no `ok` record keeps
+its last failure record; one with both keeps its last failure in `earlier_failure`. Nothing is computed here
+that the runs did not measure, except ratios of measured numbers (idle share, kernels per ms).
+
+Merging every run file into an empty table (`--table` of a file that does not exist) gives the same table as
+merging them in several calls; the committed table is the merge of runs 2-107 (their files are in git history,
+results/validation/measured/raw/, before the commit that removed them).
 """
 from __future__ import annotations
 
-import glob
+import argparse
 import json
 import os
 import statistics
@@ -24,7 +31,7 @@ sys.path.insert(0, HERE)
 import configs as cfgmod  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
-DIR = os.path.join(REPO, "results", "validation", "measured")
+TABLE = os.path.join(REPO, "results", "validation", "measured", "measured.jsonl")
 
 
 def run_order(path: str):
@@ -34,49 +41,71 @@ def run_order(path: str):
     return (int(digits) if digits.isdigit() else -1, name)
 
 
-def main() -> int:
-    recs = {}
-    repeats = {}
-    failures = {}
-    for path in sorted(glob.glob(os.path.join(DIR, "raw", "*.jsonl")), key=run_order):
-        run = os.path.basename(path).split("-")[0]
+def load(path: str) -> dict:
+    table = {}
+    if os.path.exists(path):
         for line in open(path):
-            r = json.loads(line)
-            if r["id"].startswith("smoke-"):
-                continue
-            r["source"] = os.path.relpath(path, DIR)
-            if r["status"] != "ok":
-                failures[r["id"]] = r
-            elif r["id"] not in recs:
-                recs[r["id"]] = r
-            else:
-                primary = r["profile"]["primary"]
-                repeats.setdefault(r["id"], []).append(
-                    {"run": run, "median": r["step_time_ms"]["median"],
-                     "exposed_comm_ms": primary["exposed_comm_ms"],
-                     "comm_ms": primary["comm_ms"],
-                     "overlap_ratio": primary.get("overlap_ratio"),
-                     "span_ms": primary.get("span_ms"),
-                     "profile_mode": r["profile"].get("mode", "cpu and cuda")})
-                if "exposed_comm_ms" in r.get("steady", {}):  # consecutive steps profiled unsynchronized
-                    repeats[r["id"]][-1].update({"steady_exposed_comm_ms": r["steady"]["exposed_comm_ms"],
-                                                 "steady_overlap_ratio": r["steady"]["overlap_ratio"],
-                                                 "steady_step_ms": statistics.median(r["steady"]["step_time_ms"])})
-    out = []
-    for c in cfgmod.CONFIGS:
-        r = recs.get(c["id"]) or failures.get(c["id"])
-        if r is None:
-            continue
-        if c["id"] in failures and r["status"] == "ok":
-            r["earlier_failure"] = {"status": failures[c["id"]]["status"], "source": failures[c["id"]]["source"],
-                                    "error": failures[c["id"]]["error"][:300]}
-        if c["id"] in repeats:
-            r["step_time_ms_repeats"] = repeats[c["id"]]
-        out.append(r)
-    with open(os.path.join(DIR, "measured.jsonl"), "w") as f:
-        for r in out:
-            f.write(json.dumps(r, sort_keys=True) + "\n")
+            if line.strip():
+                r = json.loads(line)
+                table[r["id"]] = r
+    return table
 
+
+def failure(r: dict) -> dict:
+    return {"status": r["status"], "source": r["source"], "error": r["error"][:300]}
+
+
+def repeat(run: str, r: dict) -> dict:
+    primary = r["profile"]["primary"]
+    rep = {"run": run, "median": r["step_time_ms"]["median"],
+           "exposed_comm_ms": primary["exposed_comm_ms"],
+           "comm_ms": primary["comm_ms"],
+           "overlap_ratio": primary.get("overlap_ratio"),
+           "span_ms": primary.get("span_ms"),
+           "profile_mode": r["profile"].get("mode", "cpu and cuda")}
+    if "exposed_comm_ms" in r.get("steady", {}):  # consecutive steps profiled unsynchronized
+        rep.update({"steady_exposed_comm_ms": r["steady"]["exposed_comm_ms"],
+                    "steady_overlap_ratio": r["steady"]["overlap_ratio"],
+                    "steady_step_ms": statistics.median(r["steady"]["step_time_ms"])})
+    return rep
+
+
+def merge(table: dict, path: str) -> None:
+    """Adds one run file's records to the table by the rule above."""
+    name = os.path.basename(path)
+    run = name.split("-")[0]
+    for line in open(path):
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        if r["id"].startswith("smoke-"):
+            continue
+        r["source"] = "raw/" + name
+        cur = table.get(r["id"])
+        ok_before = cur is not None and cur["status"] == "ok"
+        if r["status"] != "ok":
+            if ok_before:
+                cur["earlier_failure"] = failure(r)
+            else:
+                table[r["id"]] = r
+        elif cur is None:
+            table[r["id"]] = r
+        elif not ok_before:
+            r["earlier_failure"] = failure(cur)
+            table[r["id"]] = r
+        else:
+            cur.setdefault("step_time_ms_repeats", []).append(repeat(run, r))
+
+
+def ordered(table: dict) -> list:
+    """The configurations' order in configs.py; records of configurations it no longer has go last."""
+    known = [c["id"] for c in cfgmod.CONFIGS]
+    out = [table[i] for i in known if i in table]
+    out += [r for i, r in table.items() if i not in set(known)]
+    return out
+
+
+def summary(out: list) -> str:
     lines = [
         "# Measured step times on H200 (generated by calibration/validation/collect.py)",
         "",
@@ -105,23 +134,41 @@ def main() -> int:
             f"| {st['p10']:.2f}–{st['p90']:.2f} | {p['compute_ms']:.2f} | {p['comm_ms']:.2f} "
             f"| {p['exposed_comm_ms']:.2f} | {p['overlap_ratio']:.3f} | {p['span_ms']:.2f} | {idle:.2f} | {p['kernels']} "
             f"| {r['achieved_tflops_per_gpu']:.0f} | {r['peak_memory_gib']:.1f} |")
-    rep = [(i, recs[i]["step_time_ms"]["median"], v) for i, vs in repeats.items() for v in vs]
+    rep = [(r, v) for r in out if r["status"] == "ok" for v in r.get("step_time_ms_repeats", [])]
     if rep:
-        lines += ["", "Repeats (same configuration, another process; run3 on a freshly started machine):", "",
+        lines += ["", "Repeats (same configuration, another process):", "",
                   "| id | first ms | repeat ms | diff % | first exposed | repeat exposed |", "|---|---|---|---|---|---|"]
-        for i, first, v in rep:
-            fe = recs[i]["profile"]["primary"]["exposed_comm_ms"]
-            lines.append(f"| {i} | {first:.2f} | {v['median']:.2f} | {100 * (v['median'] / first - 1):+.1f} "
+        for r, v in rep:
+            first, fe = r["step_time_ms"]["median"], r["profile"]["primary"]["exposed_comm_ms"]
+            lines.append(f"| {r['id']} | {first:.2f} | {v['median']:.2f} | {100 * (v['median'] / first - 1):+.1f} "
                          f"| {fe:.2f} | {v['exposed_comm_ms']:.2f} |")
     fails = [r for r in out if "earlier_failure" in r]
     if fails:
-        lines += ["", "Configurations that failed in the sweep and were measured in the rerun:", ""]
+        lines += ["", "Configurations that failed in one run and were measured in another:", ""]
         for r in fails:
             lines.append(f"- {r['id']}: {r['earlier_failure']['status']} in {r['earlier_failure']['source']} "
                          f"({r['earlier_failure']['error'].splitlines()[0]}); measured in {r['source']}")
-    with open(os.path.join(DIR, "SUMMARY.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"{len(out)} configurations ({sum(r['status'] == 'ok' for r in out)} ok) -> measured.jsonl, SUMMARY.md")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs", nargs="*", help="run files to merge, in run order")
+    ap.add_argument("--table", default=TABLE, help="the measured table to merge into (default: the committed one)")
+    ap.add_argument("--summary", help="also write the table as Markdown to this file")
+    args = ap.parse_args()
+    table = load(args.table)
+    for path in sorted(args.runs, key=run_order):
+        merge(table, path)
+    out = ordered(table)
+    if args.runs:
+        with open(args.table, "w") as f:
+            for r in out:
+                f.write(json.dumps(r, sort_keys=True) + "\n")
+    if args.summary:
+        with open(args.summary, "w") as f:
+            f.write(summary(out))
+    print(f"{len(out)} configurations ({sum(r['status'] == 'ok' for r in out)} ok) in {args.table}")
     return 0
 
 
