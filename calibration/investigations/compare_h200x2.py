@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Cross-checks of the h200x2 calibration run against our other measurements of the same machine kind
-(../shared/data: nccl-tests and the PyTorch micro file). Prints Markdown tables for RUNS.md.
+(nccl-tests and a PyTorch micro-benchmark file, kept outside this repository). Prints Markdown tables.
 
-usage: python3 compare.py [SHARED_DATA_DIR]   (default: ../../../../shared/data)
+usage: python3 calibration/investigations/compare_h200x2.py SHARED_DATA_DIR
 """
 import json
 import os
 import sys
 
-here = os.path.dirname(os.path.abspath(__file__))
-shared = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "../../../../shared/data")
+here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "profiles", "h200x2")
+if len(sys.argv) != 2:
+    sys.exit(__doc__)
+shared = sys.argv[1]
 bench = [json.loads(l) for l in open(os.path.join(here, "raw/bench.jsonl"))]
 torch = [json.loads(l) for l in open(os.path.join(here, "raw/torch.jsonl"))]
 micro = [json.loads(l) for l in open(os.path.join(shared, "h200x2-pytorch-micro.jsonl"))]

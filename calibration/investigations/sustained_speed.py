@@ -21,14 +21,17 @@ Usage: torchrun --standalone --nproc-per-node N sustained_speed.py --out FILE [-
        [--dtypes bf16] [--rest 0]
 """
 import argparse
+import os
 import statistics
+import sys
 import time
 
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from gathered import join_ranks, write_gathered
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pytorch"))
+from gathered import join_ranks, write_gathered  # noqa: E402
 
 
 def series(fn, work, seconds, per_window):

@@ -14,7 +14,7 @@ With --stepsim BINARY, also the clock the model holds each of those rows at (`st
 power model of the scenario's profile) against the one each run held: the median and mean absolute difference and
 their correlation.
 
-usage: python3 calibration/validation/clock_error.py [--stepsim build/stepsim]      (from the repository root)
+usage: python3 calibration/investigations/clock_error.py [--stepsim build/stepsim]      (from the repository root)
 """
 import argparse
 import datetime

@@ -5,7 +5,7 @@ behind a spin kernel so the host never waits for it: what torch.utils.checkpoint
 A phase that launches more kernels than CUDA's launch queue holds blocks on the held GPU and reads the hold, not
 the host (the backward of s1-l24-h1024-s2048-mb4 did: ~300 ms).
 
-Usage: python3 checkpoint_host_probe.py CONFIG_ID [CONFIG_ID ...] [--out FILE]   (one GPU)
+Usage: python3 calibration/investigations/checkpoint_host_probe.py CONFIG_ID [CONFIG_ID ...] [--out FILE]   (one GPU)
 """
 import argparse
 import json
@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "validation"))
 sys.path.insert(0, os.path.join(HERE, "..", "pytorch"))
 import configs as cfgmod  # noqa: E402
 import train_gpt  # noqa: E402
