@@ -2,12 +2,10 @@
 
 #include <algorithm>
 #include <array>
-#include <filesystem>
 
 #include <fmt/format.h>
 
-#include "sim/core/InputError.hpp"
-#include "sim/scenario/TopologyYaml.hpp"
+#include "sim/base/InputError.hpp"
 
 namespace stepsim {
 
@@ -246,25 +244,13 @@ ClusterGraph nvl72() { return cluster(nvl72Node(), 1, NetworkSpec{.nics_per_node
 
 std::vector<std::string> builtinNodeNames() { return {"hgx-h100", "hgx-h200", "hgx-b200", "pcie-8gpu", "nvl72"}; }
 
-NodeTemplate nodeTemplate(const std::string& name_or_file, const std::string& scenario_dir) {
-    if (name_or_file == "hgx-h100") return hgxH100Node();
-    if (name_or_file == "hgx-h200") return hgxH200Node();
-    if (name_or_file == "hgx-b200") return hgxB200Node();
-    if (name_or_file == "pcie-8gpu") return pcieNodeTemplate(8);
-    if (name_or_file == "nvl72") return nvl72Node();
-    const std::filesystem::path p(name_or_file);
-    if (p.extension() == ".yaml" || p.extension() == ".yml") {
-        const auto path = p.is_absolute() || scenario_dir.empty() ? p : std::filesystem::path(scenario_dir) / p;
-        return readTopologyYaml(path.string());
-    }
-    std::string names;
-    for (const auto& n : builtinNodeNames()) names += n + ", ";
-    throw clusterError("cluster.node",
-                       fmt::format("expected one of {}or a topology YAML file (.yaml), got \"{}\"", names, name_or_file));
-}
-
-ClusterGraph buildCluster(const ClusterSpec& spec, const std::string& scenario_dir) {
-    return cluster(nodeTemplate(spec.node, scenario_dir), spec.nodes, spec.network, spec.gpus_per_node);
+std::optional<NodeTemplate> builtinNode(const std::string& name) {
+    if (name == "hgx-h100") return hgxH100Node();
+    if (name == "hgx-h200") return hgxH200Node();
+    if (name == "hgx-b200") return hgxB200Node();
+    if (name == "pcie-8gpu") return pcieNodeTemplate(8);
+    if (name == "nvl72") return nvl72Node();
+    return std::nullopt;
 }
 
 }  // namespace stepsim

@@ -48,7 +48,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/scenario/Scenario.hpp"
+#include "sim/base/Scenario.hpp"
 #include "topology/ClusterGraph.hpp"
 #include "topology/NodeTemplate.hpp"
 
@@ -90,9 +90,7 @@ ClusterGraph nvl72();
 
 // "hgx-h100", "hgx-h200", "hgx-b200", "pcie-8gpu", "nvl72".
 std::vector<std::string> builtinNodeNames();
-// A built-in node name, or a topology YAML file (a relative path is taken from `scenario_dir`).
-NodeTemplate nodeTemplate(const std::string& name_or_file, const std::string& scenario_dir);
-// The cluster of a scenario.
-ClusterGraph buildCluster(const ClusterSpec& spec, const std::string& scenario_dir);
+// The built-in node of that name; none when `name` is not one of builtinNodeNames().
+std::optional<NodeTemplate> builtinNode(const std::string& name);
 
 }  // namespace stepsim

@@ -7,9 +7,9 @@
 
 namespace stepsim {
 
-Fabric clusterFabric(const ClusterSpec& spec, const std::string& scenario_dir) {
-    auto graph = std::make_shared<ClusterGraph>(cluster(mergedNvSwitches(nodeTemplate(spec.node, scenario_dir)),
-                                                        spec.nodes, spec.network, spec.gpus_per_node));
+Fabric clusterFabric(const NodeTemplate& node, const ClusterSpec& spec) {
+    auto graph = std::make_shared<ClusterGraph>(
+        cluster(mergedNvSwitches(node), spec.nodes, spec.network, spec.gpus_per_node));
     Fabric f;
     f.links = graph->links();
     f.gpus = graph->gpuCount();

@@ -1,14 +1,13 @@
 #pragma once
-// The engine's Fabric for a scenario's cluster: the ClusterGraph of its nodes and network, with every
-// node's NVSwitch chips merged into one switch (exact for single-path flows: see mergedNvSwitches), its
-// links, and cached GPU-to-GPU routes. The Fabric keeps the graph alive.
-#include <string>
-
+// The engine's Fabric for a cluster: the ClusterGraph of `spec.nodes` copies of `node` on `spec.network`,
+// with every node's NVSwitch chips merged into one switch (exact for single-path flows: see
+// mergedNvSwitches), its links, and cached GPU-to-GPU routes. The Fabric keeps the graph alive.
+#include "sim/base/Scenario.hpp"
 #include "sim/net/Fabric.hpp"
-#include "sim/scenario/Scenario.hpp"
+#include "topology/NodeTemplate.hpp"
 
 namespace stepsim {
 
-Fabric clusterFabric(const ClusterSpec& spec, const std::string& scenario_dir);
+Fabric clusterFabric(const NodeTemplate& node, const ClusterSpec& spec);
 
 }  // namespace stepsim

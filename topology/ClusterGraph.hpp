@@ -50,8 +50,8 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
-#include "sim/core/Time.hpp"
-#include "sim/net/Link.hpp"
+#include "sim/base/Time.hpp"
+#include "sim/base/Link.hpp"
 
 namespace stepsim {
 

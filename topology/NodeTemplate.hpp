@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/Time.hpp"
-#include "sim/net/Link.hpp"
+#include "sim/base/Time.hpp"
+#include "sim/base/Link.hpp"
 #include "topology/ClusterGraph.hpp"
 
 namespace stepsim {

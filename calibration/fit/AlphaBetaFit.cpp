@@ -6,8 +6,8 @@
 
 #include <Eigen/Dense>
 
-#include "sim/core/InputError.hpp"
-#include "sim/core/Statistics.hpp"
+#include "sim/base/InputError.hpp"
+#include "sim/base/Statistics.hpp"
 
 namespace stepsim {
 namespace {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "sim/core/InputError.hpp"
-#include "sim/core/Statistics.hpp"
+#include "sim/base/InputError.hpp"
+#include "sim/base/Statistics.hpp"
 #include "sim/cost/GemmModel.hpp"
 
 namespace stepsim {

@@ -13,8 +13,8 @@
 
 #include "calibration/fit/AlphaBetaFit.hpp"
 #include "calibration/fit/GemmFit.hpp"
-#include "sim/core/InputError.hpp"
-#include "sim/core/Statistics.hpp"
+#include "sim/base/InputError.hpp"
+#include "sim/base/Statistics.hpp"
 
 namespace stepsim {
 namespace {

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "sim/core/InputError.hpp"
+#include "sim/base/InputError.hpp"
 
 namespace stepsim {
 namespace {

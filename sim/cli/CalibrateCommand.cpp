@@ -17,8 +17,8 @@
 
 #include "calibration/fit/ProfileFit.hpp"
 #include "calibration/fit/RawData.hpp"
-#include "sim/core/InputError.hpp"
-#include "sim/core/Statistics.hpp"
+#include "sim/base/InputError.hpp"
+#include "sim/base/Statistics.hpp"
 #include "sim/cost/CostModel.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 

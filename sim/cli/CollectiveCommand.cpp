@@ -9,12 +9,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "sim/core/Engine.hpp"
-#include "sim/core/InputError.hpp"
+#include "sim/engine/Engine.hpp"
+#include "sim/base/InputError.hpp"
 #include "sim/cost/CostModel.hpp"
 #include "sim/net/Fabric.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
-#include "topology/ClusterFabric.hpp"
+#include "sim/scenario/ClusterBuild.hpp"
 
 namespace stepsim {
 

@@ -8,9 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "sim/core/InputError.hpp"
-#include "sim/scenario/Scenario.hpp"
+#include "sim/base/InputError.hpp"
+#include "sim/base/Scenario.hpp"
 #include "topology/Builders.hpp"
+#include "sim/scenario/ClusterBuild.hpp"
 
 namespace stepsim {
 

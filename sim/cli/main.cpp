@@ -10,14 +10,14 @@
 #include "sim/cli/CalibrateCommand.hpp"
 #include "sim/cli/CollectiveCommand.hpp"
 #include "sim/cli/TopoCommand.hpp"
-#include "sim/core/InputError.hpp"
+#include "sim/base/InputError.hpp"
 #include "sim/report/JsonReport.hpp"
 #include "sim/report/TextSummary.hpp"
 #include "sim/report/TraceReport.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/ScenarioLoader.hpp"
-#include "sim/sweep/Simulate.hpp"
-#include "sim/sweep/Validation.hpp"
+#include "sim/run/Simulate.hpp"
+#include "sim/run/Validation.hpp"
 
 namespace {
 

@@ -43,9 +43,9 @@
 #include <tuple>
 
 #include "sim/cost/HardwareProfile.hpp"
-#include "sim/net/BusBandwidth.hpp"
-#include "sim/scenario/Scenario.hpp"
-#include "sim/workload/Program.hpp"
+#include "sim/base/BusBandwidth.hpp"
+#include "sim/base/Scenario.hpp"
+#include "sim/base/Program.hpp"
 
 namespace stepsim {
 

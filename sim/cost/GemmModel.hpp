@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "sim/cost/HardwareProfile.hpp"
-#include "sim/workload/Program.hpp"
+#include "sim/base/Program.hpp"
 
 namespace stepsim {
 

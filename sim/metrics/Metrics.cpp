@@ -17,7 +17,7 @@
 #include <boost/icl/right_open_interval.hpp>
 #include <fmt/format.h>
 
-#include "sim/net/BusBandwidth.hpp"
+#include "sim/base/BusBandwidth.hpp"
 
 namespace stepsim {
 namespace {

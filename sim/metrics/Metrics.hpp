@@ -34,8 +34,8 @@
 #include <vector>
 
 #include "sim/metrics/Results.hpp"
-#include "sim/metrics/Timeline.hpp"
-#include "sim/workload/Program.hpp"
+#include "sim/engine/Timeline.hpp"
+#include "sim/base/Program.hpp"
 
 namespace stepsim {
 

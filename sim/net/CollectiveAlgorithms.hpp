@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "sim/net/Fabric.hpp"
-#include "sim/workload/Program.hpp"
+#include "sim/base/Program.hpp"
 
 namespace stepsim {
 

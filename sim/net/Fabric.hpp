@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/net/Link.hpp"
+#include "sim/base/Link.hpp"
 
 namespace stepsim {
 

@@ -17,8 +17,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/core/Time.hpp"
-#include "sim/net/Link.hpp"
+#include "sim/base/Time.hpp"
+#include "sim/base/Link.hpp"
 
 namespace stepsim {
 

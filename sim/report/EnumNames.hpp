@@ -3,7 +3,7 @@
 // (snake_case, as PyTorch and NCCL name the collectives).
 #include <string_view>
 
-#include "sim/workload/Program.hpp"
+#include "sim/base/Program.hpp"
 
 namespace stepsim {
 

@@ -24,8 +24,8 @@
 // byte-identical output. A span whose rank or op does not exist in the Workload is std::invalid_argument.
 #include <ostream>
 
-#include "sim/metrics/Timeline.hpp"
-#include "sim/workload/Program.hpp"
+#include "sim/engine/Timeline.hpp"
+#include "sim/base/Program.hpp"
 
 namespace stepsim {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "sim/scenario/Scenario.hpp"
+#include "sim/base/Scenario.hpp"
 
 namespace stepsim {
 

@@ -9,7 +9,7 @@
 #include <span>
 #include <sstream>
 
-#include "sim/core/InputError.hpp"
+#include "sim/base/InputError.hpp"
 #include "sim/scenario/YamlReader.hpp"
 #include "sim/scenario/YamlWriter.hpp"
 

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "sim/cost/HardwareProfile.hpp"
-#include "sim/scenario/Scenario.hpp"
+#include "sim/base/Scenario.hpp"
 
 namespace stepsim {
 

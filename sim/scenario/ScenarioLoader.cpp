@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/core/InputError.hpp"
+#include "sim/base/InputError.hpp"
 #include "sim/scenario/YamlReader.hpp"
 #include "sim/scenario/YamlWriter.hpp"
 

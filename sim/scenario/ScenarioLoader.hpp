@@ -9,31 +9,17 @@
 // wrong types, bad enum values, non-positive sizes, heads not dividing hidden, kv_heads not dividing heads,
 // tp·pp not dividing the world size, a missing file, YAML syntax errors, an unsupported `stepsim:` version.
 //
-// Derived values (kept unset in the Scenario so they follow the values they derive from; use these):
-//   kv_heads   = heads                                   (multi-head attention)
-//   ffn_hidden = 4·hidden                                (gelu: GPT-2/3, two matrices)
-//              = 256·ceil((8/3·hidden) / 256)            (swiglu: LLaMA's 2/3·4·hidden rounded up to a multiple
-//                                                        of 256; Touvron et al. 2023, llama/model.py multiple_of)
+// Derived values are kept unset in the Scenario so they follow the values they derive from: kvHeads and
+// ffnHidden (sim/base/Scenario.hpp) give them.
 #include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "sim/scenario/Scenario.hpp"
+#include "sim/base/Scenario.hpp"
 
 namespace stepsim {
-
-inline int kvHeads(const ModelSpec& m) { return m.kv_heads.value_or(m.heads); }
-
-// The ffn_hidden that `m.mlp` implies for `m.hidden` (what an absent ffn_hidden means).
-inline int defaultFfnHidden(const ModelSpec& m) {
-    if (m.mlp == MlpKind::gelu) return 4 * m.hidden;
-    const long long h = m.hidden;
-    return static_cast<int>(256 * ((8 * h + 3 * 256 - 1) / (3 * 256)));  // 256·ceil(8h / (3·256))
-}
-
-inline int ffnHidden(const ModelSpec& m) { return m.ffn_hidden.value_or(defaultFfnHidden(m)); }
 
 // Reads `file`; a missing or unreadable file is an InputError.
 Scenario loadScenario(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "sim/core/InputError.hpp"
+#include "sim/base/InputError.hpp"
 
 namespace stepsim {
 

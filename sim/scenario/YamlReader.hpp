@@ -21,7 +21,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "sim/core/InputError.hpp"
+#include "sim/base/InputError.hpp"
 #include "sim/scenario/EnumNames.hpp"
 
 namespace stepsim {

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/core/InputError.hpp"
+#include "sim/base/InputError.hpp"
 #include "sim/workload/Transformer.hpp"
 
 namespace stepsim {

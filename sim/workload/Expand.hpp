@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "sim/cost/CostModel.hpp"
-#include "sim/scenario/Scenario.hpp"
+#include "sim/base/Scenario.hpp"
 #include "sim/workload/DdpBuckets.hpp"
-#include "sim/workload/Program.hpp"
+#include "sim/base/Program.hpp"
 
 namespace stepsim {
 

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "sim/scenario/ScenarioLoader.hpp"
 
 namespace stepsim {
 

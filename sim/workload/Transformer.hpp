@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/scenario/Scenario.hpp"
+#include "sim/base/Scenario.hpp"
 
 namespace stepsim {
 

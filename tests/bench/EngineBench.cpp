@@ -2,10 +2,10 @@
 // Targets (issue 2): ≥ 10 million events/s on one core; one 8-GPU step of the 1.3B example in < 20 ms.
 #include <benchmark/benchmark.h>
 
-#include "sim/core/Engine.hpp"
+#include "sim/engine/Engine.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/ScenarioLoader.hpp"
-#include "sim/sweep/Simulate.hpp"
+#include "sim/run/Simulate.hpp"
 
 namespace stepsim {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/core/InputError.hpp"
+#include "sim/base/InputError.hpp"
 
 namespace stepsim {
 namespace {

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "sim/core/InputError.hpp"
+#include "sim/base/InputError.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 
 namespace stepsim {

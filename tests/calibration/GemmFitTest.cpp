@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/core/InputError.hpp"
+#include "sim/base/InputError.hpp"
 #include "sim/cost/GemmModel.hpp"
 
 namespace stepsim {

@@ -14,7 +14,7 @@
 
 #include "calibration/fit/ProfileFit.hpp"
 #include "calibration/fit/RawData.hpp"
-#include "sim/core/InputError.hpp"
+#include "sim/base/InputError.hpp"
 
 namespace stepsim {
 namespace {

@@ -1,6 +1,6 @@
 // The validation table re-runs from the committed measurements (results/validation/measured/measured.jsonl)
 // and scenarios (scenarios/validation/), and must not drift from the committed table or grow its error.
-#include "sim/sweep/Validation.hpp"
+#include "sim/run/Validation.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/core/InputError.hpp"
+#include "sim/base/InputError.hpp"
 
 namespace stepsim {
 namespace {

@@ -7,7 +7,7 @@
 #include "sim/metrics/Metrics.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/ScenarioLoader.hpp"
-#include "sim/sweep/Simulate.hpp"
+#include "sim/run/Simulate.hpp"
 
 namespace stepsim {
 namespace {

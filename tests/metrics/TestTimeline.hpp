@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/metrics/Timeline.hpp"
-#include "sim/workload/Program.hpp"
+#include "sim/engine/Timeline.hpp"
+#include "sim/base/Program.hpp"
 
 namespace stepsim::test {
 

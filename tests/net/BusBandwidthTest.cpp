@@ -1,5 +1,5 @@
 // busbw = algbw · factor(kind, n), nccl-tests' convention (FACTS.md "NCCL").
-#include "sim/net/BusBandwidth.hpp"
+#include "sim/base/BusBandwidth.hpp"
 
 #include <gtest/gtest.h>
 

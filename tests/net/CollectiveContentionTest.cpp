@@ -2,9 +2,9 @@
 // NICs of a multi-node cluster they are bounded by the NICs, and collectives that share links slow each other.
 #include <gtest/gtest.h>
 
-#include "sim/core/Engine.hpp"
+#include "sim/engine/Engine.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
-#include "topology/ClusterFabric.hpp"
+#include "sim/scenario/ClusterBuild.hpp"
 
 namespace stepsim {
 namespace {

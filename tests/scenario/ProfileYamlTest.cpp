@@ -9,7 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "sim/core/InputError.hpp"
+#include "sim/base/InputError.hpp"
 
 namespace stepsim {
 namespace {

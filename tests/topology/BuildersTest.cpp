@@ -3,8 +3,9 @@
 
 #include <chrono>
 
-#include "sim/core/InputError.hpp"
+#include "sim/base/InputError.hpp"
 #include "topology/Builders.hpp"
+#include "sim/scenario/ClusterBuild.hpp"
 
 namespace stepsim {
 namespace {

@@ -4,9 +4,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/core/InputError.hpp"
+#include "sim/base/InputError.hpp"
 #include "sim/scenario/TopologyYaml.hpp"
 #include "topology/Builders.hpp"
+#include "sim/scenario/ClusterBuild.hpp"
 
 namespace stepsim {
 namespace {

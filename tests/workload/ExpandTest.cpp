@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/core/InputError.hpp"
+#include "sim/base/InputError.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/workload/Transformer.hpp"
 #include "sim/workload/Transformer.hpp"

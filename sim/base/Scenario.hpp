@@ -2,7 +2,7 @@
 // A what-if scenario: the plain data read from a scenario YAML file (schema in SCENARIO.md, version 1).
 //
 // Every member's default is what PyTorch/NCCL do by default, so an empty section means "stock PyTorch".
-// The loader (ScenarioLoader.hpp) is the only code that fills it from YAML; everything downstream reads
+// The loader (sim/scenario/ScenarioLoader.hpp) is the only code that fills it from YAML; everything downstream reads
 // these structs and never sees YAML.
 #include <cstdint>
 #include <optional>
@@ -154,5 +154,22 @@ struct Scenario {
     JitterSpec jitter;
     SimSpec sim;
 };
+
+// Derived values (kept unset in the Scenario so they follow the values they derive from; use these):
+//   kv_heads   = heads                                   (multi-head attention)
+//   ffn_hidden = 4·hidden                                (gelu: GPT-2/3, two matrices)
+//              = 256·ceil((8/3·hidden) / 256)            (swiglu: LLaMA's 2/3·4·hidden rounded up to a multiple
+//                                                        of 256; Touvron et al. 2023, llama/model.py multiple_of)
+
+inline int kvHeads(const ModelSpec& m) { return m.kv_heads.value_or(m.heads); }
+
+// The ffn_hidden that `m.mlp` implies for `m.hidden` (what an absent ffn_hidden means).
+inline int defaultFfnHidden(const ModelSpec& m) {
+    if (m.mlp == MlpKind::gelu) return 4 * m.hidden;
+    const long long h = m.hidden;
+    return static_cast<int>(256 * ((8 * h + 3 * 256 - 1) / (3 * 256)));  // 256·ceil(8h / (3·256))
+}
+
+inline int ffnHidden(const ModelSpec& m) { return m.ffn_hidden.value_or(defaultFfnHidden(m)); }
 
 }  // namespace stepsim

@@ -1,5 +1,5 @@
 // Small programs whose timelines can be worked out by hand, run through the engine.
-#include "sim/core/Engine.hpp"
+#include "sim/engine/Engine.hpp"
 
 #include <gtest/gtest.h>
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/Time.hpp"
-#include "sim/workload/Program.hpp"
+#include "sim/base/Time.hpp"
+#include "sim/base/Program.hpp"
 
 namespace stepsim {
 

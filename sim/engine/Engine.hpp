@@ -56,12 +56,12 @@
 #include <random>
 #include <vector>
 
-#include "sim/core/EventQueue.hpp"
+#include "sim/engine/EventQueue.hpp"
 #include "sim/cost/CostModel.hpp"
-#include "sim/metrics/Timeline.hpp"
+#include "sim/engine/Timeline.hpp"
 #include "sim/net/Fabric.hpp"
 #include "sim/net/FlowNetwork.hpp"
-#include "sim/workload/Program.hpp"
+#include "sim/base/Program.hpp"
 
 namespace stepsim {
 

@@ -1,4 +1,4 @@
-#include "sim/core/EventQueue.hpp"
+#include "sim/engine/EventQueue.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "sim/sweep/Validation.hpp"
+#include "sim/run/Validation.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -8,12 +8,12 @@
 
 #include <fmt/format.h>
 
-#include "sim/core/InputError.hpp"
-#include "sim/core/Statistics.hpp"
+#include "sim/base/InputError.hpp"
+#include "sim/base/Statistics.hpp"
 #include "sim/metrics/Metrics.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/ScenarioLoader.hpp"
-#include "sim/sweep/Simulate.hpp"
+#include "sim/run/Simulate.hpp"
 
 namespace stepsim {
 

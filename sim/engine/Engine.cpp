@@ -1,4 +1,4 @@
-#include "sim/core/Engine.hpp"
+#include "sim/engine/Engine.hpp"
 
 #include <algorithm>
 #include <cassert>

@@ -1,15 +1,15 @@
-#include "sim/sweep/Simulate.hpp"
+#include "sim/run/Simulate.hpp"
 
 #include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
 
-#include "sim/core/Engine.hpp"
+#include "sim/engine/Engine.hpp"
 #include "sim/cost/CostModel.hpp"
 #include "sim/metrics/Metrics.hpp"
 #include "sim/net/Fabric.hpp"
-#include "topology/ClusterFabric.hpp"
+#include "sim/scenario/ClusterBuild.hpp"
 
 namespace stepsim {
 

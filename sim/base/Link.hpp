@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/Time.hpp"
+#include "sim/base/Time.hpp"
 
 namespace stepsim {
 

@@ -10,7 +10,7 @@
 #include <queue>
 #include <vector>
 
-#include "sim/core/Time.hpp"
+#include "sim/base/Time.hpp"
 
 namespace stepsim {
 

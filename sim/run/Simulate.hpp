@@ -10,8 +10,8 @@
 
 #include "sim/cost/HardwareProfile.hpp"
 #include "sim/metrics/Results.hpp"
-#include "sim/metrics/Timeline.hpp"
-#include "sim/scenario/Scenario.hpp"
+#include "sim/engine/Timeline.hpp"
+#include "sim/base/Scenario.hpp"
 #include "sim/workload/Expand.hpp"
 
 namespace stepsim {

@@ -10,7 +10,7 @@
 //
 // busbw is the per-rank link bandwidth the algorithm needs, so it compares with the hardware peak whatever n.
 // A group of one rank moves nothing over links: factor 0 for the reducing/gathering kinds.
-#include "sim/workload/Program.hpp"
+#include "sim/base/Program.hpp"
 
 namespace stepsim {
 

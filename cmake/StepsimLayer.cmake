@@ -1,0 +1,27 @@
+# stepsim_layer(NAME DIR folder SOURCES a.cpp ... DEPENDS stepsim::x ... [LIBS ...] [PRIVATE_LIBS ...])
+#
+# One library target per layer, stepsim_NAME with the ALIAS stepsim::NAME. Its headers are reached as
+# "folder/Header.hpp" (e.g. "sim/net/FlowNetwork.hpp") through a staging folder that holds a link to `folder`
+# alone, so a target's include path holds its own folder and those of the layers it DEPENDS on, and nothing
+# else: a header of a higher layer is not found, and an upward include is a compile error. The project root
+# itself is on no include path. A layer without sources is an INTERFACE library (headers only).
+function(stepsim_layer name)
+  cmake_parse_arguments(L "" "DIR" "SOURCES;DEPENDS;LIBS;PRIVATE_LIBS" ${ARGN})
+  set(stage ${PROJECT_BINARY_DIR}/layers/${name})
+  get_filename_component(parent ${stage}/${L_DIR} DIRECTORY)
+  file(MAKE_DIRECTORY ${parent})
+  file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${L_DIR} ${stage}/${L_DIR} SYMBOLIC)
+  set(target stepsim_${name})
+  if(L_SOURCES)
+    add_library(${target} STATIC ${L_SOURCES})
+    set(scope PUBLIC)
+    target_compile_options(${target} PRIVATE -Wall -Wextra)
+    target_link_libraries(${target} PRIVATE ${L_PRIVATE_LIBS})
+  else()
+    add_library(${target} INTERFACE)
+    set(scope INTERFACE)
+  endif()
+  target_include_directories(${target} ${scope} ${stage})
+  target_link_libraries(${target} ${scope} ${L_DEPENDS} ${L_LIBS})
+  add_library(stepsim::${name} ALIAS ${target})
+endfunction()
