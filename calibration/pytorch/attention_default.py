@@ -57,7 +57,7 @@ def grid(token_counts=TOKENS):
     (a micro-batch of one sequence: 16 and 20 heads' worth of batch × heads in the held-out steps of runs 71-72), and
     priced from them the attention of those steps read 9% and 22% over the measured, where the rate of the grid's
     smallest batch at that length (32) read 13% and 3% under: the default grid and the fit leave them out
-    (calibration/profiles/h200x2/COMMAND.md, section 21)."""
+    (calibration/profiles/h200x2/NOTES.md, attention)."""
     for d in (64, 96, 128):
         for s in (512, 1024, 2048, 4096, 8192):
             for tokens in token_counts:

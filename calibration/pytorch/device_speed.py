@@ -2,7 +2,7 @@
 """How much the GPUs of one machine differ in speed when they all train at once.
 
 At the board's power limit (a training step holds it: SM clock ~1725 MHz at ~665 W on H200, against 1980 MHz at
-rest; calibration/profiles/h200x2/COMMAND.md, section 11) each GPU settles at its own clock, and in a profiled
+rest; calibration/profiles/h200x2/NOTES.md, power) each GPU settles at its own clock, and in a profiled
 two-GPU step the second GPU ran the same GEMMs 1.8% and 3.4% slower than the first (two machine starts). In data
 parallel training the slowest GPU sets the pace and the others wait for it at every bucket.
 

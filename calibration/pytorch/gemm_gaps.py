@@ -19,7 +19,7 @@ Under torchrun with two processes (--beside transfer,waiting), each GEMM is prof
 rank 1 joining one all-reduce only after its units, so rank 0's NCCL kernel sits resident, polling for its peer
 (rank 0's holes only). In the validation's two-GPU traces the holes under an NCCL kernel that moves data are longer
 than alone before GEMMs (x1.36 with a memset, x1.25 without) and copies (x1.2), not before memory-bound kernels
-(x1.0), and no longer under one that waits (calibration/profiles/h200x2/COMMAND.md, section 20).
+(x1.0), and no longer under one that waits (calibration/profiles/h200x2/NOTES.md, launch and host).
 
 Writes JSON Lines {"kind": "launch", "op": "step_gap_gemm_shape", "form", "m", "n", "k", "time_us": {"mean",
 "median", "p10", "p90", "p99", "n"}, "memsets", "rank"} (alone), the same with op "step_gap_gemm_shape_beside_nccl",

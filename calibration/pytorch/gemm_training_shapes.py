@@ -16,7 +16,7 @@ memory-bound add of about its own duration, after about 0.1 s of the same altern
 mix of kernels (a power state other than a long GEMM stretch's) changes GEMM speed; when the host cannot queue a
 GEMM and its add faster than the GPU runs them (small shapes), the timed pairs are queued behind a spin kernel
 first (`held`: true), so the events never time the host. Against real training steps the back-to-back time is
-the closer (calibration/profiles/h200x2/COMMAND.md, section 7), and `stepsim calibrate fit` takes it.
+the closer (calibration/profiles/h200x2/NOTES.md, GEMMs), and `stepsim calibrate fit` takes it.
 
 --dtype fp16: the operands in fp16, as fp16 autocast runs them (cuBLAS picks its own kernels for them: on H200 the
 weight gradients of a 1.4B model's step ran another tile shape in fp16, 11% slower; results/validation/measured, run 82).

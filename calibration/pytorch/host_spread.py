@@ -4,7 +4,7 @@ others'.
 
 A data-parallel step is paced by its slowest rank's host whenever the step is host-bound: the faster ranks queue
 their kernels ahead and then wait, resident in NCCL, for the slowest. On the H200 VMs two host-bound training
-processes started together ran 5-37% apart over the same seconds (results/validation/measured/COMMAND.md, run 25),
+processes started together ran 5-37% apart over the same seconds (run 25, the 2xH200 machine),
 and which one was faster changed from start to start.
 
 One process per GPU (started here, no communication between them) runs the tiny GPT of host_overhead.py (10

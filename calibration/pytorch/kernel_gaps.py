@@ -25,7 +25,7 @@ the per-class means of the gaps alone. The gaps beside NCCL are reported, not fi
 depends on whether the NCCL kernel moves data or waits for its peer, which a step's gaps here do not separate (beside
 a chain of 256 MiB all-reduces, run 19, the gaps were 45-65% longer, beside 25 MiB ones, run 48, 19-59%; with --ddp,
 DistributedDataParallel's own buckets, run 49: GEMM gaps 1.02x, memory-bound 1.15x); gemm_gaps.py --beside measures
-the two states apart, and the fit takes those (calibration/profiles/h200x2/COMMAND.md, sections 5, 17 and 20).
+the two states apart, and the fit takes those (calibration/profiles/h200x2/NOTES.md, launch and host).
 Usage: python3 kernel_gaps.py --out FILE            (one GPU: the gaps alone)
        torchrun --standalone --nproc-per-node 2 kernel_gaps.py --out FILE [--ddp] [--bucket-mib 25]
 """

@@ -44,8 +44,8 @@ Writes JSON Lines, one per rank and mix: {"kind": "power_duty", "rank", "gpu", "
 run 101): "reference_clock" {class: ...} beside the rested times, "sm_clock_mhz", "power_w" (medians) and
 "clock_samples" in "sustained" (the windows counted) and in each power_loaded record (its later half of cycles), and
 "burst_clock" beside its spin-and-burst time. Each rank also writes its records to FILE.rankN.partial as they come
-(removed at the end), so a failure keeps what was measured. H200's results: calibration/profiles/h200x2/COMMAND.md,
-section 18.
+(removed at the end), so a failure keeps what was measured. H200's results: calibration/profiles/h200x2/NOTES.md,
+power.
 Usage: torchrun --standalone --nproc-per-node N power_duty.py --out FILE [--seconds 6] [--rest 4]
        [--shapes FILE] [--attention 'b,h,kv,s,d;...'] [--loads mid=0.45,...] [--per-shape 0.25] [--every 3] [--no-mixes]
        [--mixes standard,idle] [--blocks 768,1024,...]

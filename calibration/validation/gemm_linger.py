@@ -2,7 +2,7 @@
 """How long a GEMM stays slow after the NCCL kernel beside it leaves, read off a DDP step's PyTorch traces.
 
 Usage: gemm_linger.py ONE_GPU_TRACE TWO_GPU_TRACE [TWO_GPU_TRACE ...] [--waves GROUP_US=N ...]
-  e.g., in results/validation/measured/traces: gemm_linger.py run34-steady-s1-l24-h2048-s2048-mb4.rank0.json.gz
+  e.g., in results/validation/measured/traces (git history): gemm_linger.py run34-steady-s1-l24-h2048-s2048-mb4.rank0.json.gz
   run34-steady-d2-l24-h2048-s2048-mb4-b25.rank{1,0}.json.gz --waves 100=1 --waves 350=4 --waves 375=4 --waves 400=4
 
 The one-GPU trace is the same configuration's step without DDP (the same GEMMs in the same order, no NCCL): each of
@@ -19,7 +19,8 @@ d = o + tau + (t - (o + tau) / f), i.e. tau = (d - t) / (1 - 1/f) - o, how long 
 ran at 1/f. Prints, per group, tau's quartiles and tau in units of one wave of the GEMM at 1/f (t / waves · f), with
 waves the kernel's tiles over 132 SMs when `--waves GROUP_US=N` names them.
 
-The traces are results/validation/measured/traces/run{29,34}-*.json.gz (PyTorch profiler, Chrome format, gzip).
+The traces are results/validation/measured/traces/run{29,34}-*.json.gz (PyTorch profiler, Chrome format, gzip), removed
+from the tree: `git checkout ac72eab -- results/validation/measured/traces` restores them.
 """
 import argparse
 import collections

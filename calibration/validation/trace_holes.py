@@ -5,7 +5,7 @@ A hole is the idle time on the compute stream from one operation's end to the ne
 NCCL kernel beside the compute stream is exposed through those holes, and how long they are depends on the NCCL
 kernel: while it only waits for its peer (the peer's matching kernel has not started) they are as long as alone,
 while it moves data (both have started) longer before GEMMs and DDP's gradient copies (d2-l24-h2048-s2048-mb4-b25,
-run 34: x1.36 and x1.2; calibration/profiles/h200x2/COMMAND.md, section 20). This reads both ranks' traces of one
+run 34: x1.36 and x1.2; calibration/profiles/h200x2/NOTES.md, launch and host). This reads both ranks' traces of one
 run, matches their NCCL kernels by order (the ranks issue the same collectives in the same order; the profiler's
 clocks of one host agree to tens of µs) and puts each hole under a state when it lies wholly inside it: "alone" (no
 NCCL kernel resident on this rank), "waiting", "moving"; a hole across states is left out.
