@@ -88,13 +88,13 @@ void addValidateCommand(CLI::App& app) {
     cmd->add_option("--profile", *profile, "Profile for every prediction (default: each scenario's cluster.profile)");
     cmd->add_option("--markdown", *markdown, "Also write the table as Markdown to this file");
     cmd->add_option("--json", *json, "Also write the table as JSON to this file");
-    auto heldout = std::make_shared<std::vector<std::string>>();
+    auto heldout = std::make_shared<std::string>();
     cmd->add_option("--heldout", *heldout,
-                    "Folders of predictions committed before their configurations first ran (one <id>.json, `stepsim run "
-                    "--json` output, per configuration): scored as they were predicted then");
+                    "Predictions committed before their configurations first ran (JSON Lines: round, id and the `stepsim "
+                    "run --json` output; results/validation/heldout/rounds.jsonl): scored as they were predicted then");
     cmd->callback([=] {
         stepsim::ValidationTable t = stepsim::validate(*measured, *dir, *profile);
-        stepsim::addHeldout(t, std::vector<std::filesystem::path>(heldout->begin(), heldout->end()));
+        if (!heldout->empty()) stepsim::addHeldout(t, *heldout);
         const std::string md = stepsim::toMarkdown(t);
         std::cout << md;
         if (!markdown->empty()) openOutput(*markdown) << md;

@@ -277,46 +277,58 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
     return t;
 }
 
-void addHeldout(ValidationTable& t, const std::vector<std::filesystem::path>& rounds) {
-    for (const std::filesystem::path& dir : rounds) {
-        if (!std::filesystem::is_directory(dir)) throw inputError(dir.string(), 0, "", "not a folder of held-out predictions");
-        std::vector<std::filesystem::path> files;
-        for (const auto& f : std::filesystem::directory_iterator(dir))
-            if (f.path().extension() == ".json") files.push_back(f.path());
-        std::sort(files.begin(), files.end());
-        const std::string round = dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string();
-        for (const std::filesystem::path& f : files) {
-            std::ifstream in(f);
-            nlohmann::json j;
-            try {
-                j = nlohmann::json::parse(in);
-            } catch (const nlohmann::json::parse_error& e) {
-                throw inputError(f.string(), 0, "", std::string("not a JSON object: ") + e.what());
-            }
-            const std::string id = f.stem().string();
-            const auto measured = std::find_if(t.rows.begin(), t.rows.end(), [&](const ValidationRow& r) { return r.id == id; });
-            if (measured == t.rows.end()) {
-                t.heldout_waiting.push_back(round + "/" + id);
-                continue;
-            }
-            HeldoutRow h{round, *measured, measured->predicted_ms};
-            ValidationRow& r = h.row;
-            if (!j.contains("step_time_ms") || !j["step_time_ms"].is_number())
-                throw inputError(f.string(), 0, "step_time_ms", "missing: expected `stepsim run --json` output");
-            r.predicted_ms = j["step_time_ms"].get<double>();
-            r.error_pct = 100.0 * (r.predicted_ms / r.measured_ms - 1.0);
-            r.host_bound = false;
-            if (j.contains("warnings"))
-                for (const auto& w : j["warnings"]) r.host_bound |= w.get<std::string>().rfind("host-bound", 0) == 0;
-            r.host_range_ms.reset();
-            if (j.contains("step_time_ms_host_range") && j["step_time_ms_host_range"].is_array())
-                r.host_range_ms = {j["step_time_ms_host_range"][0].get<double>(), j["step_time_ms_host_range"][1].get<double>()};
-            if (r.measured_exposed_ms) {
-                r.predicted_exposed_ms = j.value("exposed_comm_ms", 0.0);
-                r.predicted_overlap = j.value("overlap_ratio", 0.0);
-            }
-            t.heldout.push_back(std::move(h));
+namespace {
+
+// One line of the held-out predictions: {"round": R, "id": ID, "prediction": <`stepsim run --json` output>}, scored
+// against the measured row `measured` of the same id.
+HeldoutRow heldoutRow(const nlohmann::json& line, const ValidationRow& measured, const std::string& file, int n) {
+    const nlohmann::json& j = line["prediction"];
+    HeldoutRow h{line["round"].get<std::string>(), measured, measured.predicted_ms};
+    ValidationRow& r = h.row;
+    if (!j.contains("step_time_ms") || !j["step_time_ms"].is_number())
+        throw inputError(file, n, "prediction.step_time_ms", "missing: expected `stepsim run --json` output");
+    r.predicted_ms = j["step_time_ms"].get<double>();
+    r.error_pct = 100.0 * (r.predicted_ms / r.measured_ms - 1.0);
+    r.host_bound = false;
+    if (j.contains("warnings"))
+        for (const auto& w : j["warnings"]) r.host_bound |= w.get<std::string>().rfind("host-bound", 0) == 0;
+    r.host_range_ms.reset();
+    if (j.contains("step_time_ms_host_range") && j["step_time_ms_host_range"].is_array())
+        r.host_range_ms = {j["step_time_ms_host_range"][0].get<double>(), j["step_time_ms_host_range"][1].get<double>()};
+    if (r.measured_exposed_ms) {
+        r.predicted_exposed_ms = j.value("exposed_comm_ms", 0.0);
+        r.predicted_overlap = j.value("overlap_ratio", 0.0);
+    }
+    return h;
+}
+
+}  // namespace
+
+void addHeldout(ValidationTable& t, const std::filesystem::path& predictions) {
+    std::ifstream in(predictions);
+    if (!in) throw inputError(predictions.string(), 0, "", "cannot read the held-out predictions");
+    const std::string file = predictions.string();
+    std::string text;
+    for (int n = 1; std::getline(in, text); ++n) {
+        if (text.empty()) continue;
+        nlohmann::json line;
+        try {
+            line = nlohmann::json::parse(text);
+        } catch (const nlohmann::json::parse_error& e) {
+            throw inputError(file, n, "", std::string("not a JSON object: ") + e.what());
         }
+        for (const char* key : {"round", "id"})
+            if (!line.is_object() || !line.contains(key) || !line[key].is_string())
+                throw inputError(file, n, key, "missing: expected a string");
+        if (!line.contains("prediction") || !line["prediction"].is_object())
+            throw inputError(file, n, "prediction", "missing: expected the `stepsim run --json` output as an object");
+        const std::string id = line["id"].get<std::string>();
+        const auto measured = std::find_if(t.rows.begin(), t.rows.end(), [&](const ValidationRow& r) { return r.id == id; });
+        if (measured == t.rows.end()) {
+            t.heldout_waiting.push_back(line["round"].get<std::string>() + "/" + id);
+            continue;
+        }
+        t.heldout.push_back(heldoutRow(line, *measured, file, n));
     }
     std::vector<ValidationRow> rows;
     for (const HeldoutRow& h : t.heldout) {

@@ -94,7 +94,7 @@ struct SettingErrors {
 // run --json` output: the step, the host-bound warning and range, exposed communication and overlap), scored against
 // the same measurements as the table's own rows.
 struct HeldoutRow {
-    std::string round;                 // the folder it was committed in
+    std::string round;                 // the round it was committed in
     ValidationRow row;                 // predicted_* and error_pct as committed; measured_* as the table's row
     double predicted_now_ms = 0.0;     // this build's prediction, for comparison
 };
@@ -131,9 +131,10 @@ struct ValidationTable {
 ValidationTable validate(const std::filesystem::path& measured_jsonl, const std::filesystem::path& scenario_dir,
                          const std::string& profile = "");
 
-// Adds the predictions committed in each folder of `rounds` (one `<id>.json` per configuration, `stepsim run --json`
-// output) to `t`: each scored against the measured row of the same id, as it was predicted.
-void addHeldout(ValidationTable& t, const std::vector<std::filesystem::path>& rounds);
+// Adds the held-out predictions of `predictions` (JSON Lines, one a configuration: {"round": R, "id": ID,
+// "prediction": `stepsim run --json` output}, in the order they are to be listed) to `t`: each scored against the
+// measured row of the same id, as it was predicted. Bad lines are InputErrors naming the file, line and key.
+void addHeldout(ValidationTable& t, const std::filesystem::path& predictions);
 
 std::string toMarkdown(const ValidationTable& t);
 nlohmann::ordered_json toJson(const ValidationTable& t);
