@@ -3,7 +3,7 @@
 //
 // Node types (each a NodeTemplate; vertex names are prefixed "n<node>." in a cluster):
 //   hgx-h100, hgx-h200  8 GPUs, 4 NVSwitch chips (3rd gen), 18 NVLink-4 links per GPU at 25 GB/s per
-//                       direction = 450 GB/s per GPU (FACTS.md; nvidia-smi reports 26.56 GB/s per link,
+//                       direction = 450 GB/s per GPU (NVIDIA H100/H200 datasheets; nvidia-smi reports 26.56 GB/s per link,
 //                       the raw signalling rate, data/h200x2-topology.txt). Each GPU's 18 links go 5+4+4+5
 //                       to the 4 chips (DGX H100 architecture), one edge per link group.
 //   hgx-b200            8 GPUs, 2 NVSwitch chips (5th gen), 18 NVLink-5 links per GPU at 50 GB/s per
@@ -20,7 +20,7 @@
 // joined by the inter-socket link; one storage vertex per node, on CPU 0.
 //
 // Figures (bytes/s per direction; latencies per link, one way):
-//   PCIe Gen5 x16           55 GB/s achieved pinned H2D (FACTS.md; our H200 measurement: 55.3 GB/s).
+//   PCIe Gen5 x16           55 GB/s achieved pinned H2D (commonly seen pinned H2D; our H200 measurement: 55.3 GB/s).
 //   inter-socket            128 GB/s: 4 UPI 2.0 links × 16 GT/s × 2 B of the Xeon 8480C in DGX H100
 //                           (datasheet arithmetic, not measured); used for every two-socket template.
 //   storage                 5 GB/s per node: the HardwareProfile default `links.storage_gbps`; the engine

@@ -1,5 +1,5 @@
 #pragma once
-// Achieved collective bandwidth, in the convention of nccl-tests (doc/PERFORMANCE.md there; FACTS.md "NCCL"):
+// Achieved collective bandwidth, in the convention of nccl-tests (its doc/PERFORMANCE.md):
 //
 //   algbw = S / t                      S: nccl-tests' size (CollectiveCall::bytes), t: the collective's time
 //   busbw = algbw · factor(kind, n)    n: ranks in the group

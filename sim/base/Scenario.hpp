@@ -1,5 +1,5 @@
 #pragma once
-// A what-if scenario: the plain data read from a scenario YAML file (schema in SCENARIO.md, version 1).
+// A what-if scenario: the plain data read from a scenario YAML file (schema in docs/scenario.md, version 1).
 //
 // Every member's default is what PyTorch/NCCL do by default, so an empty section means "stock PyTorch".
 // The loader (sim/scenario/ScenarioLoader.hpp) is the only code that fills it from YAML; everything downstream reads

@@ -35,7 +35,7 @@ void addRunCommand(CLI::App& app) {
     auto trace = std::make_shared<std::string>();
     auto sets = std::make_shared<std::vector<std::string>>();
     auto quiet = std::make_shared<bool>(false);
-    run->add_option("FILE", *file, "Scenario YAML file (schema: SCENARIO.md)")->required();
+    run->add_option("FILE", *file, "Scenario YAML file (schema: docs/scenario.md in the repository)")->required();
     run->add_option("--json", *json, "Write the results as JSON (stable keys, units in the names) to this file");
     run->add_option("--trace", *trace,
                     "Write a Chrome/Perfetto trace (pid = rank, tid = stream) to this file; open in ui.perfetto.dev");

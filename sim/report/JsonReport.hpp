@@ -1,5 +1,5 @@
 #pragma once
-// Results → the stable JSON of SCENARIO.md ("Results"): units in the key names, fixed key order.
+// Results → the stable JSON of docs/scenario.md ("Results"): units in the key names, fixed key order.
 //
 //   { "name", "step_time_ms", ["samples", "step_time_ms_p50", "step_time_ms_p99"  when samples > 1],
 //     "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s", "mfu",
@@ -12,7 +12,7 @@
 //     "per_step": [{"step", "step_time_ms", "compute_busy_ms", "comm_busy_ms", "overlap_ms",
 //                   "exposed_comm_ms", "idle_ms"}, ...] }
 //
-// Keys beyond SCENARIO.md's table (name, samples, copy_busy_ms, gpu_busy_pct, the barrier waits, per_rank,
+// Keys beyond docs/scenario.md's table (name, samples, copy_busy_ms, gpu_busy_pct, the barrier waits, per_rank,
 // per_step) are additions, allowed by its "extend it freely". Numbers are rounded to 12 significant digits
 // and written in nlohmann's shortest round-trip form (0.1 + 0.2 prints 0.3), so equal Results give
 // byte-identical text and last-bit noise of summed doubles does not show; a non-finite number is null.

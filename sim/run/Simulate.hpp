@@ -29,11 +29,9 @@ struct Simulation {
 Simulation simulate(const Scenario& sc, const HardwareProfile& profile);
 
 // The share of a step the host spends issuing kernels (metrics' hostIssueMs over the rank's step time, the largest
-// over ranks) from which a step counts as host-bound. In the validation (README §3) the 19 configurations under
-// 0.75 ran within 3.6% of themselves from one machine start to another; of the 20 at 0.75 or more, 17 moved 10-67%
-// (the host's speed varies), three 1-10%. The threshold was read off that table; ten configurations added afterwards
-// to test it (results/validation/heldout2/, two machine starts) split the same way: the five under it held within
-// 0.6% between the starts and were predicted within 4.2%, four of the five over it moved 12-46%.
+// over ranks) from which a step counts as host-bound: read off the validation's table, where configurations under it
+// ran within a few percent of themselves from one machine start to another and most over it moved 10-67% with the
+// host's speed (docs/validation.md; a held-out round predicted before it ran split the same way).
 inline constexpr double kHostBoundShare = 0.75;
 
 // The warning for a host-bound step (kHostBoundShare), or empty; with the step's range at a faster and a slower

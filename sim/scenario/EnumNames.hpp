@@ -1,5 +1,5 @@
 #pragma once
-// The YAML spelling of every Scenario enum (SCENARIO.md): the enumerator's name, except that `default_` and
+// The YAML spelling of every Scenario enum (docs/scenario.md): the enumerator's name, except that `default_` and
 // `auto_` are spelled `default` and `auto`, and PipelineSchedule::one_f_one_b is `1f1b`.
 //
 // The scenario loader reads and `stepsim explain` writes these strings; reports can print them with

@@ -9,7 +9,7 @@
 
 namespace stepsim {
 
-// The schema: one describe() per section, in SCENARIO.md's order. The reader and `explain` both use these.
+// The schema: one describe() per section, in docs/scenario.md's order. The reader and `explain` both use these.
 template <class V>
 void describe(V& v, NetworkSpec& n) {
     v.field("fabric", n.fabric);

@@ -1,5 +1,5 @@
 #pragma once
-// Reads a scenario YAML file (schema: SCENARIO.md, version 1) into a Scenario, and prints one back with every
+// Reads a scenario YAML file (schema: docs/scenario.md, version 1) into a Scenario, and prints one back with every
 // default and derived value filled in (`stepsim explain`).
 //
 // Overrides: each `key.path=value` string (from `--set`) is applied to the YAML tree before conversion, the

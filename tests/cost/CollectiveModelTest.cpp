@@ -29,7 +29,7 @@ NetworkSpec network(int nics, double gbps) {
     return n;
 }
 
-// FACTS.md / tuning.cc: one node, 8 ranks, Ring: latency = base + 2(n−1)·hop = 6.6 + 14·0.6 = 15.0 µs (LL) and
+// NCCL's src/graph/tuning.cc: one node, 8 ranks, Ring: latency = base + 2(n−1)·hop = 6.6 + 14·0.6 = 15.0 µs (LL) and
 // 8.4 + 14·3.4 = 56.0 µs (Simple).
 TEST(CollectiveModel, NcclRingLatencyOnOneNode) {
     const HardwareProfile p = profile();

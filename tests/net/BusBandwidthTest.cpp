@@ -1,4 +1,4 @@
-// busbw = algbw · factor(kind, n), nccl-tests' convention (FACTS.md "NCCL").
+// busbw = algbw · factor(kind, n), nccl-tests' convention (nccl-tests doc/PERFORMANCE.md).
 #include "sim/base/BusBandwidth.hpp"
 
 #include <gtest/gtest.h>

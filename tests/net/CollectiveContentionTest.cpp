@@ -162,7 +162,7 @@ TEST(CollectiveContention, TensorParallelTrafficSlowsTheDataParallelRing) {
     EXPECT_GT(both[0], 1.3 * alone);
 }
 
-// FACTS.md: 8×H100 NVSwitch reaches ~370 GB/s bus bandwidth with Ring and ~480 with NVLS at large sizes; the
+// Published nccl-tests runs: 8×H100 NVSwitch reaches ~370 GB/s bus bandwidth with Ring and ~480 with NVLS at large sizes; the
 // engine on the hgx-h100 topology with the built-in h100-sxm profile, 1 GiB.
 TEST(CollectiveContention, H100RingAndNvlsBusBandwidthAtOneGiB) {
     const double s = kGiB;

@@ -1,4 +1,4 @@
-// toJson: the stable result keys of SCENARIO.md, deterministic text.
+// toJson: the stable result keys of docs/scenario.md, deterministic text.
 #include "sim/report/JsonReport.hpp"
 
 #include <set>
@@ -37,7 +37,7 @@ std::vector<std::string> keys(const nlohmann::ordered_json& j) {
     return k;
 }
 
-// Expect exactly, in this order: SCENARIO.md's keys with the documented additions.
+// Expect exactly, in this order: docs/scenario.md's keys with the documented additions.
 TEST(JsonReport, HasExactlyTheStableKeys) {
     const auto j = toJson(someResults(), "demo");
     EXPECT_EQ(keys(j), (std::vector<std::string>{
