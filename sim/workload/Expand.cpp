@@ -224,8 +224,9 @@ public:
         for (int l = t_.L - 1; l >= 0; --l) layerBackward(l);
         // DDP's grad-ready order on a real run ends with the token embedding, then the position embedding.
         b_.mem("embedding backward", 4 * double(t_.V) * h + 12 * T * h);
-        // A tied head's weight gradient arrives first; autograd adds the embedding's to it (one fp32 add over
-        // the V×h weight, run 77's trace) before the weight's AccumulateGrad.
+        // A tied head's weight gradient arrives first; autograd adds the embedding's to it (one add over the V×h
+        // weight in the parameters' dtype: a tied-head step's profiler trace, H200, PyTorch 2.11) before the
+        // weight's AccumulateGrad.
         if (t_.tied) b_.mem("tied weight grad add", 3 * c_.pe * double(t_.V) * h);
         gradReady(paramIndex("wte.weight"));
         if (t_.pos_embedding) {
@@ -319,8 +320,9 @@ private:
         if (i == npos) return;
         if (accumulate_) {
             // AccumulateGrad adds the micro-step's gradient into .grad in place: a kernel of its own, issued by the
-            // autograd engine at its own host cost (host_overhead.py's accumulate_host, runs 97 and 100: 0.31 of a
-            // backward kernel's).
+            // autograd engine at its own host cost, launch.grad_accumulate_host_us (host_overhead.py --only
+            // accumulate, raw/accumulate_host_run97.jsonl and raw/accumulate_host_run100.jsonl: 0.31 of a backward
+            // kernel's).
             b_.mem(c_.params[i].name + " grad accumulate", 3 * c_.pe * c_.params[i].numel);
             b_.last().host_s = c_.accumulate_s;
         }
@@ -349,15 +351,16 @@ private:
         if (c_.autocast) b_.mem(L(l, "norm2 cast"), (4 + c_.ce) * T * h, MemKind::cast_down);
         if (t_.mlp == MlpKind::gelu) {
             linearForward(L(l, "mlp.fc"), t_.f, t_.h);
-            // tanh-approximate GELU at its own rate: its math makes it slower per byte than an add (run 13's step:
-            // 33.1 µs at 8192 × 3072, as the bench's 33.0, where the pointwise rate gave 26.7)
+            // tanh-approximate GELU at its own rate, memory.kernels.gelu_forward: its math makes it slower per byte
+            // than an add (stepsim_torch_bench.py, raw/torch.jsonl: 33.0 µs at 8192 × 3072, where the pointwise rate
+            // gives 26.7; a profiled training step's GELU took 33.1)
             b_.mem(L(l, "gelu"), 2 * c_.ce * T * f, MemKind::gelu_forward);
             if (recompute) return;  // the projection's input is the last saved tensor
             linearForward(L(l, "mlp.proj"), t_.h, t_.f);
         } else {
             // silu(gate(z)) * up(z), evaluated in that order. Autocast casts an activation at each op that takes it
-            // (only weights' casts are cached): z is cast again for the second linear (H200 trace of the SwiGLU/GQA
-            // step, run 41: two fp32 → bf16 casts of the norm's output a layer).
+            // (only weights' casts are cached): z is cast again for the second linear (a SwiGLU/GQA step's profiler
+            // trace, H200, PyTorch 2.11: two fp32 → bf16 casts of the norm's output a layer).
             linearForward(L(l, "mlp.gate"), t_.f, t_.h);
             b_.mem(L(l, "silu"), 2 * c_.ce * T * f);
             if (c_.autocast) b_.mem(L(l, "norm2 cast 2"), (4 + c_.ce) * T * h, MemKind::cast_down);
@@ -382,7 +385,7 @@ private:
                            [&] { normCastBackward(L(l, "norm2 cast backward")); });
         } else {
             // Each linear's input gradient goes back through its own cast; the two meet in the norm output's dtype
-            // (fp32 under autocast: run 41's trace, a 49 µs add over 8192 × 2048).
+            // (fp32 under autocast: in the SwiGLU/GQA step's trace, a 49 µs add over 8192 × 2048).
             linearBackward(L(l, "mlp.down"), t_.h, t_.f, paramIndex(L(l, "mlp.down.weight")));
             b_.mem(L(l, "silu mul backward"), 5 * c_.ce * T * f);
             linearBackward(L(l, "mlp.up"), t_.f, t_.h, paramIndex(L(l, "mlp.up.weight")),
@@ -406,7 +409,7 @@ private:
                      attnShape());
         // With GQA cuDNN writes dK and dV per query head, then sums each group of heads into its KV head: one
         // reduction each, reading heads·d and writing kv·d per token (12.7 µs each at 8192 tokens, 16 heads onto 4,
-        // head_dim 128: run 41's trace).
+        // head_dim 128, in the SwiGLU/GQA step's trace).
         if (t_.kv < t_.heads)
             for (const char* g : {"attn k grad head reduce", "attn v grad head reduce"})
                 b_.mem(L(l, g), c_.ce * double(T) * double((t_.heads + t_.kv) * t_.d));
@@ -496,7 +499,7 @@ void optimizerStep(Builder& b, const Ctx& c, double params, double host_s) {
     if (scale_to_step && fused) {
         // scaler.step hands the scale to a fused optimizer: found_inf and a dummy inverse scale (1.0) made and copied
         // per device, every gradient checked for inf/NaN in place (_amp_foreach_non_finite_check_and_unscale_),
-        // found_inf summed over devices, the scale passed on (run 77's trace).
+        // found_inf summed over devices, the scale passed on (an fp16 step's profiler trace, H200, PyTorch 2.11).
         for (const char* k : {"found_inf fill", "inv_scale fill", "found_inf copy", "inv_scale copy"})
             tiny(std::string("grad scaler ") + k);
         multiTensor(b, c, "grad scaler check and unscale", params, 2);
@@ -507,7 +510,7 @@ void optimizerStep(Builder& b, const Ctx& c, double params, double host_s) {
     }
     if (c.grad_scaler && !fused) {
         // scaler.step reads found_inf back on the host (.item()) to decide whether to step; the GPU then idles while
-        // the host runs optimizer.step()'s Python (run 85's fp16 trace: 1.5-1.7 ms at 1.4B).
+        // the host runs optimizer.step()'s Python (1.5-1.7 ms at 1.4B in an fp16 foreach step's profiler trace).
         b.hostSync(b.record(kCompute));
     }
     b.host("optimizer.step", host_s);
@@ -525,8 +528,9 @@ void optimizerStep(Builder& b, const Ctx& c, double params, double host_s) {
     } else {
         // torch.optim.AdamW's foreach path (_multi_tensor_adam, decoupled weight decay): the step counts live on the
         // host; on the GPU one multi-tensor pass per arithmetic step, the bias corrections as host-side scalars. The
-        // passes run at the rate the whole foreach step was calibrated at, over bf16 states at their own (run 92, GPT
-        // models' tensors: 3.65 and 3.04 TB/s; inside runs 85 and 91's 1.4B steps 30.2 and 18.3 ms a step).
+        // passes run at the rate the whole foreach step was calibrated at, memory.kernels.optimizer_foreach, over bf16
+        // states at their own, optimizer_foreach_bf16 (stepsim_torch_bench.py --groups adamw_foreach,
+        // adamw_foreach_bf16 over GPT models' own tensors, raw/torch_adamw_gpt_run92.jsonl: 3.65 and 3.04 TB/s).
         const MemKind k = foreachKind(c);
         multiTensor(b, c, "adamw weight decay (params *= 1 - lr*wd)", params, 2, k);
         multiTensor(b, c, "adamw exp_avg lerp", params, 3, k);

@@ -223,8 +223,8 @@ TEST(Expand, NormBackwardPricesItsWeightGradientPass) {
 }
 
 // SwiGLU's norm output feeds two linears. Under autocast each casts it (activation casts are not cached), each
-// input gradient goes back through its cast, and the two meet in fp32 (run 41's trace); a model trained in bf16
-// has no casts and adds in bf16.
+// input gradient goes back through its cast, and the two meet in fp32 (a SwiGLU/GQA step's profiler trace); a model
+// trained in bf16 has no casts and adds in bf16.
 TEST(Expand, SwigluCastsTheNormOutputForEachLinear) {
     const HardwareProfile prof = builtinProfile("h200-sxm");
     CostModel cost(prof, NcclSpec{}, true);
@@ -350,8 +350,8 @@ TEST(Expand, Bf16ParametersHalveTheResidualStreamAndUseTheirOptimizerRate) {
 // parameter against the fused step's 28 in one kernel, at the foreach step's own calibrated rate, and no step-count
 // kernel (the counts live on the host). With
 // GradScaler the gradients are unscaled first and the host reads found_inf back (.item()) before the step: a host
-// sync after the unscale, then optimizer.step()'s host work while the GPU idles (run 85's fp16 trace: 1.5-1.7 ms a
-// step at 1.4B); the fused optimizer takes the scale itself and the host never waits.
+// sync after the unscale, then optimizer.step()'s host work while the GPU idles (1.5-1.7 ms a step at 1.4B in an fp16
+// foreach step's profiler trace); the fused optimizer takes the scale itself and the host never waits.
 TEST(Expand, ForeachAdamwRunsEightPassesAndGradScalerWaitsForFoundInf) {
     const HardwareProfile prof = builtinProfile("h200-sxm");
     CostModel cost(prof, NcclSpec{}, true);
