@@ -15,20 +15,20 @@
 //   optimizer: fused AdamW, one memory-bound pass over p, g, m, v (7 element accesses per parameter);
 //   step end.
 // The first step runs with DDP's initial single bucket; later steps with the rebuilt buckets (DdpBuckets.hpp).
+//
+// One file per concern: the kernels of a micro-step (TransformerStep.hpp), the data-parallel schedule
+// (ParallelSchedule.hpp; DDP in DdpSchedule.hpp), the optimizer (OptimizerStep.hpp), the memory estimate
+// (MemoryEstimate.hpp); Expand.cpp composes them and chooses the schedule.
 #include <string>
 #include <vector>
 
 #include "sim/cost/CostModel.hpp"
 #include "sim/base/Scenario.hpp"
 #include "sim/workload/DdpBuckets.hpp"
+#include "sim/workload/MemoryEstimate.hpp"
 #include "sim/base/Program.hpp"
 
 namespace stepsim {
-
-struct MemoryEstimate {
-    double params = 0, grads = 0, buckets = 0, optimizer = 0, weight_cache = 0, activations = 0, loss = 0;
-    double peak() const { return params + grads + buckets + optimizer + weight_cache + activations + loss; }
-};
 
 struct Expansion {
     Workload workload;
