@@ -13,14 +13,14 @@ double elementBytes(DType d) {
 }
 
 StepContext makeStepContext(const Scenario& sc, const CostModel& cost) {
+    const LaunchRates& launch = cost.profile().launch;
     StepContext c{sc, cost, transformerShape(sc.model, sc.training.micro_batch), {}, sc.training.compute_dtype,
                   elementBytes(sc.training.param_dtype), elementBytes(sc.training.compute_dtype),
                   sc.training.param_dtype != sc.training.compute_dtype,
                   sc.training.compute_dtype == DType::fp16 && sc.training.param_dtype != DType::fp16,
-                  (sc.cluster.worldSize() > 1 ? cost.profile().launch.forward_host_ddp : cost.profile().launch.forward_host)
-                          .median_us * 1e-6,
-                  cost.profile().launch.backward_host.median_us * 1e-6,
-                  cost.profile().launch.grad_accumulate_host_us * 1e-6, sc.cluster.worldSize()};
+                  (sc.cluster.worldSize() > 1 ? launch.forward_host_ddp : launch.forward_host).median_us * 1e-6,
+                  launch.backward_host.median_us * 1e-6, launch.grad_accumulate_host_us * 1e-6,
+                  sc.cluster.worldSize()};
     c.params = transformerParams(c.t);
     return c;
 }
