@@ -12,7 +12,8 @@
 //              stream), buckets strictly in order;
 //   finalize: the compute stream waits for every bucket's all-reduce; unless gradient_as_bucket_view, each
 //             bucket is copied back into the gradients;
-//   optimizer: fused AdamW, one memory-bound pass over p, g, m, v (7 element accesses per parameter);
+//   optimizer: AdamW, fused (one memory-bound pass over p, g, m, v: 7 element accesses per parameter) or
+//              foreach, with GradScaler's work under fp16 autocast and gradient clipping before it;
 //   step end.
 // The first step runs with DDP's initial single bucket; later steps with the rebuilt buckets (DdpBuckets.hpp).
 //
