@@ -93,6 +93,199 @@ double meanOf(const std::vector<T>& xs, F f) {
     return xs.empty() ? 0.0 : sum / static_cast<double>(xs.size());
 }
 
+// The steps the metrics average over, M = [first, steps) (Metrics.hpp), and the timeline's shape.
+struct Measured {
+    int ranks = 0, steps = 0, first = 0;
+    double count = 0.0;  // |M|
+};
+
+Measured measuredSteps(const Timeline& tl) {
+    Measured m;
+    m.ranks = tl.ranks;
+    m.steps = static_cast<int>(tl.step_end.front().size());
+    m.first = m.steps > 1 ? 1 : 0;
+    m.count = static_cast<double>(m.steps - m.first);
+    return m;
+}
+
+// Each rank's activity sets over the whole run. Spans are taken by (rank, start): each set is then built by appending
+// with a hint at its end (amortized constant time per span in the underlying std::set, instead of a log-time search).
+std::vector<RankSets> rankSets(const Timeline& tl) {
+    std::vector<std::size_t> order(tl.spans.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        const Span& x = tl.spans[a];
+        const Span& y = tl.spans[b];
+        return x.rank != y.rank ? x.rank < y.rank : x.start < y.start;
+    });
+    std::vector<RankSets> sets(static_cast<std::size_t>(tl.ranks));
+    for (std::size_t i : order) {
+        const Span& s = tl.spans[i];
+        if (s.end <= s.start) continue;
+        const Interval iv(s.start.count(), s.end.count());
+        RankSets& rs = sets[static_cast<std::size_t>(s.rank)];
+        const auto append = [&](IntervalSet& set) { set.add(std::prev(set.end(), set.empty() ? 0 : 1), iv); };
+        if (s.cls == KernelClass::comm) {
+            append(rs.comm);
+        } else {
+            append(rs.comp);
+            if (s.cls == KernelClass::copy) append(rs.copy);
+        }
+    }
+    return sets;
+}
+
+// windows[r][s]: every rank's sets measured over each of its step windows.
+std::vector<std::vector<Window>> stepWindows(const Timeline& tl, const std::vector<RankSets>& sets, const Measured& m) {
+    std::vector<std::vector<Window>> windows(static_cast<std::size_t>(m.ranks));
+    for (int r = 0; r < m.ranks; ++r) {
+        const auto& ends = tl.step_end[static_cast<std::size_t>(r)];
+        auto& row = windows[static_cast<std::size_t>(r)];
+        row.reserve(static_cast<std::size_t>(m.steps));
+        std::int64_t a = 0;
+        for (int s = 0; s < m.steps; ++s) {
+            const std::int64_t b = ends[static_cast<std::size_t>(s)].count();
+            row.push_back(measure(sets[static_cast<std::size_t>(r)], a, b));
+            a = b;
+        }
+    }
+    return windows;
+}
+
+// Each rank's overlap, exposed communication and idle time: the mean over the measured steps of its windows.
+std::vector<RankResults> perRank(const std::vector<std::vector<Window>>& windows, const Measured& m) {
+    std::vector<RankResults> out;
+    out.reserve(static_cast<std::size_t>(m.ranks));
+    for (int r = 0; r < m.ranks; ++r) {
+        const auto& row = windows[static_cast<std::size_t>(r)];
+        RankResults rr;
+        rr.rank = r;
+        for (int s = m.first; s < m.steps; ++s) {
+            const Window& w = row[static_cast<std::size_t>(s)];
+            rr.step_time_ms += ms(w.step);
+            rr.compute_busy_ms += ms(w.comp);
+            rr.copy_busy_ms += ms(w.copy);
+            rr.comm_busy_ms += ms(w.comm);
+            rr.overlap_ms += ms(w.overlap);
+            rr.overlap_ratio += w.ratio();
+            rr.exposed_comm_ms += ms(w.exposed());
+            rr.idle_ms += ms(w.idle());
+        }
+        for (double* f : {&rr.step_time_ms, &rr.compute_busy_ms, &rr.copy_busy_ms, &rr.comm_busy_ms, &rr.overlap_ms,
+                          &rr.overlap_ratio, &rr.exposed_comm_ms, &rr.idle_ms})
+            *f /= m.count;
+        out.push_back(rr);
+    }
+    return out;
+}
+
+// gpu_busy_pct: the mean over every rank's measured windows of a positive length.
+double gpuBusyPct(const std::vector<std::vector<Window>>& windows, const Measured& m) {
+    double busy_pct_sum = 0.0;
+    int busy_pct_n = 0;
+    for (int r = 0; r < m.ranks; ++r)
+        for (int s = m.first; s < m.steps; ++s) {
+            const Window& w = windows[static_cast<std::size_t>(r)][static_cast<std::size_t>(s)];
+            if (w.step > 0) {
+                busy_pct_sum += 100.0 * static_cast<double>(w.busy()) / static_cast<double>(w.step);
+                ++busy_pct_n;
+            }
+        }
+    return busy_pct_n > 0 ? busy_pct_sum / busy_pct_n : 0.0;
+}
+
+// Every step (warm-up included): the slowest rank's time, the other quantities' mean over ranks.
+std::vector<StepResults> perStep(const std::vector<std::vector<Window>>& windows, const Measured& m) {
+    std::vector<StepResults> out;
+    out.reserve(static_cast<std::size_t>(m.steps));
+    for (int s = 0; s < m.steps; ++s) {
+        StepResults st;
+        st.step = s;
+        for (int r = 0; r < m.ranks; ++r) {
+            const Window& w = windows[static_cast<std::size_t>(r)][static_cast<std::size_t>(s)];
+            st.step_time_ms = std::max(st.step_time_ms, ms(w.step));
+            st.compute_busy_ms += ms(w.comp);
+            st.comm_busy_ms += ms(w.comm);
+            st.overlap_ms += ms(w.overlap);
+            st.exposed_comm_ms += ms(w.exposed());
+            st.idle_ms += ms(w.idle());
+        }
+        for (double* f : {&st.compute_busy_ms, &st.comm_busy_ms, &st.overlap_ms, &st.exposed_comm_ms, &st.idle_ms})
+            *f /= static_cast<double>(m.ranks);
+        out.push_back(st);
+    }
+    return out;
+}
+
+// The means over ranks of the ranks' values, and the step time: the mean over measured steps of the slowest rank's.
+void meansOverRanks(Results& out, const Measured& m) {
+    for (int s = m.first; s < m.steps; ++s) out.step_time_ms += out.per_step[static_cast<std::size_t>(s)].step_time_ms;
+    out.step_time_ms /= m.count;
+
+    out.compute_busy_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.compute_busy_ms; });
+    out.copy_busy_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.copy_busy_ms; });
+    out.comm_busy_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.comm_busy_ms; });
+    out.overlap_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.overlap_ms; });
+    out.overlap_ratio = meanOf(out.per_rank, [](const RankResults& r) { return r.overlap_ratio; });
+    out.exposed_comm_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.exposed_comm_ms; });
+    out.idle_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.idle_ms; });
+}
+
+// The SM clock's mean over the measured steps and ranks, when the timeline recorded it for every rank.
+std::optional<double> smClockMhz(const Timeline& tl, const Measured& m) {
+    if (tl.clock_mhz.size() != static_cast<std::size_t>(m.ranks)) return std::nullopt;
+    double clock_sum = 0.0;
+    for (const std::vector<double>& c : tl.clock_mhz)
+        for (int s = m.first; s < m.steps && s < static_cast<int>(c.size()); ++s) clock_sum += c[std::size_t(s)];
+    if (clock_sum > 0.0) return clock_sum / (m.count * m.ranks);
+    return std::nullopt;
+}
+
+// Tokens and samples per second and MFU from the step time; a zero step time leaves them 0, with a warning.
+void throughput(Results& out, const Workload& wl, double peak_flops, int ranks) {
+    const double step_s = out.step_time_ms * 1e-3;
+    if (step_s > 0.0) {
+        out.tokens_per_s_per_gpu = wl.tokens_per_step / step_s;
+        out.tokens_per_s = out.tokens_per_s_per_gpu * ranks;
+        out.samples_per_s = wl.samples_per_step * ranks / step_s;
+        out.mfu = wl.model_flops_per_step / (step_s * peak_flops);
+    } else {
+        out.warnings.push_back("step time is zero: throughput and MFU are not defined and reported as 0");
+    }
+}
+
+// The collectives of the measured steps: count and bytes per GPU and step, algbw and busbw, the barrier wait.
+CollectiveResults collectiveResults(const Timeline& tl, const Workload& wl, const Measured& m) {
+    double member_sum = 0.0, member_bytes = 0.0, sum_s = 0.0, sum_bus = 0.0, sum_t = 0.0;
+    double wait_sum = 0.0, wait_max = 0.0;
+    int instances = 0;
+    for (const CollectiveRecord& c : tl.collectives) {
+        if (c.step < m.first || c.step >= m.steps) continue;
+        const int n = static_cast<int>(wl.groups[static_cast<std::size_t>(c.group)].ranks.size());
+        member_sum += n;
+        member_bytes += n * c.bytes;
+        sum_s += c.bytes;
+        sum_bus += c.bytes * busBandwidthFactor(c.kind, n);
+        sum_t += (c.end - c.start).seconds();
+        const double wait = ms((c.start - c.first_arrival).count());
+        wait_sum += wait;
+        wait_max = std::max(wait_max, wait);
+        ++instances;
+    }
+    CollectiveResults col;
+    col.count = member_sum / (m.ranks * m.count);
+    col.bytes = member_bytes / (m.ranks * m.count);
+    if (sum_t > 0.0) {
+        col.algbw_GBps = sum_s / sum_t * 1e-9;
+        col.busbw_GBps = sum_bus / sum_t * 1e-9;
+    }
+    if (instances > 0) {
+        col.barrier_wait_ms_mean = wait_sum / instances;
+        col.barrier_wait_ms_max = wait_max;
+    }
+    return col;
+}
+
 }  // namespace
 
 std::vector<double> hostIssueMs(const Workload& wl, const std::vector<double>& host_speed) {
@@ -110,153 +303,17 @@ std::vector<double> hostIssueMs(const Workload& wl, const std::vector<double>& h
 
 Results computeMetrics(const Timeline& tl, const Workload& wl, double peak_flops) {
     validate(tl, wl, peak_flops);
-    const int ranks = tl.ranks;
-    const int steps = static_cast<int>(tl.step_end.front().size());
-    const int first = steps > 1 ? 1 : 0;  // measured steps: [first, steps)
-    const double measured = static_cast<double>(steps - first);
-
-    // Spans by (rank, start): each set is then built by appending with a hint at its end (amortized constant
-    // time per span in the underlying std::set, instead of a log-time search).
-    std::vector<std::size_t> order(tl.spans.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        const Span& x = tl.spans[a];
-        const Span& y = tl.spans[b];
-        return x.rank != y.rank ? x.rank < y.rank : x.start < y.start;
-    });
-    std::vector<RankSets> sets(static_cast<std::size_t>(ranks));
-    for (std::size_t i : order) {
-        const Span& s = tl.spans[i];
-        if (s.end <= s.start) continue;
-        const Interval iv(s.start.count(), s.end.count());
-        RankSets& rs = sets[static_cast<std::size_t>(s.rank)];
-        const auto append = [&](IntervalSet& set) { set.add(std::prev(set.end(), set.empty() ? 0 : 1), iv); };
-        if (s.cls == KernelClass::comm) {
-            append(rs.comm);
-        } else {
-            append(rs.comp);
-            if (s.cls == KernelClass::copy) append(rs.copy);
-        }
-    }
-
-    // windows[r][s]
-    std::vector<std::vector<Window>> windows(static_cast<std::size_t>(ranks));
-    for (int r = 0; r < ranks; ++r) {
-        const auto& ends = tl.step_end[static_cast<std::size_t>(r)];
-        auto& row = windows[static_cast<std::size_t>(r)];
-        row.reserve(static_cast<std::size_t>(steps));
-        std::int64_t a = 0;
-        for (int s = 0; s < steps; ++s) {
-            const std::int64_t b = ends[static_cast<std::size_t>(s)].count();
-            row.push_back(measure(sets[static_cast<std::size_t>(r)], a, b));
-            a = b;
-        }
-    }
-
+    const Measured m = measuredSteps(tl);
+    const std::vector<std::vector<Window>> windows = stepWindows(tl, rankSets(tl), m);
     Results out;
-    out.per_rank.reserve(static_cast<std::size_t>(ranks));
-    double busy_pct_sum = 0.0;
-    int busy_pct_n = 0;
-    for (int r = 0; r < ranks; ++r) {
-        const auto& row = windows[static_cast<std::size_t>(r)];
-        RankResults rr;
-        rr.rank = r;
-        for (int s = first; s < steps; ++s) {
-            const Window& w = row[static_cast<std::size_t>(s)];
-            rr.step_time_ms += ms(w.step);
-            rr.compute_busy_ms += ms(w.comp);
-            rr.copy_busy_ms += ms(w.copy);
-            rr.comm_busy_ms += ms(w.comm);
-            rr.overlap_ms += ms(w.overlap);
-            rr.overlap_ratio += w.ratio();
-            rr.exposed_comm_ms += ms(w.exposed());
-            rr.idle_ms += ms(w.idle());
-            if (w.step > 0) {
-                busy_pct_sum += 100.0 * static_cast<double>(w.busy()) / static_cast<double>(w.step);
-                ++busy_pct_n;
-            }
-        }
-        for (double* f : {&rr.step_time_ms, &rr.compute_busy_ms, &rr.copy_busy_ms, &rr.comm_busy_ms, &rr.overlap_ms,
-                          &rr.overlap_ratio, &rr.exposed_comm_ms, &rr.idle_ms})
-            *f /= measured;
-        out.per_rank.push_back(rr);
-    }
-
-    out.per_step.reserve(static_cast<std::size_t>(steps));
-    for (int s = 0; s < steps; ++s) {
-        StepResults st;
-        st.step = s;
-        for (int r = 0; r < ranks; ++r) {
-            const Window& w = windows[static_cast<std::size_t>(r)][static_cast<std::size_t>(s)];
-            st.step_time_ms = std::max(st.step_time_ms, ms(w.step));
-            st.compute_busy_ms += ms(w.comp);
-            st.comm_busy_ms += ms(w.comm);
-            st.overlap_ms += ms(w.overlap);
-            st.exposed_comm_ms += ms(w.exposed());
-            st.idle_ms += ms(w.idle());
-        }
-        for (double* f : {&st.compute_busy_ms, &st.comm_busy_ms, &st.overlap_ms, &st.exposed_comm_ms, &st.idle_ms})
-            *f /= static_cast<double>(ranks);
-        out.per_step.push_back(st);
-    }
-
-    for (int s = first; s < steps; ++s) out.step_time_ms += out.per_step[static_cast<std::size_t>(s)].step_time_ms;
-    out.step_time_ms /= measured;
-
-    out.compute_busy_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.compute_busy_ms; });
-    out.copy_busy_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.copy_busy_ms; });
-    out.comm_busy_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.comm_busy_ms; });
-    out.overlap_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.overlap_ms; });
-    out.overlap_ratio = meanOf(out.per_rank, [](const RankResults& r) { return r.overlap_ratio; });
-    out.exposed_comm_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.exposed_comm_ms; });
-    out.idle_ms = meanOf(out.per_rank, [](const RankResults& r) { return r.idle_ms; });
-    out.gpu_busy_pct = busy_pct_n > 0 ? busy_pct_sum / busy_pct_n : 0.0;
-    if (tl.clock_mhz.size() == static_cast<std::size_t>(ranks)) {
-        double clock_sum = 0.0;
-        for (const std::vector<double>& c : tl.clock_mhz)
-            for (int s = first; s < steps && s < static_cast<int>(c.size()); ++s) clock_sum += c[std::size_t(s)];
-        if (clock_sum > 0.0) out.sm_clock_mhz = clock_sum / (measured * ranks);
-    }
-
+    out.per_rank = perRank(windows, m);
+    out.per_step = perStep(windows, m);
+    meansOverRanks(out, m);
+    out.gpu_busy_pct = gpuBusyPct(windows, m);
+    out.sm_clock_mhz = smClockMhz(tl, m);
     out.warnings = tl.warnings;
-    const double step_s = out.step_time_ms * 1e-3;
-    if (step_s > 0.0) {
-        out.tokens_per_s_per_gpu = wl.tokens_per_step / step_s;
-        out.tokens_per_s = out.tokens_per_s_per_gpu * ranks;
-        out.samples_per_s = wl.samples_per_step * ranks / step_s;
-        out.mfu = wl.model_flops_per_step / (step_s * peak_flops);
-    } else {
-        out.warnings.push_back("step time is zero: throughput and MFU are not defined and reported as 0");
-    }
-
-    // Collectives of the measured steps.
-    double member_sum = 0.0, member_bytes = 0.0, sum_s = 0.0, sum_bus = 0.0, sum_t = 0.0;
-    double wait_sum = 0.0, wait_max = 0.0;
-    int instances = 0;
-    for (const CollectiveRecord& c : tl.collectives) {
-        if (c.step < first || c.step >= steps) continue;
-        const int n = static_cast<int>(wl.groups[static_cast<std::size_t>(c.group)].ranks.size());
-        member_sum += n;
-        member_bytes += n * c.bytes;
-        sum_s += c.bytes;
-        sum_bus += c.bytes * busBandwidthFactor(c.kind, n);
-        sum_t += (c.end - c.start).seconds();
-        const double wait = ms((c.start - c.first_arrival).count());
-        wait_sum += wait;
-        wait_max = std::max(wait_max, wait);
-        ++instances;
-    }
-    CollectiveResults& col = out.collectives;
-    col.count = member_sum / (ranks * measured);
-    col.bytes = member_bytes / (ranks * measured);
-    if (sum_t > 0.0) {
-        col.algbw_GBps = sum_s / sum_t * 1e-9;
-        col.busbw_GBps = sum_bus / sum_t * 1e-9;
-    }
-    if (instances > 0) {
-        col.barrier_wait_ms_mean = wait_sum / instances;
-        col.barrier_wait_ms_max = wait_max;
-    }
+    throughput(out, wl, peak_flops, m.ranks);
+    out.collectives = collectiveResults(tl, wl, m);
     return out;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Timeline → Results: the metrics of DESIGN.md "Metrics", with the definitions of the seed (S10, 4.1).
+// Timeline → Results: the metrics docs/architecture.md ("Metrics") describes and docs/scenario.md ("Results") lists.
 //
 // Per rank r and step s, the step's window is W = [b(r,s−1), b(r,s)), b = Timeline::step_end, b(r,−1) = 0.
 // Every GPU span of the rank is clipped to W, then
@@ -19,7 +19,7 @@
 //   samples_per_s  = Workload::samples_per_step · ranks / step_time
 //   mfu            = Workload::model_flops_per_step / (step_time · peak_flops)   (PaLM, Chowdhery et al. 2022, B)
 //
-// Collectives (CollectiveRecord of steps in M; n = size of the record's group; FACTS.md "NCCL"):
+// Collectives (CollectiveRecord of steps in M; n = size of the record's group; nccl-tests' conventions):
 //   count  = Σ n / (ranks · |M|)          collectives a GPU takes part in, per step
 //   bytes  = Σ n·S / (ranks · |M|)        nccl-tests size S, per GPU per step
 //   algbw  = Σ S / Σ t,  busbw = Σ S·factor(kind, n) / Σ t,   t = end − start   (BusBandwidth.hpp)

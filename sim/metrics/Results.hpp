@@ -1,5 +1,5 @@
 #pragma once
-// What a run measured: every result key of SCENARIO.md ("Results"), plus the per-rank and per-step detail
+// What a run measured: every result key of docs/scenario.md ("Results"), plus the per-rank and per-step detail
 // behind them. `computeMetrics` (Metrics.hpp) fills it from a Timeline; reports (sim/report/) only read it.
 //
 // Units are in the field names and match the JSON keys. Values are per training step (one optimizer step),

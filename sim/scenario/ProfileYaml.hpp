@@ -10,6 +10,7 @@
 //   efficiencies and protocol bandwidth fractions in (0, 1]; interference slowdowns >= 1;
 //   each Distribution has p99_us >= median_us >= 0; a measured GEMM point is below its dtype's peak;
 //   each collective's segments are non-empty, ordered and contiguous (hi_bytes of one = lo_bytes of the next).
+// (ProfileChecks.hpp checks them, one function per section.)
 // writeProfile prints every field, numbers in their shortest round-trip form: parseProfile(writeProfile(p))
 // equals p field for field.
 //

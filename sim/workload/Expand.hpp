@@ -12,23 +12,24 @@
 //              stream), buckets strictly in order;
 //   finalize: the compute stream waits for every bucket's all-reduce; unless gradient_as_bucket_view, each
 //             bucket is copied back into the gradients;
-//   optimizer: fused AdamW, one memory-bound pass over p, g, m, v (7 element accesses per parameter);
+//   optimizer: AdamW, fused (one memory-bound pass over p, g, m, v: 7 element accesses per parameter) or
+//              foreach, with GradScaler's work under fp16 autocast and gradient clipping before it;
 //   step end.
 // The first step runs with DDP's initial single bucket; later steps with the rebuilt buckets (DdpBuckets.hpp).
+//
+// One file per concern: the kernels of a micro-step (TransformerStep.hpp), the data-parallel schedule
+// (ParallelSchedule.hpp; DDP in DdpSchedule.hpp), the optimizer (OptimizerStep.hpp), the memory estimate
+// (MemoryEstimate.hpp); Expand.cpp composes them and chooses the schedule.
 #include <string>
 #include <vector>
 
 #include "sim/cost/CostModel.hpp"
 #include "sim/base/Scenario.hpp"
 #include "sim/workload/DdpBuckets.hpp"
+#include "sim/workload/MemoryEstimate.hpp"
 #include "sim/base/Program.hpp"
 
 namespace stepsim {
-
-struct MemoryEstimate {
-    double params = 0, grads = 0, buckets = 0, optimizer = 0, weight_cache = 0, activations = 0, loss = 0;
-    double peak() const { return params + grads + buckets + optimizer + weight_cache + activations + loss; }
-};
 
 struct Expansion {
     Workload workload;

@@ -16,16 +16,32 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Every member compared one by one, written out by hand so a member that ProfileYaml forgets shows up.
-void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
-    EXPECT_EQ(a.name, b.name);
-    EXPECT_EQ(a.source, b.source);
+// Every member compared one by one, written out by hand so a member that ProfileYaml forgets shows up; one helper
+// per section of the profile.
+void expectSameShapes(const std::vector<GemmShapeValue>& x, const std::vector<GemmShapeValue>& y) {
+    ASSERT_EQ(x.size(), y.size());
+    for (std::size_t k = 0; k < x.size(); ++k)
+        EXPECT_EQ(std::tie(x[k].m, x[k].n, x[k].k, x[k].value), std::tie(y[k].m, y[k].n, y[k].k, y[k].value));
+}
+
+auto dist(const Distribution& d) { return std::tie(d.median_us, d.p99_us); }
+
+void expectSameGpuAndMemory(const HardwareProfile& a, const HardwareProfile& b) {
     EXPECT_EQ(std::tie(a.gpu.model, a.gpu.sms, a.gpu.memory_gib, a.gpu.hbm_gbps, a.gpu.peak_tflops_bf16,
                        a.gpu.peak_tflops_fp16, a.gpu.peak_tflops_fp8, a.gpu.peak_tflops_fp32),
               std::tie(b.gpu.model, b.gpu.sms, b.gpu.memory_gib, b.gpu.hbm_gbps, b.gpu.peak_tflops_bf16,
                        b.gpu.peak_tflops_fp16, b.gpu.peak_tflops_fp8, b.gpu.peak_tflops_fp32));
     EXPECT_EQ(std::tie(a.memory.read_write_efficiency, a.memory.min_kernel_us),
               std::tie(b.memory.read_write_efficiency, b.memory.min_kernel_us));
+    ASSERT_EQ(a.memory.kernels.size(), b.memory.kernels.size());
+    for (const auto& [kind, k] : a.memory.kernels) {
+        ASSERT_EQ(b.memory.kernels.count(kind), 1u) << kind;
+        EXPECT_EQ(std::tie(k.efficiency, k.fixed_us),
+                  std::tie(b.memory.kernels.at(kind).efficiency, b.memory.kernels.at(kind).fixed_us));
+    }
+}
+
+void expectSameGemmAndAttention(const HardwareProfile& a, const HardwareProfile& b) {
     ASSERT_EQ(a.gemm.size(), b.gemm.size());
     for (const auto& [dtype, ga] : a.gemm) {
         ASSERT_EQ(b.gemm.count(dtype), 1u) << dtype;
@@ -40,19 +56,15 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     }
     EXPECT_EQ(std::tie(a.attention.fwd_efficiency, a.attention.bwd_efficiency),
               std::tie(b.attention.fwd_efficiency, b.attention.bwd_efficiency));
-    auto dist = [](const Distribution& d) { return std::tie(d.median_us, d.p99_us); };
+}
+
+void expectSameLaunch(const HardwareProfile& a, const HardwareProfile& b) {
     EXPECT_EQ(dist(a.launch.eager_host), dist(b.launch.eager_host));
     EXPECT_EQ(dist(a.launch.forward_host), dist(b.launch.forward_host));
     EXPECT_EQ(dist(a.launch.forward_host_ddp), dist(b.launch.forward_host_ddp));
     EXPECT_EQ(dist(a.launch.backward_host), dist(b.launch.backward_host));
     EXPECT_EQ(a.launch.optimizer_host_per_tensor_us, b.launch.optimizer_host_per_tensor_us);
     EXPECT_EQ(a.launch.ddp_hook_host_us, b.launch.ddp_hook_host_us);
-    ASSERT_EQ(a.memory.kernels.size(), b.memory.kernels.size());
-    for (const auto& [kind, k] : a.memory.kernels) {
-        ASSERT_EQ(b.memory.kernels.count(kind), 1u) << kind;
-        EXPECT_EQ(std::tie(k.efficiency, k.fixed_us),
-                  std::tie(b.memory.kernels.at(kind).efficiency, b.memory.kernels.at(kind).fixed_us));
-    }
     EXPECT_EQ(dist(a.launch.compiled_host), dist(b.launch.compiled_host));
     EXPECT_EQ(dist(a.launch.graph_host), dist(b.launch.graph_host));
     EXPECT_EQ(dist(a.launch.device_gap), dist(b.launch.device_gap));
@@ -67,6 +79,11 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     EXPECT_EQ(dist(a.launch.nccl_host), dist(b.launch.nccl_host));
     EXPECT_EQ(std::tie(a.launch.host_cost_spread.p10, a.launch.host_cost_spread.p90),
               std::tie(b.launch.host_cost_spread.p10, b.launch.host_cost_spread.p90));
+    expectSameShapes(a.launch.gemm_gap_by_shape, b.launch.gemm_gap_by_shape);
+    expectSameShapes(a.launch.gemm_gap_beside_transfer_by_shape, b.launch.gemm_gap_beside_transfer_by_shape);
+}
+
+void expectSameNccl(const HardwareProfile& a, const HardwareProfile& b) {
     for (int i = 0; i < 3; ++i) {
         EXPECT_EQ(a.nccl.ring_base_latency_us[i], b.nccl.ring_base_latency_us[i]);
         EXPECT_EQ(a.nccl.tree_base_latency_us[i], b.nccl.tree_base_latency_us[i]);
@@ -90,6 +107,9 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
                       std::tie(sb.lo_bytes, sb.hi_bytes, sb.alpha_us, sb.busbw_gbps, sb.rel_error));
         }
     }
+}
+
+void expectSameLinksAndInterference(const HardwareProfile& a, const HardwareProfile& b) {
     EXPECT_EQ(std::tie(a.links.nvlink_gbps, a.links.nvlink_latency_us, a.links.pcie_h2d_gbps,
                        a.links.pcie_pageable_gbps, a.links.nic_gbps, a.links.storage_gbps),
               std::tie(b.links.nvlink_gbps, b.links.nvlink_latency_us, b.links.pcie_h2d_gbps,
@@ -105,16 +125,12 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
         const SizedSlowdown &x = a.interference.beside_transfer_by_size[k], &y = b.interference.beside_transfer_by_size[k];
         EXPECT_EQ(std::tie(x.bytes, x.gemm, x.attention, x.memory), std::tie(y.bytes, y.gemm, y.attention, y.memory));
     }
-    const auto sameShapes = [](const std::vector<GemmShapeValue>& x, const std::vector<GemmShapeValue>& y) {
-        ASSERT_EQ(x.size(), y.size());
-        for (std::size_t k = 0; k < x.size(); ++k)
-            EXPECT_EQ(std::tie(x[k].m, x[k].n, x[k].k, x[k].value), std::tie(y[k].m, y[k].n, y[k].k, y[k].value));
-    };
-    sameShapes(a.launch.gemm_gap_by_shape, b.launch.gemm_gap_by_shape);
-    sameShapes(a.launch.gemm_gap_beside_transfer_by_shape, b.launch.gemm_gap_beside_transfer_by_shape);
-    sameShapes(a.interference.gemm_by_shape, b.interference.gemm_by_shape);
+    expectSameShapes(a.interference.gemm_by_shape, b.interference.gemm_by_shape);
     EXPECT_EQ(std::tie(a.interference.linger_tile_m, a.interference.linger_tile_n),
               std::tie(b.interference.linger_tile_m, b.interference.linger_tile_n));
+}
+
+void expectSameJitterAndPower(const HardwareProfile& a, const HardwareProfile& b) {
     EXPECT_EQ(std::tie(a.jitter.kernel_cv, a.jitter.straggler_cv, a.jitter.device_compute_cv, a.jitter.device_memory_cv),
               std::tie(b.jitter.kernel_cv, b.jitter.straggler_cv, b.jitter.device_compute_cv, b.jitter.device_memory_cv));
     EXPECT_EQ(std::tie(a.power.modelled, a.power.clock_max_mhz, a.power.clock_intercept_mhz, a.power.clock_mhz_per_tflops,
@@ -125,6 +141,17 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     for (std::size_t i = 0; i < a.power.attention.size(); ++i)
         EXPECT_EQ(std::tie(a.power.attention[i].head_dim, a.power.attention[i].forward, a.power.attention[i].backward),
                   std::tie(b.power.attention[i].head_dim, b.power.attention[i].forward, b.power.attention[i].backward));
+}
+
+void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.source, b.source);
+    expectSameGpuAndMemory(a, b);
+    expectSameGemmAndAttention(a, b);
+    expectSameLaunch(a, b);
+    expectSameNccl(a, b);
+    expectSameLinksAndInterference(a, b);
+    expectSameJitterAndPower(a, b);
 }
 
 // A profile with every member away from its default, and doubles that need all 17 digits.

@@ -1,5 +1,5 @@
-// ScenarioLoader: SCENARIO.md's defaults, each error kind's file:line:key message, --set overrides, derived
-// values and `explain` round trips. Each test states one expectation.
+// ScenarioLoader: the schema's defaults (docs/scenario.md), each error kind's file:line:key message, --set
+// overrides, derived values and `explain` round trips. Each test states one expectation.
 #include "sim/scenario/ScenarioLoader.hpp"
 
 #include <filesystem>
@@ -27,7 +27,7 @@ std::string errorOf(const std::string& yaml, const std::vector<std::string>& ove
     return "";
 }
 
-// SCENARIO.md's example, verbatim: it spells out every default.
+// The scenario schema's full example: it spells out every key at its default (docs/scenario.md lists them).
 constexpr const char* kScenarioMd = R"(stepsim: 1                      # schema version
 name: gpt-1p3b-ddp-8xh200
 cluster:
@@ -69,7 +69,7 @@ sim: {steps: 3, seed: 1, samples: 1}
 )";
 
 TEST(ScenarioLoader, EmptyScenarioTakesEveryDefaultOfScenarioMd) {
-    // Expectation: a file with only `stepsim: 1` equals SCENARIO.md's fully spelled-out example.
+    // Expectation: a file with only `stepsim: 1` equals the fully spelled-out example above.
     Scenario spelled = parseScenario(kScenarioMd, "gpt-1p3b-ddp-8xh200.yaml");
     Scenario defaults = parseScenario("stepsim: 1\n", "gpt-1p3b-ddp-8xh200.yaml");
     expectSameScenario(spelled, defaults);

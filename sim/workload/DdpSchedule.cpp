@@ -1,0 +1,117 @@
+#include "sim/workload/DdpSchedule.hpp"
+
+#include <limits>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "sim/workload/Expand.hpp"
+
+namespace stepsim {
+
+namespace {
+constexpr double kMiB = 1024.0 * 1024.0;
+}  // namespace
+
+DdpSchedule::DdpSchedule(const StepContext& c, ProgramBuilder& b, std::vector<std::size_t> ready_order)
+    : c_(c),
+      b_(b),
+      order_(std::move(ready_order)),
+      grad_dtype_(c.sc.training.param_dtype == DType::fp32 ? "fp32" : "bf16"),
+      compress_(c.sc.ddp.comm_hook == CommHook::fp16_compress || c.sc.ddp.comm_hook == CommHook::bf16_compress) {
+    const LaunchRates& launch = c.cost.profile().launch;
+    // One eager op: the reducer's per-parameter copy back; a bucket's all-reduce costs what issuing one through
+    // torch.distributed's NCCL process group does (events, work object, NCCL group).
+    eager_s_ = launch.eager_host.median_us * 1e-6;
+    nccl_s_ = launch.nccl_host.median_us * 1e-6;
+    hook_s_ = launch.ddp_hook_host_us * 1e-6;
+    std::vector<GradParam> ready;
+    for (std::size_t i : order_) ready.push_back({c.params[i].name, c.params[i].numel * c.pe, grad_dtype_});
+    rebuilt_ = assignBuckets(ready, c.sc.ddp.first_bucket_mb * kMiB, c.sc.ddp.bucket_cap_mb * kMiB);
+    // Before the rebuild (first step) DDP reduces everything in one bucket.
+    initial_ = assignBuckets(ready, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity());
+}
+
+std::vector<StreamInfo> DdpSchedule::streams() const {
+    return {{StreamKind::compute, "compute"}, {StreamKind::comm, "nccl:dp"}};
+}
+
+std::vector<ProcessGroup> DdpSchedule::groups() const {
+    ProcessGroup dp{"dp", {}};
+    for (int r = 0; r < c_.world; ++r) dp.ranks.push_back(r);
+    return {dp};
+}
+
+void DdpSchedule::beginStep(int step) {
+    buckets_ = step == 0 ? &initial_ : &rebuilt_;
+    bucket_of_.assign(c_.params.size(), 0);
+    for (std::size_t k = 0; k < buckets_->size(); ++k)
+        for (std::size_t pi : (*buckets_)[k].params) bucket_of_[order_[pi]] = k;
+}
+
+void DdpSchedule::beginBackward(bool last) {
+    sync_ = c_.world > 1 && last;
+    const std::vector<Bucket>& buckets = *buckets_;
+    pending_.assign(buckets.size(), 0);
+    for (std::size_t k = 0; k < buckets.size(); ++k) pending_[k] = int(buckets[k].params.size());
+    next_bucket_ = 0;
+    done_events_.assign(buckets.size(), 0);
+}
+
+void DdpSchedule::gradReady(std::size_t i) {
+    if (!sync_) return;
+    // DDP's autograd hook: copy (and divide) the gradient into its bucket, one mul_out per parameter;
+    // with gradient_as_bucket_view the gradient is the bucket's view and it is an in-place div_ of the
+    // same bytes (H200 traces, PyTorch 2.11: one such kernel per parameter in both, 3.0 ms a step of
+    // the 1.4B model). The hook's host cost (calibrated per parameter tensor) includes launching it.
+    if (hook_s_ > 0) b_.host("ddp hook", hook_s_);
+    b_.mem(c_.params[i].name + " copy to bucket", 2 * c_.pe * c_.params[i].numel, MemKind::elementwise,
+           KernelClass::copy);
+    b_.last().host_s = 0.0;
+    if (--pending_[bucket_of_[i]] > 0) return;
+    launchReadyBuckets();
+}
+
+// Every bucket from the next one on whose gradients are all in, in index order: the NCCL stream waits for the compute
+// stream, then (compressed) all-reduces the bucket.
+void DdpSchedule::launchReadyBuckets() {
+    const std::vector<Bucket>& buckets = *buckets_;
+    for (; next_bucket_ < buckets.size() && pending_[next_bucket_] == 0; ++next_bucket_) {
+        const Bucket& bk = buckets[next_bucket_];
+        const std::string name = fmt::format("bucket {}", next_bucket_);
+        double bytes = bk.bytes;
+        const std::uint32_t ev = b_.record(kComputeStream);
+        b_.wait(kCommStream, ev);
+        if (compress_) {
+            b_.mem(name + " compress", 1.5 * bytes, MemKind::elementwise, KernelClass::copy);
+            bytes /= 2;
+        }
+        b_.collective(name + " all_reduce", CollectiveKind::all_reduce, bytes, compress_ ? "bf16" : grad_dtype_);
+        b_.last().host_s = nccl_s_;
+        done_events_[next_bucket_] = b_.record(kCommStream);
+    }
+}
+
+void DdpSchedule::endBackward() {
+    if (!sync_) return;
+    // finalize_backward: wait for each bucket, then copy it back into the gradients, one
+    // copy_ per parameter (reducer.cpp's copy_bucket_to_grad, issued from C++: one eager op each).
+    const std::vector<Bucket>& buckets = *buckets_;
+    b_.phase = Phase::backward;
+    for (std::size_t k = 0; k < buckets.size(); ++k) {
+        b_.wait(kComputeStream, done_events_[k]);
+        if (compress_)
+            b_.mem(fmt::format("bucket {} decompress", k), 3 * buckets[k].bytes, MemKind::elementwise,
+                   KernelClass::copy);
+        if (c_.sc.ddp.gradient_as_bucket_view) continue;
+        for (std::size_t j : buckets[k].params) {
+            const ParamInfo& pi = c_.params[order_[j]];
+            b_.mem(pi.name + " copy to grad", 2 * c_.pe * pi.numel, MemKind::elementwise, KernelClass::copy);
+            b_.last().host_s = eager_s_;
+        }
+    }
+}
+
+void DdpSchedule::report(Expansion& out) const { out.buckets = rebuilt_; }
+
+}  // namespace stepsim

@@ -1,0 +1,58 @@
+#pragma once
+// DistributedDataParallel's schedule (torch/nn/parallel/distributed.py, torch/csrc/distributed/c10d/reducer.cpp),
+// on the process group "dp" of every rank and its NCCL stream:
+//   in the last micro-step (the others run under no_sync), when a parameter's gradient is ready DDP's autograd hook
+//     copies (and divides) it into its bucket: one kernel per parameter, at the hook's host cost
+//     (launch.ddp_hook_host_us);
+//   a bucket whose gradients are all ready launches its all-reduce on the NCCL stream, which first waits for the
+//     compute stream; buckets strictly in index order, each at the host cost of an NCCL issue (launch.nccl_host);
+//     with the fp16/bf16 compression hook a bucket is cast down (1.5 accesses per byte) and reduced at half its size;
+//   finalize_backward: the compute stream waits for every bucket's all-reduce (decompressed: 3 accesses per byte);
+//     unless gradient_as_bucket_view, each bucket is copied back into the gradients, one eager op per parameter.
+// The first step reduces everything in one bucket; later steps use the buckets rebuilt in gradient-ready order
+// (DdpBuckets.hpp). On one GPU there is no communication: the schedule adds nothing.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/workload/DdpBuckets.hpp"
+#include "sim/workload/ParallelSchedule.hpp"
+#include "sim/workload/ProgramBuilder.hpp"
+#include "sim/workload/StepContext.hpp"
+
+namespace stepsim {
+
+class DdpSchedule final : public ParallelSchedule {
+public:
+    // `ready_order`: the parameters in the order backward makes their gradients ready (gradientReadyOrder).
+    DdpSchedule(const StepContext& c, ProgramBuilder& b, std::vector<std::size_t> ready_order);
+
+    std::vector<StreamInfo> streams() const override;
+    std::vector<ProcessGroup> groups() const override;
+    void beginStep(int step) override;
+    void beginBackward(bool last) override;
+    void gradReady(std::size_t param) override;
+    void endBackward() override;
+    void report(Expansion& out) const override;
+
+private:
+    void launchReadyBuckets();
+
+    const StepContext& c_;
+    ProgramBuilder& b_;
+    std::vector<std::size_t> order_;
+    std::string grad_dtype_;
+    bool compress_;
+    double eager_s_, nccl_s_, hook_s_;  // host costs: one eager op, an NCCL issue, DDP's hook per parameter
+    std::vector<Bucket> rebuilt_;       // the buckets of the steps after the first
+    std::vector<Bucket> initial_;       // the first step's single bucket
+    // The current step and micro-step.
+    const std::vector<Bucket>* buckets_ = nullptr;
+    std::vector<std::size_t> bucket_of_;  // parameter → its bucket
+    bool sync_ = false;
+    std::vector<int> pending_;  // gradients each bucket still waits for
+    std::size_t next_bucket_ = 0;
+    std::vector<std::uint32_t> done_events_;
+};
+
+}  // namespace stepsim

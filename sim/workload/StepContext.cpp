@@ -1,0 +1,28 @@
+#include "sim/workload/StepContext.hpp"
+
+namespace stepsim {
+
+double elementBytes(DType d) {
+    switch (d) {
+        case DType::fp32: return 4;
+        case DType::bf16:
+        case DType::fp16: return 2;
+        case DType::fp8: return 1;
+    }
+    return 4;
+}
+
+StepContext makeStepContext(const Scenario& sc, const CostModel& cost) {
+    const LaunchRates& launch = cost.profile().launch;
+    StepContext c{sc, cost, transformerShape(sc.model, sc.training.micro_batch), {}, sc.training.compute_dtype,
+                  elementBytes(sc.training.param_dtype), elementBytes(sc.training.compute_dtype),
+                  sc.training.param_dtype != sc.training.compute_dtype,
+                  sc.training.compute_dtype == DType::fp16 && sc.training.param_dtype != DType::fp16,
+                  (sc.cluster.worldSize() > 1 ? launch.forward_host_ddp : launch.forward_host).median_us * 1e-6,
+                  launch.backward_host.median_us * 1e-6, launch.grad_accumulate_host_us * 1e-6,
+                  sc.cluster.worldSize()};
+    c.params = transformerParams(c.t);
+    return c;
+}
+
+}  // namespace stepsim

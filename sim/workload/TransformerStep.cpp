@@ -1,0 +1,276 @@
+#include "sim/workload/TransformerStep.hpp"
+
+#include <fmt/format.h>
+
+namespace stepsim {
+
+TransformerStep::TransformerStep(StepContext& c, ProgramBuilder& b, bool accumulate)
+    : accumulate_(accumulate), c_(c), b_(b), t_(c.t) {}
+
+void TransformerStep::forward() {
+    b_.phase = Phase::forward;
+    const double T = double(t_.T), h = double(t_.h);
+    b_.mem("embedding", 2 * c_.re() * T * h);
+    if (t_.pos_embedding) b_.mem("pos_embedding add", c_.re() * double(t_.s) * h + 2 * c_.re() * T * h);
+    for (int l = 0; l < t_.L; ++l) {
+        if (const double s = checkpointHost(/*backward=*/false); s > 0) b_.host(L(l, "checkpoint"), s);
+        layerForward(l);
+    }
+    norm("norm_f");
+    if (c_.autocast) b_.mem("norm_f cast", (4 + c_.ce) * T * h, MemKind::cast_down);
+    linearForward("lm_head", t_.V, t_.h);
+    const double TV = T * double(t_.V);
+    if (c_.autocast) {
+        // cross_entropy under autocast: log_softmax on the bf16 logits, its output cast to fp32 for nll_loss
+        // (H200 traces, PyTorch 2.11).
+        b_.mem("log_softmax", 2 * c_.ce * TV, MemKind::log_softmax_forward);
+        b_.mem("log_softmax to fp32", (c_.ce + 4) * TV, MemKind::cast_up);
+    } else {
+        // Without autocast the loss takes logits.float() (as the validation harness and Hugging Face models do).
+        b_.mem("logits to fp32", (c_.ce + 4) * TV, MemKind::cast_up);
+        b_.mem("log_softmax", 8 * TV, MemKind::log_softmax_forward_fp32);
+    }
+    b_.mem("nll_loss", 8 * T);  // gathers one logit per token
+    if (c_.grad_scaler) b_.mem("loss scale", 8);  // scaler.scale(loss)
+}
+
+void TransformerStep::backward(const std::function<void(std::size_t)>& ready) {
+    b_.phase = Phase::backward;
+    ready_ = &ready;
+    const double T = double(t_.T), h = double(t_.h), TV = T * double(t_.V);
+    // loss.backward() seeds the gradient with ones; (loss / grad_accum) adds a scale and its backward.
+    if (c_.sc.training.grad_accum > 1) b_.mem("loss / grad_accum", 8);
+    b_.mem("loss grad seed", 4);
+    if (c_.grad_scaler) b_.mem("loss scale backward", 8);
+    if (c_.sc.training.grad_accum > 1) b_.mem("loss / grad_accum backward", 8);
+    b_.mem("nll_loss backward", 4 * TV);
+    if (c_.autocast) {
+        b_.mem("log_softmax grad cast", (4 + c_.ce) * TV, MemKind::cast_down);
+        b_.mem("log_softmax backward", 3 * c_.ce * TV, MemKind::log_softmax_backward);
+    } else {
+        b_.mem("log_softmax backward", 12 * TV, MemKind::log_softmax_backward_fp32);
+        b_.mem("logits grad cast", (4 + c_.ce) * TV, MemKind::cast_down);
+    }
+    linearBackward("lm_head", t_.V, t_.h, t_.tied ? npos : paramIndex("lm_head.weight"));
+    if (c_.autocast) b_.mem("norm_f cast backward", (c_.ce + 4) * T * h, MemKind::cast_up);
+    normBackward("norm_f", "norm_f");
+    for (int l = t_.L - 1; l >= 0; --l) layerBackward(l);
+    // DDP's grad-ready order on a real run ends with the token embedding, then the position embedding.
+    b_.mem("embedding backward", 4 * double(t_.V) * h + 12 * T * h);
+    // A tied head's weight gradient arrives first; autograd adds the embedding's to it (one add over the V×h
+    // weight in the parameters' dtype: a tied-head step's profiler trace, H200, PyTorch 2.11) before the
+    // weight's AccumulateGrad.
+    if (t_.tied) b_.mem("tied weight grad add", 3 * c_.pe * double(t_.V) * h);
+    gradReady(paramIndex("wte.weight"));
+    if (t_.pos_embedding) {
+        b_.mem("pos_embedding backward", 4 * T * h + 4 * double(t_.s) * h);
+        gradReady(paramIndex("wpe.weight"));
+    }
+    ready_ = nullptr;
+}
+
+// Activation checkpointing recomputes forward kernels inside backward; they don't count as model FLOPs.
+// Full: the layer's forward up to the last tensor its backward saved: torch.utils.checkpoint (non-reentrant,
+// early stop on by default) stops there, so the MLP's output projection and the residual add after it are
+// not rerun (measured on H200: 3 of a block's 4 GEMMs come back in backward).
+// The recompute runs the forward's code: its kernels are priced and launched as forward ones, after the
+// checkpoint's own host work.
+void TransformerStep::recompute(int l, bool full) {
+    if (const double s = checkpointHost(/*backward=*/true); s > 0) b_.host(L(l, "checkpoint recompute"), s);
+    const bool saved = b_.count_flops;
+    b_.count_flops = false;
+    b_.phase = Phase::forward;
+    if (full) layerForward(l, /*recompute=*/true);
+    else attentionForward(l);
+    b_.phase = Phase::backward;
+    b_.count_flops = saved;
+}
+
+// Host cost of one checkpointed layer beyond its kernels' launches (0 without checkpointing).
+double TransformerStep::checkpointHost(bool backward) const {
+    const CheckpointHost& h = c_.cost.profile().launch.checkpoint_host_us;
+    switch (c_.sc.training.activation_checkpointing) {
+        case Checkpointing::none: return 0.0;
+        case Checkpointing::selective: return 1e-6 * (backward ? h.selective_backward_us : h.selective_forward_us);
+        case Checkpointing::full: return 1e-6 * (backward ? h.full_backward_us : h.full_forward_us);
+    }
+    return 0.0;
+}
+
+std::size_t TransformerStep::paramIndex(const std::string& name) const {
+    for (std::size_t i = 0; i < c_.params.size(); ++i)
+        if (c_.params[i].name == name) return i;
+    return npos;
+}
+
+std::string TransformerStep::L(int l, const char* what) const { return fmt::format("h.{}.{}", l, what); }
+
+// A norm kernel of the model's norm, on the residual stream's dtype (under autocast norms run in fp32 on the
+// fp32 stream), priced by its rows and width from the profile's measured grid.
+void TransformerStep::normKernel(const std::string& name, double passes, MemKind layer, MemKind rms) {
+    const double T = double(t_.T), h = double(t_.h);
+    b_.mem(name, passes * c_.re() * T * h, t_.norm == NormKind::layernorm ? layer : rms, KernelClass::memory,
+           GemmShape{t_.T, t_.h, long(c_.re())});
+}
+
+void TransformerStep::norm(const std::string& name) {
+    normKernel(name, 2, MemKind::norm_forward, MemKind::rms_forward);
+}
+
+void TransformerStep::normBackward(const std::string& name, const std::string& param) {
+    // Two launches, as PyTorch's CUDA norm backward: the input gradient (reads x, dy, writes dx) and the
+    // weight (and bias) gradient, a column reduction over x and dy read again.
+    normKernel(name + " backward", 3, MemKind::norm_backward, MemKind::rms_backward);
+    normKernel(name + " weight grad", 2, MemKind::norm_weight_grad, MemKind::rms_weight_grad);
+    gradReady(paramIndex(param + ".weight"));
+    if (t_.norm == NormKind::layernorm) gradReady(paramIndex(param + ".bias"));
+}
+
+void TransformerStep::weightCast(const std::string& name, double numel) {
+    if (c_.autocast) b_.mem(name + " weight cast", (c_.pe + c_.ce) * numel, MemKind::cast_down);
+}
+
+void TransformerStep::linearForward(const std::string& name, long out, long in) {
+    weightCast(name, double(out) * in);
+    b_.gemm(name, t_.T, out, in);
+}
+
+// `input_grad`: the kernels the input's gradient goes through next (its cast back to fp32 when the input was
+// cast by autocast). Autograd runs them before the weight's AccumulateGrad and DDP's hook (H200 traces, PyTorch
+// 2.11: the norm's cast backward, then the weight's cast and the copy into the bucket, then the all-reduce).
+void TransformerStep::linearBackward(const std::string& name, long out, long in, std::size_t param,
+                                     const std::function<void()>& input_grad) {
+    b_.gemm(name + " dgrad", t_.T, in, out);
+    b_.gemm(name + " wgrad", out, in, t_.T);
+    if (input_grad) input_grad();
+    if (c_.autocast) b_.mem(name + " grad cast", (c_.ce + c_.pe) * double(out) * in, MemKind::cast_up);
+    if (param != npos) gradReady(param);
+}
+
+// Under autocast a residual add joins the fp32 stream and a bf16 sublayer output; its backward casts the fp32
+// gradient down for the sublayer (one per residual add: H200 traces, PyTorch 2.11).
+void TransformerStep::residualGradCast(const std::string& name) {
+    if (c_.autocast) b_.mem(name, (c_.re() + c_.ce) * double(t_.T) * double(t_.h), MemKind::cast_down);
+}
+
+// The cast of a norm's output to the compute dtype, backward.
+void TransformerStep::normCastBackward(const std::string& name) {
+    if (c_.autocast) b_.mem(name, (c_.ce + 4) * double(t_.T) * double(t_.h), MemKind::cast_up);
+}
+
+void TransformerStep::gradReady(std::size_t i) {
+    if (i == npos) return;
+    if (accumulate_) {
+        // AccumulateGrad adds the micro-step's gradient into .grad in place: a kernel of its own, issued by the
+        // autograd engine at its own host cost, launch.grad_accumulate_host_us (host_overhead.py --only
+        // accumulate, raw/accumulate_host_run97.jsonl and raw/accumulate_host_run100.jsonl: 0.31 of a backward
+        // kernel's).
+        b_.mem(c_.params[i].name + " grad accumulate", 3 * c_.pe * c_.params[i].numel);
+        b_.last().host_s = c_.accumulate_s;
+    }
+    (*ready_)(i);
+}
+
+GemmShape TransformerStep::attnShape() const { return {t_.b * t_.heads, t_.s, t_.d}; }
+
+void TransformerStep::attentionForward(int l) {
+    const double T = double(t_.T), h = double(t_.h);
+    const double qkv = double(t_.qkvOut());
+    // SDPA on Hopper (cuDNN's flash kernels): a small memset of its statistics, then the forward kernel.
+    b_.mem(L(l, "attn stats memset"), 4 * double(t_.b * t_.heads * t_.s));
+    b_.attention(L(l, "attn.flash"), attentionForwardFlops(t_), (T * qkv + T * h) * c_.ce, attnShape());
+}
+
+void TransformerStep::layerForward(int l, bool recompute) {
+    const double T = double(t_.T), h = double(t_.h), f = double(t_.f);
+    norm(L(l, "norm1"));
+    if (c_.autocast) b_.mem(L(l, "norm1 cast"), (4 + c_.ce) * T * h, MemKind::cast_down);
+    linearForward(L(l, "attn.qkv"), t_.qkvOut(), t_.h);
+    attentionForward(l);
+    // y.transpose(1, 2).reshape(B, T, h) is a view: cuDNN's SDPA allocates its output token-major.
+    linearForward(L(l, "attn.proj"), t_.h, t_.h);
+    b_.mem(L(l, "residual add"), (2 * c_.re() + c_.ce) * T * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
+    norm(L(l, "norm2"));
+    if (c_.autocast) b_.mem(L(l, "norm2 cast"), (4 + c_.ce) * T * h, MemKind::cast_down);
+    if (t_.mlp == MlpKind::gelu) {
+        linearForward(L(l, "mlp.fc"), t_.f, t_.h);
+        // tanh-approximate GELU at its own rate, memory.kernels.gelu_forward: its math makes it slower per byte
+        // than an add (stepsim_torch_bench.py, raw/torch.jsonl: 33.0 µs at 8192 × 3072, where the pointwise rate
+        // gives 26.7; a profiled training step's GELU took 33.1)
+        b_.mem(L(l, "gelu"), 2 * c_.ce * T * f, MemKind::gelu_forward);
+        if (recompute) return;  // the projection's input is the last saved tensor
+        linearForward(L(l, "mlp.proj"), t_.h, t_.f);
+    } else {
+        // silu(gate(z)) * up(z), evaluated in that order. Autocast casts an activation at each op that takes it
+        // (only weights' casts are cached): z is cast again for the second linear (a SwiGLU/GQA step's profiler
+        // trace, H200, PyTorch 2.11: two fp32 → bf16 casts of the norm's output a layer).
+        linearForward(L(l, "mlp.gate"), t_.f, t_.h);
+        b_.mem(L(l, "silu"), 2 * c_.ce * T * f);
+        if (c_.autocast) b_.mem(L(l, "norm2 cast 2"), (4 + c_.ce) * T * h, MemKind::cast_down);
+        linearForward(L(l, "mlp.up"), t_.f, t_.h);
+        b_.mem(L(l, "silu mul"), 3 * c_.ce * T * f);
+        if (recompute) return;
+        linearForward(L(l, "mlp.down"), t_.h, t_.f);
+    }
+    b_.mem(L(l, "residual add 2"), (2 * c_.re() + c_.ce) * T * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
+}
+
+void TransformerStep::layerBackward(int l) {
+    const double T = double(t_.T), h = double(t_.h), f = double(t_.f);
+    const Checkpointing ac = c_.sc.training.activation_checkpointing;
+    if (ac != Checkpointing::none) recompute(l, ac == Checkpointing::full);
+    // The residual branch point sums the two incoming gradients.
+    b_.mem(L(l, "residual grad add 2"), 3 * c_.re() * T * h);
+    residualGradCast(L(l, "residual grad cast 2"));
+    if (t_.mlp == MlpKind::gelu) {
+        linearBackward(L(l, "mlp.proj"), t_.h, t_.f, paramIndex(L(l, "mlp.proj.weight")));
+        b_.mem(L(l, "gelu backward"), 3 * c_.ce * T * f);
+        linearBackward(L(l, "mlp.fc"), t_.f, t_.h, paramIndex(L(l, "mlp.fc.weight")),
+                       [&] { normCastBackward(L(l, "norm2 cast backward")); });
+    } else {
+        // Each linear's input gradient goes back through its own cast; the two meet in the norm output's dtype
+        // (fp32 under autocast: in the SwiGLU/GQA step's trace, a 49 µs add over 8192 × 2048).
+        linearBackward(L(l, "mlp.down"), t_.h, t_.f, paramIndex(L(l, "mlp.down.weight")));
+        b_.mem(L(l, "silu mul backward"), 5 * c_.ce * T * f);
+        linearBackward(L(l, "mlp.up"), t_.f, t_.h, paramIndex(L(l, "mlp.up.weight")),
+                       [&] { normCastBackward(L(l, "norm2 cast 2 backward")); });
+        b_.mem(L(l, "silu backward"), 3 * c_.ce * T * f);
+        linearBackward(L(l, "mlp.gate"), t_.f, t_.h, paramIndex(L(l, "mlp.gate.weight")), [&] {
+            normCastBackward(L(l, "norm2 cast backward"));
+            b_.mem(L(l, "mlp input grad add"), 3 * c_.re() * T * h);
+        });
+    }
+    normBackward(L(l, "norm2"), L(l, "norm2"));
+    b_.mem(L(l, "residual grad add"), 3 * c_.re() * T * h);
+    residualGradCast(L(l, "residual grad cast"));
+    linearBackward(L(l, "attn.proj"), t_.h, t_.h, paramIndex(L(l, "attn.proj.weight")));
+    const double qkv = double(t_.qkvOut());
+    // cuDNN's SDPA backward reads the output gradient in the token-major layout its forward wrote: no copy
+    // (H200 traces, PyTorch 2.11).
+    // SDPA backward on Hopper (cuDNN): a memset, then one kernel for dQ, dK, dV.
+    b_.mem(L(l, "attn backward memset"), 4 * double(t_.b * t_.heads * t_.s));
+    b_.attention(L(l, "attn.flash backward"), 2.5 * attentionForwardFlops(t_), (2 * T * qkv + 2 * T * h) * c_.ce,
+                 attnShape());
+    // With GQA cuDNN writes dK and dV per query head, then sums each group of heads into its KV head: one
+    // reduction each, reading heads·d and writing kv·d per token (12.7 µs each at 8192 tokens, 16 heads onto 4,
+    // head_dim 128, in the SwiGLU/GQA step's trace).
+    if (t_.kv < t_.heads)
+        for (const char* g : {"attn k grad head reduce", "attn v grad head reduce"})
+            b_.mem(L(l, g), c_.ce * double(T) * double((t_.heads + t_.kv) * t_.d));
+    // split() backward: dq, dk, dv concatenated into the fused QKV output gradient.
+    b_.mem(L(l, "qkv grad cat"), 2 * c_.ce * T * qkv);
+    linearBackward(L(l, "attn.qkv"), t_.qkvOut(), t_.h, paramIndex(L(l, "attn.qkv.weight")),
+                   [&] { normCastBackward(L(l, "norm1 cast backward")); });
+    normBackward(L(l, "norm1"), L(l, "norm1"));
+}
+
+std::vector<std::size_t> gradientReadyOrder(StepContext& c) {
+    std::vector<std::size_t> order;
+    Program scratch;
+    ProgramBuilder b(c, scratch);
+    TransformerStep ms(c, b);
+    ms.backward([&](std::size_t i) { order.push_back(i); });
+    return order;
+}
+
+}  // namespace stepsim

@@ -1,0 +1,63 @@
+#pragma once
+// The kernels of one micro-step of the transformer (Transformer.hpp's shapes and FLOPs), forward and backward, as
+// eager PyTorch with autocast runs them: embedding, per layer the norms, autocast's casts, the GEMMs, flash attention,
+// the activation and the residual adds, the final norm, the LM head and cross-entropy in fp32; backward in reverse,
+// with activation checkpointing's recompute before each layer's backward. Each is appended to a ProgramBuilder,
+// priced by the cost model.
+//
+// backward(ready) calls ready(i) when parameter i's gradient is final for the micro-step (after its dtype cast), in
+// the order autograd produces them: the point where a data-parallel schedule acts (DDP's hook). With `accumulate`
+// (a micro-step after the first) each gradient is first added into the existing .grad by AccumulateGrad's own kernel.
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "sim/workload/ProgramBuilder.hpp"
+#include "sim/workload/StepContext.hpp"
+
+namespace stepsim {
+
+class TransformerStep {
+public:
+    TransformerStep(StepContext& c, ProgramBuilder& b, bool accumulate = false);
+
+    void forward();
+    void backward(const std::function<void(std::size_t)>& ready);
+
+    static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
+
+private:
+    void recompute(int l, bool full);
+    double checkpointHost(bool backward) const;
+    std::size_t paramIndex(const std::string& name) const;
+    std::string L(int l, const char* what) const;
+    void normKernel(const std::string& name, double passes, MemKind layer, MemKind rms);
+    void norm(const std::string& name);
+    void normBackward(const std::string& name, const std::string& param);
+    void weightCast(const std::string& name, double numel);
+    void linearForward(const std::string& name, long out, long in);
+    void linearBackward(const std::string& name, long out, long in, std::size_t param,
+                        const std::function<void()>& input_grad = {});
+    void residualGradCast(const std::string& name);
+    void normCastBackward(const std::string& name);
+    void gradReady(std::size_t i);
+    GemmShape attnShape() const;
+    void attentionForward(int l);
+    void layerForward(int l, bool recompute = false);
+    void layerBackward(int l);
+
+    bool accumulate_;  // gradients already exist (micro-step > 0): autograd adds into them
+    StepContext& c_;
+    ProgramBuilder& b_;
+    const TransformerShape& t_;
+    const std::function<void(std::size_t)>* ready_ = nullptr;
+};
+
+// The order in which one backward makes the parameters' gradients ready (indices into StepContext::params), from a
+// dry run of TransformerStep::backward into a scratch Program. Its kernels are priced as any others: those outside
+// the profile's grid count in c.out_of_domain.
+std::vector<std::size_t> gradientReadyOrder(StepContext& c);
+
+}  // namespace stepsim
