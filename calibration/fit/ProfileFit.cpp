@@ -240,9 +240,10 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
     // GEMMs: PyTorch's own GEMM calls over the transformer grid (gemm_training_shapes.py --step) when there are
     // any for the dtype, else stepsim-bench's cuBLASLt points, else stepsim_torch_bench.py's. At the same shapes
     // cuBLASLt's first heuristic in TN layout ran a median 11% (up to 2.2x) slower than the kernels PyTorch picks,
-    // and the training steps' GEMMs matched PyTorch's within 2-5% (calibration/profiles/h200x1/COMMAND.md, run 20).
+    // and the training steps' GEMMs matched PyTorch's within 2-5% (calibration/profiles/h200x2/NOTES.md, GEMMs).
     struct GemmSel { std::string key, dtype; std::optional<bool> fast; };
-    // FP16 has BF16's peak but its own kernels and power draw (run 83: the grid's back-to-back calls a median 6% slower).
+    // FP16 has BF16's peak but its own kernels and power draw (raw/gemm_training_shapes_fp16_run83.jsonl: the grid's
+    // back-to-back calls a median 6% slower).
     const std::vector<GemmSel> sel = {{"bf16", "bf16", std::nullopt},
                                       {"fp16", "fp16", std::nullopt},
                                       {"fp8", "fp8_e4m3", true},
@@ -707,7 +708,7 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
     {
         // The optimizer kinds come from AdamW's step over GPT models' own tensors (0.16 to 2.0 billion parameters),
         // fused after 1 s of GEMMs at the power limit as it runs after a step's backward, foreach at rest
-        // (stepsim_torch_bench.py's adamw groups; run 92).
+        // (stepsim_torch_bench.py's adamw groups, raw/torch_adamw_gpt_run92.jsonl).
         // The foreach step's time is fitted whole, and the model launches it as eight passes: each pass carries an
         // eighth of the fitted fixed cost (`passes`).
         struct Kind {
@@ -912,8 +913,9 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
             kept.push_back("interference.beside_transfer_by_size");
         }
         // By GEMM shape: the waiting mode holds the NCCL kernel resident through every call, the state a step's
-        // GEMMs overlapped by a bucket's all-reduce are in (moving data or waiting: for one shape the two differ by
-        // +0.01 in the median, run 42). The median per shape; every record also feeds the class medians above.
+        // GEMMs overlapped by a bucket's all-reduce are in (moving data or waiting: the two differ by about 0.01 in the
+        // median, calibration/profiles/h200x2/NOTES.md, Interference). The median per shape; every record also feeds
+        // the class medians above.
         ByShape shapes;
         for (const auto& r : raw.step_interference)
             if (r.mode == "waiting" && r.m > 0) shapes[{r.m, r.n, r.k}].push_back(r.with_comm_us / r.alone_us);
@@ -925,7 +927,8 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
         }
         // Bucketed records (each call followed by a bucket's all-reduce, as DDP issues them) are reported, not
         // fitted: the all-reduce beside a long GEMM ran ~3.5x its time alone, beside short memory-bound kernels
-        // ~1.05x, where the profile's one comm_slowdown applies to every kernel (README, section 3).
+        // ~1.05x, where the profile's one comm_slowdown applies to every kernel (calibration/profiles/h200x2/NOTES.md,
+        // Interference).
         for (const auto& r : raw.step_interference)
             if (r.mode == "bucketed")
                 sj["bucketed"][r.cls].push_back({{"op", r.op}, {"compute_slowdown", r.with_comm_us / r.alone_us},
@@ -933,7 +936,7 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
         if (!sj.contains("transfer")) kept.push_back("interference.beside_transfer");
         if (!sj.contains("waiting")) kept.push_back("interference.beside_waiting");
         if (!sj.empty()) rep["interference_training"] = sj;
-        // The base profile's, from run 108's probe (calibration/pytorch/gemm_linger_probe.py), not fitted here.
+        // The base profile's, from calibration/investigations/gemm_linger_probe.py, not fitted here.
         kept.push_back("interference.linger_tile_m");
         kept.push_back("interference.linger_tile_n");
     }

@@ -130,7 +130,7 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
             g.time = L.times();
             // gemm_training_shapes.py --step times each shape twice: alternated with memory-bound adds (time_us)
             // and back to back (back_to_back_us). The back-to-back time is the one that matches the GEMMs of real
-            // training steps (calibration/profiles/h200x1/COMMAND.md, run 20), so it is the one fitted.
+            // training steps (calibration/profiles/h200x2/NOTES.md, GEMMs), so it is the one fitted.
             if (g.source == "pytorch-step") {
                 const double b2b = L.num("back_to_back_us");
                 if (!(b2b > 0)) throw inputError(L.file, L.line, "back_to_back_us", "expected a positive time in microseconds");

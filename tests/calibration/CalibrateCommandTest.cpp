@@ -139,10 +139,11 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     EXPECT_NE(p.launch.nccl_host.median_us, base.launch.nccl_host.median_us);  // from the DDP run
     EXPECT_NEAR(p.interference.beside_waiting.gemm, 1.565, 0.001);             // two GPUs: beside NCCL by class
     EXPECT_GT(p.jitter.device_compute_cv, 0.005);                              // and the GPUs' spread
-    EXPECT_NEAR(p.jitter.host_rank_cv, 0.127, 0.001);                          // and the hosts' (run 26)
+    EXPECT_NEAR(p.jitter.host_rank_cv, 0.127, 0.001);                          // and the hosts' (host_spread_run26)
     EXPECT_EQ(p.interference.gemm_by_shape.size(), 152u);                      // --gemm-shapes: each GEMM's own
     EXPECT_EQ(p.launch.gemm_gap_by_shape.size(), 152u);                        // slowdown beside NCCL and gap
-    // two GPUs: gaps beside an all-reduce, longer while it moves data than while it waits (run 61: x1.33, x1.00)
+    // two GPUs: gaps beside an all-reduce, longer while it moves data than while it waits (x1.33, x1.00 in
+    // gemm_gaps_beside_run61.jsonl)
     EXPECT_GT(p.launch.step_gap_beside_transfer_us.gemm_us, 1.2 * p.launch.step_gap_us.gemm_us);
     EXPECT_NEAR(p.launch.step_gap_beside_waiting_us.gemm_us, p.launch.step_gap_us.gemm_us, 0.05 * p.launch.step_gap_us.gemm_us);
     EXPECT_EQ(p.launch.gemm_gap_beside_transfer_by_shape.size(), 152u);
@@ -157,10 +158,10 @@ TEST(CalibrateCommand, ProfileShowPutsRatesBesideDatasheetPeaks) {
     EXPECT_NE(text.find("datasheet"), std::string::npos) << text;
     EXPECT_NE(text.find("989"), std::string::npos) << text;   // BF16 dense peak
     EXPECT_NE(text.find("4800"), std::string::npos) << text;  // HBM
-    // each memory-bound kernel kind's rate: the foreach AdamW step's over bf16 states, run 92 (a pass's fixed cost)
+    // each memory-bound kernel kind's rate: the foreach AdamW step's over bf16 states (a pass's fixed cost)
     EXPECT_NE(text.find("optimizer_foreach_bf16 (GB/s)"), std::string::npos) << text;
     EXPECT_NE(text.find("64% of HBM, +21.5 us a launch"), std::string::npos) << text;
-    // the norms' grid: runs 91-92's LayerNorm fp32 kernels at 8192 rows of 2048
+    // the norms' grid (torch_norms_run91/92.jsonl): LayerNorm fp32 kernels at 8192 rows of 2048
     const auto norms = text.find("LayerNorm fp32 kernels: 28 sizes, 2048-16384 rows x 768-8192; at 8192 x 2048 forward");
     EXPECT_NE(norms, std::string::npos) << text;
     EXPECT_GT(norms, text.find("optimizer_foreach_bf16 (GB/s)")) << text;  // in the table, after the kernel kinds
@@ -171,7 +172,7 @@ TEST(CalibrateCommand, ProfileShowPutsRatesBesideDatasheetPeaks) {
     EXPECT_NE(text.find("moving     4 MiB: GEMM x1.02, attention -, memory-bound x1.05"), std::string::npos) << text;
     EXPECT_NE(text.find("speed spread at the power limit (cv): compute 0.98%"), std::string::npos) << text;
     EXPECT_NE(text.find("host-to-host speed spread between training processes (cv): 12.7%"), std::string::npos) << text;
-    // the datasheet base has no GEMM measured by shape; the measured profile has the validation's 288 (runs 42, 66)
+    // the datasheet base has no GEMM measured by shape; the measured profile has the validation's 288
     EXPECT_EQ(text.find("GEMMs by shape"), std::string::npos) << text;
     const std::string measured = captureStdout([] { parse({"profile", "show", "h200x2"}); });
     EXPECT_NE(measured.find("GEMMs by shape, beside a resident NCCL kernel: 288 shapes, x1.01 (4096x50304x2560) to "

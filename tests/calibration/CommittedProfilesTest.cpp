@@ -192,8 +192,8 @@ TEST(CommittedProfiles, H200x2HeldOutCollectivesWithinFivePercent) {
 }
 
 TEST(CommittedProfiles, H200x2HostSpreadComesFromRun26) {
-    // Expectation: the host spread is fitted, not carried over from the base: run 26's three runs of two host-bound
-    // processes (24 half-second windows each, 0.155, 0.085 and 0.131 apart) pool to 0.127.
+    // Expectation: the host spread is fitted, not carried over from the base: host_spread_run26.jsonl's three runs of
+    // two host-bound processes (24 half-second windows each, 0.155, 0.085 and 0.131 apart) pool to 0.127.
     HardwareProfile base = loadProfile(kProfiles + "h200x2/profile.yaml");
     base.jitter.host_rank_cv = 0.0;
     const auto fit = fitProfile(readRaw({kProfiles + "h200x2/raw/host_spread_run26.jsonl"}), base, "h200x2", "");
@@ -203,8 +203,9 @@ TEST(CommittedProfiles, H200x2HostSpreadComesFromRun26) {
 }
 
 TEST(CommittedProfiles, H200x2DdpHostCostsComeFromTheirRuns) {
-    // Expectation: the DDP forward and hook are fitted from the host runs (section 2's H list), not carried over: the
-    // one-GPU forward times the 27 paired ratios' median (1.039) and the hook from run 110's 19 ddp_host records.
+    // Expectation: the DDP forward and hook are fitted from the host runs (the host files of inputs.txt), not carried
+    // over: the one-GPU forward times the 27 paired ratios' median (1.039) and the hook from ddp_host_run110.jsonl's 19
+    // records.
     HardwareProfile base = loadProfile(kProfiles + "h200x2/profile.yaml");
     const HardwareProfile committed = base;
     base.launch.forward_host_ddp = {99.0, 99.0};
