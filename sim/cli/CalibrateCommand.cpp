@@ -40,14 +40,23 @@ std::shared_ptr<CalibrateOptions> addCalibrateOptions(CLI::App& cal) {
 CLI::App* addFitCommand(CLI::App& cal) {
     auto* fit = cal.add_subcommand("fit", "Fit a hardware profile from raw calibration measurements (JSON Lines)");
     auto fo = std::make_shared<FitRequest>();
-    fit->add_option("RAW", fo->raws, "Raw measurement files from stepsim-bench and stepsim_torch_bench.py")->required();
+    auto* raws = fit->add_option("RAW", fo->raws, "Raw measurement files from stepsim-bench and stepsim_torch_bench.py");
+    fit->add_option("--manifest", fo->manifest,
+                    "A file listing the raw files instead, one path per line relative to its folder ('#' comments)")
+        ->excludes(raws);
     fit->add_option("-o,--output", fo->out, "Profile YAML to write")->required();
     fit->add_option("--name", fo->name, "Name of the profile")->capture_default_str();
     fit->add_option("--base", fo->base, "Profile (built-in name or file) for fields not measured")->capture_default_str();
     fit->add_option("--report", fo->report, "Fit report JSON (default: PROFILE.fit.json)");
     fit->callback([fo] {
+        if (fo->raws.empty() && fo->manifest.empty()) throw CLI::RequiredError("RAW or --manifest");
+        // The profile's source: the command that refits it (with a manifest, the whole command).
         fo->source = "stepsim calibrate fit";
         for (const auto& r : fo->raws) fo->source += " " + r;
+        if (!fo->manifest.empty()) {
+            fo->source += " --manifest " + fo->manifest + " --name " + fo->name;
+            if (fo->base != FitRequest{}.base) fo->source += " --base " + fo->base;
+        }
         fo->source += " -o " + fo->out;
         fitAndWrite(*fo, std::cout);
     });

@@ -5,9 +5,10 @@
 //   stepsim calibrate [--out-dir DIR] [--harness PATH] [--torch-script PATH] [--python PY] [--no-pytorch]
 //                     [--gemm-shapes FILE] [--quick] [--time-limit S] [--name NAME] [--base NAME|FILE] [-o PROFILE.yaml]
 //       Measures the local GPUs (the harness, then the PyTorch scripts) and fits a profile.
-//   stepsim calibrate fit RAW.jsonl [more.jsonl ...] -o PROFILE.yaml [--name NAME] [--base NAME|FILE]
-//                                                     [--report REPORT.json]
-//       Fits a profile from raw measurements; fields that were not measured come from --base (default: the built-in
+//   stepsim calibrate fit RAW.jsonl [more.jsonl ...] | --manifest FILE  -o PROFILE.yaml [--name NAME]
+//                         [--base NAME|FILE] [--report REPORT.json]
+//       Fits a profile from raw measurements, listed or in a manifest (one path per line, relative to its folder:
+//       calibration/profiles/NAME/inputs.txt); fields that were not measured come from --base (default: the built-in
 //       h200-sxm). The report (default PROFILE.fit.json) holds every fitted quantity's error, domain and the held-out
 //       check.
 //   stepsim profile show PROFILE.yaml|NAME

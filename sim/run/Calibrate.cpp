@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "calibration/fit/Manifest.hpp"
 #include "calibration/fit/ProfileFit.hpp"
 #include "calibration/fit/RawData.hpp"
 #include "sim/base/InputError.hpp"
@@ -216,14 +217,19 @@ HardwareProfile profileByNameOrFile(const std::string& what) {
 }
 
 FitSummary fitAndWrite(const FitRequest& r, std::ostream& log) {
-    std::vector<fs::path> files(r.raws.begin(), r.raws.end());
+    const std::vector<fs::path> files =
+        r.manifest.empty() ? std::vector<fs::path>(r.raws.begin(), r.raws.end()) : readManifest(r.manifest);
     const RawData raw = readRaw(files);
     const ProfileFitResult fit = fitProfile(raw, profileByNameOrFile(r.base), r.name, r.source);
     const std::string report = r.report.empty() ? r.out + ".fit.json" : r.report;
     {
         std::ofstream o(r.out);
         if (!o) throw inputError(r.out, 0, "", "cannot write the profile");
-        o << "# Fitted by stepsim calibrate fit from: " << fmt::format("{}", fmt::join(r.raws, " ")) << "\n";
+        if (r.manifest.empty())
+            o << "# Fitted by stepsim calibrate fit from: " << fmt::format("{}", fmt::join(r.raws, " ")) << "\n";
+        else
+            o << fmt::format("# Fitted by stepsim calibrate fit from the {} raw files listed in {}\n", files.size(),
+                             r.manifest);
         o << "# Errors, domains and the held-out check: " << report << "\n";
         o << writeProfile(fit.profile);
     }
@@ -252,8 +258,12 @@ void calibrate(const CalibrateOptions& o, std::ostream& log) {
     std::vector<std::string> raws = {bench.string()};
     if (!o.no_pytorch) runPyTorch(o, bench, raws, log);
     const double tTorch = since();
-    FitRequest fit{raws, o.out.empty() ? (fs::path(o.out_dir) / "profile.yaml").string() : o.out, o.name, o.base, "",
-                   "stepsim calibrate --out-dir " + o.out_dir};
+    FitRequest fit;
+    fit.raws = raws;
+    fit.out = o.out.empty() ? (fs::path(o.out_dir) / "profile.yaml").string() : o.out;
+    fit.name = o.name;
+    fit.base = o.base;
+    fit.source = "stepsim calibrate --out-dir " + o.out_dir;
     fitAndWrite(fit, log);
     log << fmt::format("calibration took {:.1f} s (harness {:.1f} s, PyTorch {:.1f} s, fit {:.1f} s)\n", since(),
                        tHarness, tTorch - tHarness, since() - tTorch);

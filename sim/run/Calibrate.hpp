@@ -21,6 +21,7 @@ HardwareProfile profileByNameOrFile(const std::string& what);
 
 struct FitRequest {
     std::vector<std::string> raws;  // raw measurement files (JSON Lines)
+    std::string manifest;           // or the manifest that lists them (calibration/fit/Manifest.hpp)
     std::string out;                // the profile YAML to write
     std::string name = "calibrated";
     std::string base = "h200-sxm";  // built-in name or file: the fields not measured
@@ -32,7 +33,8 @@ struct FitSummary {
     double heldout_collectives, heldout_gemm;
 };
 
-// Reads the raw files, fits, writes the profile and its report, and prints what was fitted and the held-out check.
+// Reads the raw files (`raws`, or those `manifest` lists), fits, writes the profile and its report, and prints what was
+// fitted and the held-out check.
 FitSummary fitAndWrite(const FitRequest& r, std::ostream& out);
 
 struct CalibrateOptions {

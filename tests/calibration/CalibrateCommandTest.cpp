@@ -52,6 +52,53 @@ TEST(CalibrateCommand, FitWritesAReadableProfileAndReport) {
     EXPECT_NE(text.find("held-out check"), std::string::npos) << text;
 }
 
+// `calibrate fit --manifest`: the raw files come from the manifest (paths relative to its folder, '#' lines skipped),
+// and the profile says so in its source and first line.
+TEST(CalibrateCommand, FitReadsTheRawFilesOfAManifest) {
+    const fs::path dir = fs::temp_directory_path() / "stepsim_calibrate_manifest";
+    fs::remove_all(dir);
+    fs::create_directories(dir / "raw");
+    fs::copy_file(kRaw + "bench.jsonl", dir / "raw" / "bench.jsonl");
+    fs::copy_file(kRaw + "torch.jsonl", dir / "raw" / "torch.jsonl");
+    std::ofstream(dir / "inputs.txt") << "# the harness, then PyTorch's kernels\nraw/bench.jsonl\n\nraw/torch.jsonl\n";
+    const fs::path out = dir / "profile.yaml";
+    const std::string manifest = (dir / "inputs.txt").string();
+    captureStdout([&] { parse({"calibrate", "fit", "--manifest", manifest, "-o", out.string(), "--name", "t"}); });
+    const HardwareProfile p = loadProfile(out);
+    EXPECT_EQ(p.name, "t");
+    EXPECT_FALSE(p.collectives.empty());
+    EXPECT_EQ(p.source, "stepsim calibrate fit --manifest " + manifest + " --name t -o " + out.string());
+    std::string first;
+    std::getline(std::ifstream(out), first);
+    EXPECT_EQ(first, "# Fitted by stepsim calibrate fit from the 2 raw files listed in " + manifest);
+    const nlohmann::json report = nlohmann::json::parse(std::ifstream(out.string() + ".fit.json"));
+    EXPECT_EQ(report.at("inputs"), nlohmann::json({(dir / "raw/bench.jsonl").string(), (dir / "raw/torch.jsonl").string()}));
+}
+
+// A manifest that lists a file that is not there: an InputError naming the manifest's line; nothing is written.
+TEST(CalibrateCommand, FitOfAManifestWithAMissingFileIsAnInputError) {
+    const fs::path dir = fs::temp_directory_path() / "stepsim_calibrate_manifest_missing";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::ofstream(dir / "inputs.txt") << kRaw << "bench.jsonl\n# comment\nraw/gone.jsonl\n";
+    const fs::path out = dir / "profile.yaml";
+    try {
+        captureStdout([&] { parse({"calibrate", "fit", "--manifest", (dir / "inputs.txt").string(), "-o", out.string()}); });
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("inputs.txt:3: raw/gone.jsonl"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(out));
+}
+
+// The raw files are listed or in a manifest: one of the two, not both.
+TEST(CalibrateCommand, FitTakesRawFilesOrAManifest) {
+    const std::string out = (fs::temp_directory_path() / "stepsim_calibrate_neither.yaml").string();
+    EXPECT_THROW(parse({"calibrate", "fit", "-o", out}), CLI::RequiredError);
+    EXPECT_THROW(parse({"calibrate", "fit", kRaw + "bench.jsonl", "--manifest", "inputs.txt", "-o", out}),
+                 CLI::ExcludesError);
+}
+
 TEST(CalibrateCommand, MissingHarnessIsAClearError) {
     try {
         captureStdout([] { parse({"calibrate", "--harness", "/nonexistent/stepsim-bench", "--out-dir",
