@@ -10,6 +10,7 @@
 // the model on the points (without the measured-point correction of gemmSeconds).
 #include <vector>
 
+#include "calibration/fit/FitState.hpp"
 #include "sim/cost/HardwareProfile.hpp"
 
 namespace stepsim {
@@ -22,5 +23,13 @@ GemmEfficiency fitGemm(const std::vector<GemmPoint>& points, double peak_tflops,
 double gemmModelError(const std::vector<GemmPoint>& points, const GemmEfficiency& e, double peak_tflops, int sms);
 double gemmCorrectedError(const std::vector<GemmPoint>& points, const GemmEfficiency& e_with_anchors,
                           double peak_tflops, int sms);
+
+// The profile's gemm section: gemm.bf16 and gemm.fp16 by fitGemm on PyTorch's own GEMM calls over the transformer
+// grid (gemm_training_shapes.py --step, source "pytorch-step") when there are any for the dtype, else stepsim-bench's
+// cuBLASLt points, else stepsim_torch_bench.py's; gemm.fp8 likewise on FP8 E4M3 with fast accumulation (the report
+// also fits FP8 without it). GEMMs timed as a training step launches them (source "pytorch-loop") join the fitted
+// model's measured points as anchors. Returns the median relative error of the held-out shapes (model + correction)
+// over the profile's dtypes.
+double fitGemms(FitState& s);
 
 }  // namespace stepsim

@@ -40,6 +40,10 @@
 //                  the backward from forward_backward less forward; attention_reference_mhz ← median burst clock
 // Held-out check: for every collective series and GEMM dtype, fit on all but every 4th point (index 3, 7,
 // ...), predict those, and report the median relative error.
+//
+// Each section is fitted by its own function, in the file of its concern (FitState.hpp is what they share):
+// CollectiveFit, GemmFit (fitGemms), MemoryFit, LaunchFit with HostFit, AttentionFit, PowerFit, LinkFit,
+// InterferenceFit and JitterFit; fitProfile calls them in turn.
 #include <string>
 #include <vector>
 

@@ -52,6 +52,53 @@ TEST(CalibrateCommand, FitWritesAReadableProfileAndReport) {
     EXPECT_NE(text.find("held-out check"), std::string::npos) << text;
 }
 
+// `calibrate fit --manifest`: the raw files come from the manifest (paths relative to its folder, '#' lines skipped),
+// and the profile says so in its source and first line.
+TEST(CalibrateCommand, FitReadsTheRawFilesOfAManifest) {
+    const fs::path dir = fs::temp_directory_path() / "stepsim_calibrate_manifest";
+    fs::remove_all(dir);
+    fs::create_directories(dir / "raw");
+    fs::copy_file(kRaw + "bench.jsonl", dir / "raw" / "bench.jsonl");
+    fs::copy_file(kRaw + "torch.jsonl", dir / "raw" / "torch.jsonl");
+    std::ofstream(dir / "inputs.txt") << "# the harness, then PyTorch's kernels\nraw/bench.jsonl\n\nraw/torch.jsonl\n";
+    const fs::path out = dir / "profile.yaml";
+    const std::string manifest = (dir / "inputs.txt").string();
+    captureStdout([&] { parse({"calibrate", "fit", "--manifest", manifest, "-o", out.string(), "--name", "t"}); });
+    const HardwareProfile p = loadProfile(out);
+    EXPECT_EQ(p.name, "t");
+    EXPECT_FALSE(p.collectives.empty());
+    EXPECT_EQ(p.source, "stepsim calibrate fit --manifest " + manifest + " --name t -o " + out.string());
+    std::string first;
+    std::getline(std::ifstream(out), first);
+    EXPECT_EQ(first, "# Fitted by stepsim calibrate fit from the 2 raw files listed in " + manifest);
+    const nlohmann::json report = nlohmann::json::parse(std::ifstream(out.string() + ".fit.json"));
+    EXPECT_EQ(report.at("inputs"), nlohmann::json({(dir / "raw/bench.jsonl").string(), (dir / "raw/torch.jsonl").string()}));
+}
+
+// A manifest that lists a file that is not there: an InputError naming the manifest's line; nothing is written.
+TEST(CalibrateCommand, FitOfAManifestWithAMissingFileIsAnInputError) {
+    const fs::path dir = fs::temp_directory_path() / "stepsim_calibrate_manifest_missing";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::ofstream(dir / "inputs.txt") << kRaw << "bench.jsonl\n# comment\nraw/gone.jsonl\n";
+    const fs::path out = dir / "profile.yaml";
+    try {
+        captureStdout([&] { parse({"calibrate", "fit", "--manifest", (dir / "inputs.txt").string(), "-o", out.string()}); });
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("inputs.txt:3: raw/gone.jsonl"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(out));
+}
+
+// The raw files are listed or in a manifest: one of the two, not both.
+TEST(CalibrateCommand, FitTakesRawFilesOrAManifest) {
+    const std::string out = (fs::temp_directory_path() / "stepsim_calibrate_neither.yaml").string();
+    EXPECT_THROW(parse({"calibrate", "fit", "-o", out}), CLI::RequiredError);
+    EXPECT_THROW(parse({"calibrate", "fit", kRaw + "bench.jsonl", "--manifest", "inputs.txt", "-o", out}),
+                 CLI::ExcludesError);
+}
+
 TEST(CalibrateCommand, MissingHarnessIsAClearError) {
     try {
         captureStdout([] { parse({"calibrate", "--harness", "/nonexistent/stepsim-bench", "--out-dir",
@@ -139,10 +186,11 @@ TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
     EXPECT_NE(p.launch.nccl_host.median_us, base.launch.nccl_host.median_us);  // from the DDP run
     EXPECT_NEAR(p.interference.beside_waiting.gemm, 1.565, 0.001);             // two GPUs: beside NCCL by class
     EXPECT_GT(p.jitter.device_compute_cv, 0.005);                              // and the GPUs' spread
-    EXPECT_NEAR(p.jitter.host_rank_cv, 0.127, 0.001);                          // and the hosts' (run 26)
+    EXPECT_NEAR(p.jitter.host_rank_cv, 0.127, 0.001);                          // and the hosts' (host_spread_run26)
     EXPECT_EQ(p.interference.gemm_by_shape.size(), 152u);                      // --gemm-shapes: each GEMM's own
     EXPECT_EQ(p.launch.gemm_gap_by_shape.size(), 152u);                        // slowdown beside NCCL and gap
-    // two GPUs: gaps beside an all-reduce, longer while it moves data than while it waits (run 61: x1.33, x1.00)
+    // two GPUs: gaps beside an all-reduce, longer while it moves data than while it waits (x1.33, x1.00 in
+    // gemm_gaps_beside_run61.jsonl)
     EXPECT_GT(p.launch.step_gap_beside_transfer_us.gemm_us, 1.2 * p.launch.step_gap_us.gemm_us);
     EXPECT_NEAR(p.launch.step_gap_beside_waiting_us.gemm_us, p.launch.step_gap_us.gemm_us, 0.05 * p.launch.step_gap_us.gemm_us);
     EXPECT_EQ(p.launch.gemm_gap_beside_transfer_by_shape.size(), 152u);
@@ -157,10 +205,10 @@ TEST(CalibrateCommand, ProfileShowPutsRatesBesideDatasheetPeaks) {
     EXPECT_NE(text.find("datasheet"), std::string::npos) << text;
     EXPECT_NE(text.find("989"), std::string::npos) << text;   // BF16 dense peak
     EXPECT_NE(text.find("4800"), std::string::npos) << text;  // HBM
-    // each memory-bound kernel kind's rate: the foreach AdamW step's over bf16 states, run 92 (a pass's fixed cost)
+    // each memory-bound kernel kind's rate: the foreach AdamW step's over bf16 states (a pass's fixed cost)
     EXPECT_NE(text.find("optimizer_foreach_bf16 (GB/s)"), std::string::npos) << text;
     EXPECT_NE(text.find("64% of HBM, +21.5 us a launch"), std::string::npos) << text;
-    // the norms' grid: runs 91-92's LayerNorm fp32 kernels at 8192 rows of 2048
+    // the norms' grid (torch_norms_run91/92.jsonl): LayerNorm fp32 kernels at 8192 rows of 2048
     const auto norms = text.find("LayerNorm fp32 kernels: 28 sizes, 2048-16384 rows x 768-8192; at 8192 x 2048 forward");
     EXPECT_NE(norms, std::string::npos) << text;
     EXPECT_GT(norms, text.find("optimizer_foreach_bf16 (GB/s)")) << text;  // in the table, after the kernel kinds
@@ -171,7 +219,7 @@ TEST(CalibrateCommand, ProfileShowPutsRatesBesideDatasheetPeaks) {
     EXPECT_NE(text.find("moving     4 MiB: GEMM x1.02, attention -, memory-bound x1.05"), std::string::npos) << text;
     EXPECT_NE(text.find("speed spread at the power limit (cv): compute 0.98%"), std::string::npos) << text;
     EXPECT_NE(text.find("host-to-host speed spread between training processes (cv): 12.7%"), std::string::npos) << text;
-    // the datasheet base has no GEMM measured by shape; the measured profile has the validation's 288 (runs 42, 66)
+    // the datasheet base has no GEMM measured by shape; the measured profile has the validation's 288
     EXPECT_EQ(text.find("GEMMs by shape"), std::string::npos) << text;
     const std::string measured = captureStdout([] { parse({"profile", "show", "h200x2"}); });
     EXPECT_NE(measured.find("GEMMs by shape, beside a resident NCCL kernel: 288 shapes, x1.01 (4096x50304x2560) to "

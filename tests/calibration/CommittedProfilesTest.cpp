@@ -1,5 +1,5 @@
-// The committed raw measurements refit to the committed profiles (calibration/profiles/h200x2 and h200x1),
-// field by field, and the fitted profiles pass the profile reader's consistency checks.
+// The committed raw measurements, the files each profile's manifest (inputs.txt) lists, refit to the committed
+// profiles (calibration/profiles/h200x2 and h200x1), field by field, and the fitted profiles pass the profile reader's consistency checks.
 //
 // The committed profile is its own base here, so only the fit itself is under test (fields that were not
 // measured come back unchanged by construction and are compared too).
@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "calibration/fit/Manifest.hpp"
 #include "calibration/fit/ProfileFit.hpp"
 #include "calibration/fit/RawData.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
@@ -27,7 +28,8 @@ void same(const Distribution& a, const Distribution& b, const std::string& what)
     near(a.p99_us, b.p99_us, what + ".p99_us");
 }
 
-void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
+// The GPU, the memory-bound kernels, the GEMMs and attention.
+void expectSameComputeRates(const HardwareProfile& a, const HardwareProfile& b) {
     EXPECT_EQ(a.gpu.model, b.gpu.model);
     EXPECT_EQ(a.gpu.sms, b.gpu.sms);
     near(a.gpu.memory_gib, b.gpu.memory_gib, "gpu.memory_gib");
@@ -62,6 +64,9 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
         near(a.attention.points[i].fwd_tflops, b.attention.points[i].fwd_tflops, "attention.points.fwd_tflops");
         near(a.attention.points[i].bwd_tflops, b.attention.points[i].bwd_tflops, "attention.points.bwd_tflops");
     }
+}
+
+void expectSameLaunch(const HardwareProfile& a, const HardwareProfile& b) {
     same(a.launch.eager_host, b.launch.eager_host, "launch.eager_host");
     same(a.launch.graph_host, b.launch.graph_host, "launch.graph_host");
     same(a.launch.device_gap, b.launch.device_gap, "launch.device_gap");
@@ -88,6 +93,9 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
          "launch.checkpoint_host_us.selective_forward");
     near(a.launch.checkpoint_host_us.full_backward_us, b.launch.checkpoint_host_us.full_backward_us,
          "launch.checkpoint_host_us.full_backward");
+}
+
+void expectSameCollectives(const HardwareProfile& a, const HardwareProfile& b) {
     ASSERT_EQ(a.collectives.size(), b.collectives.size());
     for (std::size_t i = 0; i < a.collectives.size(); ++i) {
         const auto &x = a.collectives[i], &y = b.collectives[i];
@@ -106,6 +114,10 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
             near(x.segments[j].busbw_gbps, y.segments[j].busbw_gbps, w + ".busbw_gbps");
         }
     }
+}
+
+// The links, the interference factors and the jitter.
+void expectSameLinksAndInterference(const HardwareProfile& a, const HardwareProfile& b) {
     near(a.links.nvlink_gbps, b.links.nvlink_gbps, "links.nvlink_gbps");
     near(a.links.pcie_h2d_gbps, b.links.pcie_h2d_gbps, "links.pcie_h2d_gbps");
     near(a.links.pcie_pageable_gbps, b.links.pcie_pageable_gbps, "links.pcie_pageable_gbps");
@@ -132,68 +144,39 @@ void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
     near(a.jitter.host_rank_cv, b.jitter.host_rank_cv, "jitter.host_rank_cv");
 }
 
-ProfileFitResult refit(const std::string& dir, const std::vector<std::string>& raws, const std::string& name) {
-    std::vector<std::filesystem::path> files;
-    for (const auto& r : raws) files.push_back(kProfiles + dir + "/" + r);
-    const HardwareProfile committed = loadProfile(kProfiles + dir + "/profile.yaml");
-    return fitProfile(readRaw(files), committed, name, committed.source);
+void expectSameProfile(const HardwareProfile& a, const HardwareProfile& b) {
+    expectSameComputeRates(a, b);
+    expectSameLaunch(a, b);
+    expectSameCollectives(a, b);
+    expectSameLinksAndInterference(a, b);
 }
 
-// The raw files h200x2/profile.yaml was fitted from (its COMMAND.md, section 2), relative to its folder.
-const std::vector<std::string> kH200x2Raws = {
-    "raw/bench.jsonl", "raw/torch.jsonl", "raw/torch_log_softmax_run79.jsonl", "raw/torch_adamw_gpt_run92.jsonl", "raw/torch_norms_run91.jsonl", "raw/torch_norms_run92.jsonl",
-    "raw/attention_default.jsonl",
-    "raw/attention_default_run56.jsonl",
-    "raw/gemm_training_shapes.jsonl",
-    "../h200x1/raw/gemm_training_shapes_step_run20.jsonl", "raw/gemm_training_shapes_fp16_run83.jsonl",
-    "../h200x1/raw/kernel_gaps_run11.jsonl",
-    "../h200x1/raw/kernel_gaps_run12.jsonl", "../h200x1/raw/kernel_gaps_run13.jsonl", "raw/kernel_gaps_run19.jsonl",
-    "raw/kernel_gaps_ddp25mib_run49.jsonl", "../h200x1/raw/gemm_gaps_run46.jsonl", "../h200x1/raw/gemm_gaps_run47.jsonl",
-    "raw/gemm_gaps_beside_run61.jsonl", "raw/gemm_gaps_beside_heldout_run66.jsonl", "raw/checkpoint_host_run16.jsonl", "raw/checkpoint_host_run17.jsonl", "raw/accumulate_host_run97.jsonl", "raw/accumulate_host_run100.jsonl", "raw/power_duty_run101.jsonl", "raw/power_loaded_run101.jsonl", "raw/power_duty_run104.jsonl", "raw/interference_training_run21.jsonl", "raw/interference_training_resident_run73.jsonl",
-    "raw/interference_training_4mib_run39.jsonl", "raw/interference_training_64mib_run38.jsonl",
-    "raw/interference_training_128mib_run39.jsonl", "raw/interference_training_shapes_waiting_run42.jsonl",
-    "raw/interference_training_shapes_waiting_heldout_run66.jsonl",
-    "raw/device_speed_run36.jsonl",
-    "raw/device_speed_swapped_run36.jsonl", "raw/device_speed_run37.jsonl", "raw/device_speed_swapped_run37.jsonl",
-    "raw/host_spread_run26.jsonl"};
+// The committed profile refitted from the raw files its manifest (inputs.txt) lists, over itself as the base.
+ProfileFitResult refit(const std::string& dir, const std::string& name) {
+    const HardwareProfile committed = loadProfile(kProfiles + dir + "/profile.yaml");
+    return fitProfile(readRaw(readManifest(kProfiles + dir + "/inputs.txt")), committed, name, committed.source);
+}
 
 TEST(CommittedProfiles, H200x2RawRefitsToCommittedProfile) {
-    const auto fit = refit("h200x2", kH200x2Raws, "h200x2");
+    const auto fit = refit("h200x2", "h200x2");
     expectSameProfile(fit.profile, loadProfile(kProfiles + "h200x2/profile.yaml"));
 }
 
 TEST(CommittedProfiles, H200x1RawRefitsToCommittedProfile) {
-    const auto fit = refit("h200x1", {"raw/bench.jsonl", "../h200x2/raw/torch.jsonl", "../h200x2/raw/torch_log_softmax_run79.jsonl", "../h200x2/raw/torch_adamw_gpt_run92.jsonl", "../h200x2/raw/torch_norms_run91.jsonl", "../h200x2/raw/torch_norms_run92.jsonl",
-                                      "../h200x2/raw/attention_default.jsonl", "../h200x2/raw/attention_default_run56.jsonl",
-                                      "../h200x2/raw/gemm_training_shapes.jsonl", "raw/gemm_training_shapes_step_run20.jsonl",
-                                      "../h200x2/raw/gemm_training_shapes_fp16_run83.jsonl",
-                                      "raw/kernel_gaps_run11.jsonl", "raw/kernel_gaps_run12.jsonl", "raw/kernel_gaps_run13.jsonl",
-                                      "../h200x2/raw/kernel_gaps_run19.jsonl", "../h200x2/raw/kernel_gaps_ddp25mib_run49.jsonl",
-                                      "raw/gemm_gaps_run46.jsonl", "raw/gemm_gaps_run47.jsonl", "../h200x2/raw/gemm_gaps_beside_run61.jsonl",
-                                      "../h200x2/raw/gemm_gaps_beside_heldout_run66.jsonl",
-                                      "../h200x2/raw/checkpoint_host_run16.jsonl", "../h200x2/raw/checkpoint_host_run17.jsonl", "../h200x2/raw/accumulate_host_run97.jsonl", "../h200x2/raw/accumulate_host_run100.jsonl", "../h200x2/raw/power_duty_run101.jsonl", "../h200x2/raw/power_loaded_run101.jsonl", "../h200x2/raw/power_duty_run104.jsonl",
-                                      "../h200x2/raw/interference_training_run21.jsonl", "../h200x2/raw/interference_training_resident_run73.jsonl", "../h200x2/raw/interference_training_4mib_run39.jsonl",
-                                      "../h200x2/raw/interference_training_64mib_run38.jsonl",
-                                      "../h200x2/raw/interference_training_128mib_run39.jsonl",
-                                      "../h200x2/raw/interference_training_shapes_waiting_run42.jsonl",
-                                      "../h200x2/raw/interference_training_shapes_waiting_heldout_run66.jsonl",
-                                      "../h200x2/raw/device_speed_run36.jsonl",
-                                      "../h200x2/raw/device_speed_swapped_run36.jsonl", "../h200x2/raw/device_speed_run37.jsonl",
-                                      "../h200x2/raw/device_speed_swapped_run37.jsonl",
-                                      "../h200x2/raw/host_spread_run26.jsonl"}, "h200x1");
+    const auto fit = refit("h200x1", "h200x1");
     expectSameProfile(fit.profile, loadProfile(kProfiles + "h200x1/profile.yaml"));
 }
 
 TEST(CommittedProfiles, H200x2HeldOutCollectivesWithinFivePercent) {
     // Expectation (issue 6): fitted on 3 of 4 sizes, every 4th size is predicted to a median error <= 5%.
-    const auto fit = refit("h200x2", kH200x2Raws, "h200x2");
+    const auto fit = refit("h200x2", "h200x2");
     EXPECT_LE(fit.heldout_collectives, 0.05);
     EXPECT_GE(fit.profile.collectives.size(), 6u);  // every op of the harness, NCCL's choice
 }
 
 TEST(CommittedProfiles, H200x2HostSpreadComesFromRun26) {
-    // Expectation: the host spread is fitted, not carried over from the base: run 26's three runs of two host-bound
-    // processes (24 half-second windows each, 0.155, 0.085 and 0.131 apart) pool to 0.127.
+    // Expectation: the host spread is fitted, not carried over from the base: host_spread_run26.jsonl's three runs of
+    // two host-bound processes (24 half-second windows each, 0.155, 0.085 and 0.131 apart) pool to 0.127.
     HardwareProfile base = loadProfile(kProfiles + "h200x2/profile.yaml");
     base.jitter.host_rank_cv = 0.0;
     const auto fit = fitProfile(readRaw({kProfiles + "h200x2/raw/host_spread_run26.jsonl"}), base, "h200x2", "");
@@ -203,17 +186,17 @@ TEST(CommittedProfiles, H200x2HostSpreadComesFromRun26) {
 }
 
 TEST(CommittedProfiles, H200x2DdpHostCostsComeFromTheirRuns) {
-    // Expectation: the DDP forward and hook are fitted from the host runs (section 2's H list), not carried over: the
-    // one-GPU forward times the 27 paired ratios' median (1.039) and the hook from run 110's 19 ddp_host records.
+    // Expectation: the DDP forward and hook are fitted from the host runs (the host files of inputs.txt), not carried
+    // over: the one-GPU forward times the 27 paired ratios' median (1.039) and the hook from ddp_host_run110.jsonl's 19
+    // records.
     HardwareProfile base = loadProfile(kProfiles + "h200x2/profile.yaml");
     const HardwareProfile committed = base;
     base.launch.forward_host_ddp = {99.0, 99.0};
     base.launch.ddp_hook_host_us = 0.0;
-    std::vector<std::filesystem::path> files;
-    for (const char* f : {"h200x2/raw/host_overhead_run5.jsonl", "h200x2/raw/host_overhead_run6.jsonl",
-                          "h200x2/raw/host_overhead_run7.jsonl", "h200x2/raw/host_overhead_run8.jsonl",
-                          "h200x2-host/host_overhead.jsonl", "h200x2/raw/ddp_host_run110.jsonl"})
-        files.push_back(kProfiles + f);
+    std::vector<std::filesystem::path> files;  // the manifest's host runs
+    for (const auto& f : readManifest(kProfiles + "h200x2/inputs.txt"))
+        if (f.filename().string().starts_with("host_overhead") || f.filename().string().starts_with("ddp_host"))
+            files.push_back(f);
     const auto fit = fitProfile(readRaw(files), base, "h200x2", "");
     const LaunchRates& l = fit.profile.launch;
     near(l.forward_host_ddp.median_us, committed.launch.forward_host_ddp.median_us, "forward_host_ddp");

@@ -46,8 +46,9 @@ TEST(KernelRateFit, PyTorchGridGemmsBeforeTheHarness) {
     EXPECT_NEAR(2.0 * 8192.0 * 6144 * 2048 / e.seconds / 1e12, 640.0, 0.5);  // the measured point, PyTorch's rate
 }
 
-// FP16 GEMMs measured over the grid make the profile's gemm.fp16 (6% slower here, as run 83 measured them against
-// BF16 on H200), which fp16 autocast's GEMMs are priced at; without them fp16 falls back to gemm.bf16.
+// FP16 GEMMs measured over the grid make the profile's gemm.fp16 (6% slower here, as
+// raw/gemm_training_shapes_fp16_run83.jsonl measured them against BF16 on H200), which fp16 autocast's GEMMs are
+// priced at; without them fp16 falls back to gemm.bf16.
 TEST(KernelRateFit, Fp16GemmsGetTheirOwnRates) {
     RawData raw;
     forGrid([&](long m, long n, long k, double r) {
@@ -75,8 +76,8 @@ RawKernel kernel(const std::string& op, double bytes, double us) {
 }
 
 // The fused AdamW's rate comes from its step over GPT models' tensors after GEMMs at the power limit
-// (adamw_fused_step_gpt_heated, run 92); the bench's older rested 16 Mi-chunk records (adamw_fused_step) run faster
-// and stay out. Parameters: run 92's 0.16-2.0B models at 3.23-3.38 TB/s; the old points 3.48.
+// (adamw_fused_step_gpt_heated); the bench's older rested 16 Mi-chunk records (adamw_fused_step) run faster and stay
+// out. Parameters: raw/torch_adamw_gpt_run92.jsonl's 0.16-2.0B models at 3.23-3.38 TB/s; the old points 3.48.
 TEST(KernelRateFit, OptimizerRateFromTheStepsState) {
     RawData raw;
     for (auto [params, us] : {std::pair{163895808.0, 1421.5}, {407431168.0, 3459.3}, {814542848.0, 6855.4},

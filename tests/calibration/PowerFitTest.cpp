@@ -37,7 +37,8 @@ std::filesystem::path writeLines(const std::string& name, const std::vector<json
     return p;
 }
 
-// A mix as power_duty.py wrote it before run 104: no busy or memory share, only the compute-bound fraction.
+// A mix as power_duty.py's first form wrote it (raw/power_duty_run101.jsonl): no busy or memory share, only the
+// compute-bound fraction.
 json duty(double load, double computeFraction, double clock, double power, double idleMs = 0.0, int memoryCalls = 4) {
     return {{"kind", "power_duty"}, {"rank", 0}, {"mix", "m"},
             {"counts", {{"gemm", 4}, {"attention", 0}, {"memory", memoryCalls}, {"idle_ms", idleMs}}},
@@ -46,7 +47,8 @@ json duty(double load, double computeFraction, double clock, double power, doubl
                            {"power_w", power}}}};
 }
 
-// A mix with the host sleeping part of each cycle, as power_duty.py --mixes idle writes it since run 104.
+// A mix with the host sleeping part of each cycle, as power_duty.py --mixes idle writes it
+// (raw/power_duty_run104.jsonl).
 json idleDuty(double load, double memoryFraction, double busy, double clock, double power) {
     json j = duty(load, busy - memoryFraction, clock, power, 1.0);
     j["sustained"]["memory_fraction"] = memoryFraction;
@@ -119,8 +121,8 @@ TEST(PowerFit, ClockLineAndIdleHeadroomRecoveredFromTheHeldLoadsAtTheLimit) {
 }
 
 // Without an idle load at the limit the headroom cannot be told from the line: it is 0 and the idle mixes (here a
-// GEMM-only one written before run 104, busy for its compute fraction) are left out of the line; one idle under 3%
-// of its cycle stays in it.
+// GEMM-only one in power_duty.py's first form, busy for its compute fraction) are left out of the line; one idle
+// under 3% of its cycle stays in it.
 TEST(PowerFit, WithoutAnIdleLoadAtTheLimitNoHeadroom) {
     std::vector<json> lines = clockLineRecords();
     lines.push_back(duty(350, 0.5, 1980.0, 530.0, 1.5, 0));
