@@ -54,7 +54,7 @@ void addRunCommand(CLI::App& app) {
             stepsim::writeTrace(os, sim.timeline, sim.expansion.workload);
         }
         if (!*quiet) {
-            std::cout << fmt::format("profile: {} ({})\n", profile.name, profile.source);
+            std::cout << stepsim::profileLine(profile);
             std::cout << stepsim::textSummary(sim.results, sc.name);
         }
     });

@@ -315,6 +315,8 @@ struct PowerModel {
 struct HardwareProfile {
     std::string name;
     std::string source;               // how it was made: "datasheet" or the calibration command
+    std::string file;                 // where it was read from (not in the YAML): a path, or a built-in's path in the
+    bool builtin = false;             // source tree with builtin set; empty for a profile made in code
     GpuRates gpu;
     MemoryRates memory;
     std::map<std::string, GemmEfficiency> gemm;  // by dtype name: "bf16", "fp16", "fp8", "fp32"

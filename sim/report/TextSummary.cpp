@@ -1,11 +1,34 @@
 #include "sim/report/TextSummary.hpp"
 
+#include <filesystem>
 #include <iterator>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
 
 namespace stepsim {
+
+std::string profileLine(const HardwareProfile& p) {
+    std::string origin = p.source;
+    const std::string fit = "stepsim calibrate fit";
+    if (p.source.rfind(fit, 0) == 0) {
+        std::istringstream words(p.source.substr(fit.size()));
+        std::string word, manifest;
+        int raw_files = 0;
+        while (words >> word) {
+            if (word == "--manifest") words >> manifest;
+            else if (word.ends_with(".jsonl")) ++raw_files;
+        }
+        const std::filesystem::path dir = std::filesystem::path(p.file).parent_path();
+        origin = "fitted by " + fit + " from " +
+                 (manifest.empty() ? fmt::format("{} raw files", raw_files) : (dir / manifest).lexically_normal().string());
+    }
+    std::string line = fmt::format("profile: {} ({}), {}", p.name, p.gpu.model, origin);
+    if (p.builtin) line += ", built in";
+    else if (!p.file.empty()) line += ", " + p.file;
+    return line + "\n";
+}
 
 std::string textSummary(const Results& r, const std::string& name) {
     fmt::memory_buffer b;

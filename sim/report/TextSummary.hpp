@@ -5,10 +5,16 @@
 // in one column, units after them.
 #include <string>
 
+#include "sim/cost/HardwareProfile.hpp"
 #include "sim/metrics/Results.hpp"
 
 namespace stepsim {
 
 std::string textSummary(const Results& results, const std::string& name);
+
+// One line naming the profile and where it came from, e.g. "profile: h200x2 (NVIDIA H200), fitted by stepsim
+// calibrate fit from calibration/profiles/h200x2/inputs.txt, built in": a fitted profile's inputs (its manifest, or
+// the count of raw files its fit command lists), else its `source` as written (e.g. "datasheet"), then its file.
+std::string profileLine(const HardwareProfile& profile);
 
 }  // namespace stepsim

@@ -356,7 +356,9 @@ HardwareProfile parseProfile(std::string_view yaml, const std::string& source) {
 }
 
 HardwareProfile loadProfile(const std::filesystem::path& file) {
-    return parseProfile(readFile(file, "profile file"), file.string());
+    HardwareProfile p = parseProfile(readFile(file, "profile file"), file.string());
+    p.file = file.string();
+    return p;
 }
 
 std::string writeProfile(const HardwareProfile& p) {
@@ -381,8 +383,12 @@ HardwareProfile builtinProfile(const std::string& name) {
     const std::lock_guard<std::mutex> lock(mutex);
     if (const auto it = parsed.find(name); it != parsed.end()) return it->second;
     for (const auto& b : builtinTexts())
-        if (b.name == name)
-            return parsed.emplace(name, parseProfile(b.yaml, std::string(b.path) + " (built in)")).first->second;
+        if (b.name == name) {
+            HardwareProfile p = parseProfile(b.yaml, std::string(b.path) + " (built in)");
+            p.file = b.path;
+            p.builtin = true;
+            return parsed.emplace(name, std::move(p)).first->second;
+        }
     std::string known;
     for (const auto& n : builtinProfileNames()) known += (known.empty() ? "" : ", ") + n;
     throw InputError(fmt::format("no built-in profile '{}'; the built-ins are {}", name, known));

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/scenario/ProfileYaml.hpp"
+
 namespace stepsim {
 namespace {
 
@@ -63,6 +65,21 @@ TEST(TextSummary, NoTrailingWhitespace) {
         if (l.empty()) continue;
         EXPECT_NE(l.back(), ' ') << l;
     }
+}
+
+// The profile line names the profile, its GPU and where it came from in one line: a fitted profile's manifest
+// beside its file, or the count of raw files its fit command lists; another's source as written.
+TEST(TextSummary, ProfileLineSaysWhereTheProfileCameFrom) {
+    EXPECT_EQ(profileLine(builtinProfile("h200x2")),
+              "profile: h200x2 (NVIDIA H200), fitted by stepsim calibrate fit from "
+              "calibration/profiles/h200x2/inputs.txt, built in\n");
+    EXPECT_EQ(profileLine(builtinProfile("h100-sxm")), "profile: h100-sxm (NVIDIA H100 80GB HBM3), datasheet, built in\n");
+    HardwareProfile p = builtinProfile("h200x2");
+    p.source = "stepsim calibrate fit raw/a.jsonl raw/b.jsonl ../x/c.jsonl -o profile.yaml";
+    p.file = "mine/profile.yaml";
+    p.builtin = false;
+    EXPECT_EQ(profileLine(p), "profile: h200x2 (NVIDIA H200), fitted by stepsim calibrate fit from 3 raw files, "
+                              "mine/profile.yaml\n");
 }
 
 }  // namespace
