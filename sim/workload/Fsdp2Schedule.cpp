@@ -224,11 +224,12 @@ void Fsdp2Schedule::postBackward(std::size_t gi) {
         g.post_reduce.reset();
     }
     const double n = g.numel, N = double(world_);
-    // foreach_reduce's copy-in on the compute stream: _chunk_cat widens natively; a narrowing cast goes through a
-    // buffer in the gradients' dtype and a copy.
-    if (re_ < ge_) {
+    // foreach_reduce's copy-in on the compute stream: _chunk_cat widens natively (into fp32); any other cast goes
+    // through a buffer in the gradients' dtype (the gather dtype) and a copy.
+    if (reduce_ != gather_ && reduce_ != DType::fp32) {
         kernel(g.name + " fsdp reduce_scatter chunk_cat", 2 * ge_ * n, MemKind::elementwise, kComputeStream);
-        kernel(g.name + " fsdp reduce_scatter cast", (ge_ + re_) * n, MemKind::cast_down, kComputeStream);
+        kernel(g.name + " fsdp reduce_scatter cast", (ge_ + re_) * n, re_ < ge_ ? MemKind::cast_down : MemKind::cast_up,
+               kComputeStream);
     } else {
         kernel(g.name + " fsdp reduce_scatter chunk_cat", (ge_ + re_) * n,
                re_ > ge_ ? MemKind::cast_up : MemKind::elementwise, kComputeStream);
