@@ -33,7 +33,8 @@
 //   The root has no post-backward hook (its inputs need no gradient): autograd's final callback reduces its gradients
 //   after the whole backward, then the compute stream waits for every group's reduction.
 // NCCL runs one communicator's kernels one after the other whatever stream they are launched on (its strong-stream
-//   chain), so each collective's stream first waits for the previous collective.
+//   chain of CUDA events; NVIDIA/nccl#574), and the all-gathers and reduce-scatters share the group's communicator,
+//   so each collective's stream first waits for the previous collective.
 // Gradient accumulation reduce-scatters every micro-step (set_requires_gradient_sync(False) is not modelled: no
 //   scenario key). The optimizer steps the local shard, n/N of each parameter (optimizerShare); with gradient
 //   clipping the total norm's DTensor all-reduce (4 bytes, fp32) runs on the compute stream before it.
