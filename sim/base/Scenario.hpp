@@ -94,6 +94,11 @@ struct FsdpSpec {
     BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;
     bool forward_prefetch = false;
     bool limit_all_gathers = true;
+    // MixedPrecisionPolicy (FSDP2) / MixedPrecision (FSDP1): the dtype parameters are gathered and computed in, and
+    // the dtype gradients are reduced in. Null: no policy (gathered in training.param_dtype; reduced in the
+    // gradients' dtype).
+    std::optional<DType> param_dtype;
+    std::optional<DType> reduce_dtype;
 };
 
 struct CompileSpec {

@@ -80,6 +80,8 @@ void describe(V& v, FsdpSpec& f) {
     v.field("backward_prefetch", f.backward_prefetch);
     v.field("forward_prefetch", f.forward_prefetch);
     v.field("limit_all_gathers", f.limit_all_gathers);
+    v.field("param_dtype", f.param_dtype);
+    v.field("reduce_dtype", f.reduce_dtype);
 }
 
 template <class V>

@@ -9,6 +9,7 @@
 
 #include "sim/base/InputError.hpp"
 #include "sim/workload/DdpSchedule.hpp"
+#include "sim/workload/Fsdp2Schedule.hpp"
 #include "sim/workload/OptimizerStep.hpp"
 #include "sim/workload/ParallelSchedule.hpp"
 #include "sim/workload/ProgramBuilder.hpp"
@@ -26,7 +27,20 @@ void checkSupported(const Scenario& sc) {
         throw inputError(f, 0, key, what + " is not modelled yet by this stepsim version");
     };
     if (sc.model.type != "transformer") unsupported("model.type", "'" + sc.model.type + "'");
-    if (sc.parallel.data != DataParallel::ddp) unsupported("parallel.data", "a data-parallel mode other than ddp");
+    if (sc.parallel.data != DataParallel::ddp && sc.parallel.data != DataParallel::fsdp2)
+        unsupported("parallel.data", "a data-parallel mode other than ddp and fsdp2");
+    if (sc.parallel.data == DataParallel::fsdp2) {
+        if (sc.fsdp.backward_prefetch == BackwardPrefetch::post)
+            unsupported("fsdp.backward_prefetch", "backward_prefetch: post (FSDP1's BACKWARD_POST) with fsdp2");
+        for (const auto& [key, d] : {std::pair{"fsdp.param_dtype", sc.fsdp.param_dtype},
+                                     std::pair{"fsdp.reduce_dtype", sc.fsdp.reduce_dtype}})
+            if (d == DType::fp8) unsupported(key, "an fp8 MixedPrecisionPolicy dtype (FP8 all-gather)");
+        const DType g = fsdpGatherDtype(sc);
+        if (g != DType::fp32 && g != sc.training.compute_dtype)
+            throw inputError(f, 0, "fsdp.param_dtype",
+                             "a 16-bit fsdp.param_dtype must equal training.compute_dtype (the step computes in the "
+                             "dtype its parameters are gathered in)");
+    }
     if (sc.parallel.tp != 1) unsupported("parallel.tp", "tensor parallelism");
     if (sc.parallel.pp != 1) unsupported("parallel.pp", "pipeline parallelism");
     if (sc.compile.enabled) unsupported("compile.enabled", "torch.compile");
@@ -38,9 +52,12 @@ void checkSupported(const Scenario& sc) {
 }
 
 // The schedule of the scenario's parallelism: the one place a strategy is chosen (checkSupported admits DDP alone).
-std::unique_ptr<ParallelSchedule> makeSchedule(StepContext& c, ProgramBuilder& b) {
+// `shard`: the context of the parameters as the optimizer holds them (FSDP: sharded, in training.param_dtype); `c`
+// the step's.
+std::unique_ptr<ParallelSchedule> makeSchedule(StepContext& c, const StepContext& shard, ProgramBuilder& b) {
     switch (c.sc.parallel.data) {
         case DataParallel::ddp: return std::make_unique<DdpSchedule>(c, b, gradientReadyOrder(c));
+        case DataParallel::fsdp2: return std::make_unique<Fsdp2Schedule>(shard, c, b);
         default: break;
     }
     throw std::logic_error("expand: no schedule for the scenario's parallel.data");
@@ -48,20 +65,21 @@ std::unique_ptr<ParallelSchedule> makeSchedule(StepContext& c, ProgramBuilder& b
 
 // One training step: zero_grad, the micro-steps (the schedule synchronizes the last one's gradients), the optimizer
 // step. Returns the step's model FLOPs.
-double trainingStep(StepContext& c, ProgramBuilder& b, ParallelSchedule& schedule, int step, double params) {
+double trainingStep(StepContext& c, const StepContext& shard, ProgramBuilder& b, ParallelSchedule& schedule, int step,
+                    double params) {
     b.step = step;
     schedule.beginStep(step);
     zeroGrad(b, c);
     const double flops_before = b.model_flops;
     for (int micro = 0; micro < c.sc.training.grad_accum; ++micro) {
-        TransformerStep ms(c, b, /*accumulate=*/micro > 0);
+        TransformerStep ms(c, b, /*accumulate=*/micro > 0 && schedule.autogradAccumulates(), &schedule);
         ms.forward();
         schedule.beginBackward(micro == c.sc.training.grad_accum - 1);
         ms.backward([&](std::size_t i) { schedule.gradReady(i); });
         schedule.endBackward();
     }
     const double flops = b.model_flops - flops_before;
-    optimizerStep(b, c, params);
+    optimizerStep(b, shard, params * schedule.optimizerShare());
     b.stepEnd();
     return flops;
 }
@@ -76,20 +94,31 @@ std::vector<std::string> warnings(const StepContext& c) {
     return out;
 }
 
+// The scenario the step's kernels run: under FSDP2 in the dtype the parameters are gathered in (a
+// MixedPrecisionPolicy's param_dtype: bf16 parameters, no autocast casts).
+Scenario computeScenario(const Scenario& sc) {
+    Scenario out = sc;
+    if (sc.parallel.data == DataParallel::fsdp2) out.training.param_dtype = fsdpGatherDtype(sc);
+    return out;
+}
+
 }  // namespace
 
 Expansion expand(const Scenario& sc, const CostModel& cost) {
     checkSupported(sc);
     Expansion out;
-    StepContext c = makeStepContext(sc, cost);
+    const Scenario compute_sc = computeScenario(sc);
+    StepContext c = makeStepContext(compute_sc, cost);
+    const StepContext shard = makeStepContext(sc, cost);
     for (const ParamInfo& p : c.params) out.params += p.numel;
 
     Program prog;
     ProgramBuilder b(c, prog);
-    const std::unique_ptr<ParallelSchedule> schedule = makeSchedule(c, b);
+    const std::unique_ptr<ParallelSchedule> schedule = makeSchedule(c, shard, b);
     prog.streams = schedule->streams();
     double flops_per_step = 0.0;
-    for (int step = 0; step < sc.sim.steps; ++step) flops_per_step = trainingStep(c, b, *schedule, step, out.params);
+    for (int step = 0; step < sc.sim.steps; ++step)
+        flops_per_step = trainingStep(c, shard, b, *schedule, step, out.params);
 
     Workload& w = out.workload;
     w.steps = sc.sim.steps;
@@ -98,8 +127,8 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
     w.tokens_per_step = double(c.t.T) * sc.training.grad_accum;
     w.samples_per_step = double(c.t.b) * sc.training.grad_accum;
     w.programs.assign(c.world, prog);
-    schedule->report(out);
     out.memory = estimateMemory(c, c.world > 1);
+    schedule->report(out);
     out.warnings = warnings(c);
     return out;
 }

@@ -16,6 +16,9 @@
 //              foreach, with GradScaler's work under fp16 autocast and gradient clipping before it;
 //   step end.
 // The first step runs with DDP's initial single bucket; later steps with the rebuilt buckets (DdpBuckets.hpp).
+// Under FSDP2 (Fsdp2Schedule.hpp) each block's parameters are all-gathered around its forward and backward and its
+// gradients reduce-scattered after its backward; the step's kernels run in the gather dtype (fsdp.param_dtype) and
+// the optimizer steps the local shard.
 //
 // One file per concern: the kernels of a micro-step (TransformerStep.hpp), the data-parallel schedule
 // (ParallelSchedule.hpp; DDP in DdpSchedule.hpp), the optimizer (OptimizerStep.hpp), the memory estimate
@@ -34,7 +37,7 @@ namespace stepsim {
 struct Expansion {
     Workload workload;
     std::vector<Bucket> buckets;         // the rebuilt DDP buckets (steps after the first)
-    MemoryEstimate memory;               // bytes per GPU
+    MemoryEstimate memory;               // bytes per GPU (the schedule's: FSDP2 sets its own)
     double params = 0.0;                 // parameter count
     std::vector<std::string> warnings;
 };

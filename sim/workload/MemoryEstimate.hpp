@@ -8,13 +8,16 @@
 //     the MLP's intermediates): A·L; selective checkpointing keeps q/k/v (Q) in one layer only, (A − Q)·L + Q; full
 //     keeps each layer's input, p·T·h·L, plus one layer's A while it is recomputed;
 //   loss = (c + 4 + 4)·T·V: the logits, their fp32 copy and the log-softmax output at the end of forward.
+// Under FSDP (Fsdp2Schedule.hpp) params, grads and optimizer are the local shards, `gathered` the parameters
+// all-gathered at once and `buckets` its communication buffers (its header gives the sum).
 #include "sim/workload/StepContext.hpp"
 
 namespace stepsim {
 
 struct MemoryEstimate {
     double params = 0, grads = 0, buckets = 0, optimizer = 0, weight_cache = 0, activations = 0, loss = 0;
-    double peak() const { return params + grads + buckets + optimizer + weight_cache + activations + loss; }
+    double gathered = 0;  // FSDP: unsharded parameters alive at once
+    double peak() const { return params + grads + buckets + optimizer + weight_cache + activations + loss + gathered; }
 };
 
 // `ddp`: the step synchronizes gradients through DDP's buckets (more than one GPU).

@@ -60,13 +60,14 @@ void ProgramBuilder::wait(std::uint8_t stream, std::uint32_t event) {
     p_.ops.push_back(op);
 }
 
-void ProgramBuilder::collective(const std::string& name, CollectiveKind kind, double bytes, const std::string& dtype) {
+void ProgramBuilder::collective(const std::string& name, CollectiveKind kind, double bytes, const std::string& dtype,
+                                std::uint8_t stream, int group) {
     Op op = base(name, KernelClass::comm);
     op.kind = OpKind::collective;
-    op.stream = kCommStream;
+    op.stream = stream;
     op.bytes = bytes;
     op.collective = static_cast<std::uint32_t>(p_.collectives.size());
-    p_.collectives.push_back(CollectiveCall{kind, 0, bytes, dtype});
+    p_.collectives.push_back(CollectiveCall{kind, group, bytes, dtype});
     p_.ops.push_back(op);
 }
 

@@ -36,7 +36,9 @@ public:
     // The host blocks until `event` has completed (a .item() on a tensor the stream has just written).
     void hostSync(std::uint32_t event);
     void wait(std::uint8_t stream, std::uint32_t event);
-    void collective(const std::string& name, CollectiveKind kind, double bytes, const std::string& dtype);
+    // On `stream` (default the NCCL stream, kCommStream), in process group `group` (Workload::groups).
+    void collective(const std::string& name, CollectiveKind kind, double bytes, const std::string& dtype,
+                    std::uint8_t stream = kCommStream, int group = 0);
     Op& last() { return p_.ops.back(); }
     void stepEnd();
 

@@ -4,21 +4,28 @@
 
 namespace stepsim {
 
-TransformerStep::TransformerStep(StepContext& c, ProgramBuilder& b, bool accumulate)
-    : accumulate_(accumulate), c_(c), b_(b), t_(c.t) {}
+TransformerStep::TransformerStep(StepContext& c, ProgramBuilder& b, bool accumulate, ParallelSchedule* hooks)
+    : accumulate_(accumulate), c_(c), b_(b), t_(c.t), hooks_(hooks) {}
 
 void TransformerStep::forward() {
     b_.phase = Phase::forward;
+    if (hooks_) hooks_->beforeForward();
     const double T = double(t_.T), h = double(t_.h);
     b_.mem("embedding", 2 * c_.re() * T * h);
     if (t_.pos_embedding) b_.mem("pos_embedding add", c_.re() * double(t_.s) * h + 2 * c_.re() * T * h);
     for (int l = 0; l < t_.L; ++l) {
+        if (hooks_) hooks_->beforeLayerForward(l);
         if (const double s = checkpointHost(/*backward=*/false); s > 0) b_.host(L(l, "checkpoint"), s);
         layerForward(l);
+        if (hooks_) hooks_->afterLayerForward(l);
     }
     norm("norm_f");
     if (c_.autocast) b_.mem("norm_f cast", (4 + c_.ce) * T * h, MemKind::cast_down);
     linearForward("lm_head", t_.V, t_.h);
+    if (hooks_) {
+        hooks_->afterForward();
+        b_.phase = Phase::forward;
+    }
     const double TV = T * double(t_.V);
     if (c_.autocast) {
         // cross_entropy under autocast: log_softmax on the bf16 logits, its output cast to fp32 for nll_loss
@@ -51,10 +58,24 @@ void TransformerStep::backward(const std::function<void(std::size_t)>& ready) {
         b_.mem("log_softmax backward", 12 * TV, MemKind::log_softmax_backward_fp32);
         b_.mem("logits grad cast", (4 + c_.ce) * TV, MemKind::cast_down);
     }
+    if (hooks_) {
+        hooks_->beforeHeadBackward();
+        b_.phase = Phase::backward;
+    }
     linearBackward("lm_head", t_.V, t_.h, t_.tied ? npos : paramIndex("lm_head.weight"));
     if (c_.autocast) b_.mem("norm_f cast backward", (c_.ce + 4) * T * h, MemKind::cast_up);
     normBackward("norm_f", "norm_f");
-    for (int l = t_.L - 1; l >= 0; --l) layerBackward(l);
+    for (int l = t_.L - 1; l >= 0; --l) {
+        if (hooks_) {
+            hooks_->beforeLayerBackward(l);
+            b_.phase = Phase::backward;
+        }
+        layerBackward(l);
+        if (hooks_) {
+            hooks_->afterLayerBackward(l);
+            b_.phase = Phase::backward;
+        }
+    }
     // DDP's grad-ready order on a real run ends with the token embedding, then the position embedding.
     b_.mem("embedding backward", 4 * double(t_.V) * h + 12 * T * h);
     // A tied head's weight gradient arrives first; autograd adds the embedding's to it (one add over the V×h

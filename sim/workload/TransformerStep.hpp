@@ -8,12 +8,16 @@
 // backward(ready) calls ready(i) when parameter i's gradient is final for the micro-step (after its dtype cast), in
 // the order autograd produces them: the point where a data-parallel schedule acts (DDP's hook). With `accumulate`
 // (a micro-step after the first) each gradient is first added into the existing .grad by AccumulateGrad's own kernel.
+// With `hooks` the parallel schedule's module hooks run where PyTorch runs them (ParallelSchedule.hpp): around each
+// layer's forward and backward, the root's pre-forward, post-forward and pre-backward; none around activation
+// checkpointing's recompute (FSDP's pre-forward returns early in backward).
 #include <cstddef>
 #include <functional>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "sim/workload/ParallelSchedule.hpp"
 #include "sim/workload/ProgramBuilder.hpp"
 #include "sim/workload/StepContext.hpp"
 
@@ -21,7 +25,7 @@ namespace stepsim {
 
 class TransformerStep {
 public:
-    TransformerStep(StepContext& c, ProgramBuilder& b, bool accumulate = false);
+    TransformerStep(StepContext& c, ProgramBuilder& b, bool accumulate = false, ParallelSchedule* hooks = nullptr);
 
     void forward();
     void backward(const std::function<void(std::size_t)>& ready);
@@ -53,6 +57,7 @@ private:
     ProgramBuilder& b_;
     const TransformerShape& t_;
     const std::function<void(std::size_t)>* ready_ = nullptr;
+    ParallelSchedule* hooks_;
 };
 
 // The order in which one backward makes the parameters' gradients ready (indices into StepContext::params), from a

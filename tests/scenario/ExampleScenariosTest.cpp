@@ -50,6 +50,28 @@ TEST(ExampleScenarios, DemoIsGpt1p3bOnEightH200) {
     EXPECT_EQ(resolveProfile(s.cluster, s.source).name, "h200x2");
 }
 
+// The FSDP2 example trains the DDP demo's model on the same node, so `stepsim run` on both compares the strategies;
+// the 13B one is sharded over two nodes.
+TEST(ExampleScenarios, Fsdp2DemoIsTheDdpDemosModel) {
+    const Scenario ddp = loadScenario(kScenarios / "gpt-1p3b-ddp-8xh200.yaml");
+    const Scenario fsdp = loadScenario(kScenarios / "gpt-1p3b-fsdp2-8xh200.yaml");
+    EXPECT_EQ(fsdp.parallel.data, DataParallel::fsdp2);
+    EXPECT_EQ(fsdp.model.layers, ddp.model.layers);
+    EXPECT_EQ(fsdp.model.hidden, ddp.model.hidden);
+    EXPECT_EQ(fsdp.model.heads, ddp.model.heads);
+    EXPECT_EQ(ffnHidden(fsdp.model), ffnHidden(ddp.model));
+    EXPECT_EQ(fsdp.model.vocab, ddp.model.vocab);
+    EXPECT_EQ(fsdp.model.seq_len, ddp.model.seq_len);
+    EXPECT_EQ(fsdp.cluster.worldSize(), ddp.cluster.worldSize());
+    EXPECT_EQ(fsdp.training.micro_batch, ddp.training.micro_batch);
+    EXPECT_EQ(fsdp.fsdp.param_dtype, DType::bf16);
+    const Scenario big = loadScenario(kScenarios / "gpt-13b-fsdp2-2x8xh200.yaml");
+    EXPECT_EQ(big.parallel.data, DataParallel::fsdp2);
+    EXPECT_EQ(big.cluster.worldSize(), 16);
+    EXPECT_EQ(big.model.layers, 40);
+    EXPECT_EQ(big.model.hidden, 5120);
+}
+
 TEST(ExampleScenarios, H100DemoUsesTheH100Profile) {
     const Scenario s = loadScenario(kScenarios / "gpt-1p3b-ddp-8xh100.yaml");
     EXPECT_EQ(s.cluster.node, "hgx-h100");

@@ -52,6 +52,8 @@ inline void expectSameScenario(const Scenario& a, const Scenario& b) {
     EXPECT_EQ(a.fsdp.backward_prefetch, b.fsdp.backward_prefetch);
     EXPECT_EQ(a.fsdp.forward_prefetch, b.fsdp.forward_prefetch);
     EXPECT_EQ(a.fsdp.limit_all_gathers, b.fsdp.limit_all_gathers);
+    EXPECT_EQ(a.fsdp.param_dtype, b.fsdp.param_dtype);
+    EXPECT_EQ(a.fsdp.reduce_dtype, b.fsdp.reduce_dtype);
     EXPECT_EQ(a.compile.enabled, b.compile.enabled);
     EXPECT_EQ(a.compile.fullgraph, b.compile.fullgraph);
     EXPECT_EQ(a.compile.dynamic, b.compile.dynamic);

@@ -1,0 +1,285 @@
+#include "sim/workload/Fsdp2Schedule.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/workload/Expand.hpp"
+
+namespace stepsim {
+
+namespace {
+
+const char* dtypeName(DType d) {
+    switch (d) {
+        case DType::fp32: return "fp32";
+        case DType::bf16: return "bf16";
+        case DType::fp16: return "fp16";
+        case DType::fp8: return "fp8";
+    }
+    return "fp32";
+}
+
+// The blocks' parameter counts and the root's.
+struct GroupSizes {
+    double largest_block = 0, root = 0, blocks = 0;
+};
+
+GroupSizes groupSizes(const StepContext& c) {
+    std::vector<double> block(std::size_t(std::max(c.t.L, 0)), 0.0);
+    GroupSizes s;
+    for (const ParamInfo& p : c.params) {
+        if (p.layer < 0) s.root += p.numel;
+        else block[std::size_t(p.layer)] += p.numel, s.blocks += p.numel;
+    }
+    for (double n : block) s.largest_block = std::max(s.largest_block, n);
+    return s;
+}
+
+}  // namespace
+
+DType fsdpGatherDtype(const Scenario& sc) { return sc.fsdp.param_dtype.value_or(sc.training.param_dtype); }
+
+DType fsdpReduceDtype(const Scenario& sc) { return sc.fsdp.reduce_dtype.value_or(fsdpGatherDtype(sc)); }
+
+MemoryEstimate estimateFsdp2Memory(const StepContext& shard, const StepContext& compute) {
+    // Activations, the loss's tensors and autocast's weight cache as the step's kernels hold them.
+    MemoryEstimate m = estimateMemory(compute, /*ddp=*/false);
+    const Scenario& sc = shard.sc;
+    const double N = double(std::max(shard.world, 1));
+    const double p = shard.pe, g = elementBytes(fsdpGatherDtype(sc)), r = elementBytes(fsdpReduceDtype(sc));
+    const GroupSizes s = groupSizes(shard);
+    const double n = s.root + s.blocks;
+    m.params = p * n / N;
+    m.optimizer = 2 * p * n / N;
+    m.grads = p * n / N + g * (s.root + s.largest_block);
+    m.gathered = g * s.root + (sc.fsdp.reshard_after_forward ? 2 * g * s.largest_block : g * s.blocks);
+    m.buckets = g * s.largest_block + r * s.largest_block * (1 + 1 / N);
+    return m;
+}
+
+Fsdp2Schedule::Fsdp2Schedule(const StepContext& shard, const StepContext& compute, ProgramBuilder& b)
+    : shard_(shard),
+      compute_(compute),
+      b_(b),
+      world_(shard.world),
+      pe_(shard.pe),
+      ge_(elementBytes(fsdpGatherDtype(shard.sc))),
+      re_(elementBytes(fsdpReduceDtype(shard.sc))),
+      gather_(fsdpGatherDtype(shard.sc)),
+      reduce_(fsdpReduceDtype(shard.sc)) {
+    const LaunchRates& launch = shard.cost.profile().launch;
+    eager_s_ = launch.eager_host.median_us * 1e-6;
+    nccl_s_ = launch.nccl_host.median_us * 1e-6;
+    groups_.resize(std::size_t(shard.t.L) + 1);
+    for (int l = 0; l < shard.t.L; ++l) groups_[std::size_t(l)].name = fmt::format("h.{}", l);
+    groups_.back().name = "root";
+    for (std::size_t i = 0; i < shard.params.size(); ++i) {
+        const ParamInfo& p = shard.params[i];
+        Group& g = p.layer < 0 ? groups_.back() : groups_[std::size_t(p.layer)];
+        g.numel += p.numel;
+        g.params.push_back(i);
+    }
+}
+
+std::vector<StreamInfo> Fsdp2Schedule::streams() const {
+    return {{StreamKind::compute, "compute"},
+            {StreamKind::copy, "fsdp:all_gather_copy_in"},
+            {StreamKind::comm, "nccl:dp all_gather"},
+            {StreamKind::comm, "nccl:dp reduce_scatter"}};
+}
+
+std::vector<ProcessGroup> Fsdp2Schedule::groups() const {
+    ProcessGroup dp{"dp", {}};
+    for (int r = 0; r < world_; ++r) dp.ranks.push_back(r);
+    return {dp};
+}
+
+double Fsdp2Schedule::optimizerShare() const { return 1.0 / double(std::max(world_, 1)); }
+
+void Fsdp2Schedule::beginStep(int) {
+    micro_ = 0;
+    for (Group& g : groups_) g.post_reduce.reset();
+}
+
+void Fsdp2Schedule::beginBackward(bool last) {
+    last_ = last;
+    ++micro_;
+}
+
+// A kernel FSDP launches itself: one eager op's host cost.
+void Fsdp2Schedule::kernel(const std::string& name, double bytes, MemKind kind, std::uint8_t stream) {
+    b_.mem(name, bytes, kind, KernelClass::copy);
+    b_.last().stream = stream;
+    b_.last().host_s = eager_s_;
+}
+
+// NCCL's strong-stream chain: a collective's stream waits for the communicator's previous collective.
+void Fsdp2Schedule::collective(const std::string& name, CollectiveKind kind, double bytes, DType dtype,
+                               std::uint8_t stream) {
+    if (last_collective_ && last_collective_->first != stream) b_.wait(stream, last_collective_->second);
+    b_.collective(name, kind, bytes, dtypeName(dtype), stream, 0);
+    b_.last().host_s = nccl_s_;
+    last_collective_ = std::make_pair(stream, b_.record(stream));
+}
+
+void Fsdp2Schedule::allGatherStreamsWait(std::uint32_t event) {
+    b_.wait(kCopyInStream, event);
+    b_.wait(kAllGatherStream, event);
+}
+
+void Fsdp2Schedule::unshard(std::size_t gi) {
+    Group& g = groups_[gi];
+    if (g.unsharded || g.all_gather) return;
+    const double local = g.numel / double(world_);
+    if (world_ == 1) {
+        // One rank: wait_for_unshard copies each sharded parameter into its unsharded one (below); nothing here.
+        g.all_gather = b_.record(kComputeStream);
+        return;
+    }
+    // _get_param_all_gather_inputs' foreach copy casts the shards to param_dtype; all_gather_copy_in copies them into
+    // the all-gather output's slice.
+    if (gather_ != shard_.sc.training.param_dtype)
+        kernel(g.name + " fsdp all_gather cast to param_dtype", (pe_ + ge_) * local,
+               ge_ < pe_ ? MemKind::cast_down : MemKind::cast_up, kCopyInStream);
+    kernel(g.name + " fsdp all_gather_copy_in", 2 * ge_ * local, MemKind::elementwise, kCopyInStream);
+    b_.wait(kAllGatherStream, b_.record(kCopyInStream));
+    collective(g.name + " fsdp all_gather", CollectiveKind::all_gather, ge_ * g.numel, gather_, kAllGatherStream);
+    g.all_gather = last_collective_->second;
+}
+
+void Fsdp2Schedule::waitForUnshard(std::size_t gi, bool forward) {
+    Group& g = groups_[gi];
+    if (!g.all_gather) return;
+    // [Note: Overlapping all-gather copy-in and all-gather]: the previous forward copy-out's all-gather output is
+    // freed once the all-gather streams have waited for that copy-out.
+    if (forward && all_gather_state_) {
+        allGatherStreamsWait(*all_gather_state_);
+        all_gather_state_.reset();
+    }
+    b_.wait(kComputeStream, *g.all_gather);
+    g.all_gather.reset();
+    if (world_ == 1) {
+        for (std::size_t i : g.params)
+            kernel(shard_.params[i].name + " fsdp unshard copy", (pe_ + ge_) * shard_.params[i].numel,
+                   ge_ == pe_ ? MemKind::elementwise : MemKind::cast_down, kComputeStream);
+    } else {
+        kernel(g.name + " fsdp split_with_sizes_copy", 2 * ge_ * g.numel, MemKind::elementwise, kComputeStream);
+    }
+    const std::uint32_t copy_out = b_.record(kComputeStream);
+    if (forward && world_ > 1) all_gather_state_ = copy_out;
+    else allGatherStreamsWait(copy_out);
+    g.unsharded = true;
+}
+
+void Fsdp2Schedule::beforeForward() {
+    // _root_pre_forward: the all-gather streams wait for the compute stream (the previous optimizer step).
+    allGatherStreamsWait(b_.record(kComputeStream));
+    unshard(root());
+    waitForUnshard(root(), /*forward=*/true);
+}
+
+void Fsdp2Schedule::beforeLayerForward(int l) {
+    const std::size_t g = std::size_t(l);
+    unshard(g);
+    waitForUnshard(g, /*forward=*/true);
+    if (shard_.sc.fsdp.forward_prefetch && g + 1 < root()) unshard(g + 1);
+}
+
+void Fsdp2Schedule::afterLayerForward(int l) {
+    if (shard_.sc.fsdp.reshard_after_forward) groups_[std::size_t(l)].unsharded = false;
+}
+
+void Fsdp2Schedule::afterForward() {
+    // The root's post-forward: its parameters stay unsharded; the last all-gather output is freed.
+    if (all_gather_state_) {
+        allGatherStreamsWait(*all_gather_state_);
+        all_gather_state_.reset();
+    }
+}
+
+void Fsdp2Schedule::beforeHeadBackward() {
+    // The root's pre-backward prefetches the last block (reverse post-forward order).
+    if (shard_.sc.fsdp.backward_prefetch != BackwardPrefetch::none && root() > 0) unshard(root() - 1);
+}
+
+void Fsdp2Schedule::beforeLayerBackward(int l) {
+    const std::size_t g = std::size_t(l);
+    unshard(g);
+    waitForUnshard(g, /*forward=*/false);
+    if (shard_.sc.fsdp.backward_prefetch != BackwardPrefetch::none && g > 0) unshard(g - 1);
+}
+
+void Fsdp2Schedule::afterLayerBackward(int l) { postBackward(std::size_t(l)); }
+
+void Fsdp2Schedule::postBackward(std::size_t gi) {
+    Group& g = groups_[gi];
+    g.unsharded = false;  // reshard after backward
+    if (reduce_scatter_state_) {
+        b_.wait(kComputeStream, *reduce_scatter_state_);
+        reduce_scatter_state_.reset();
+    }
+    if (g.post_reduce) {
+        b_.wait(kComputeStream, *g.post_reduce);
+        g.post_reduce.reset();
+    }
+    const double n = g.numel, N = double(world_);
+    // foreach_reduce's copy-in on the compute stream: _chunk_cat widens natively (into fp32); any other cast goes
+    // through a buffer in the gradients' dtype (the gather dtype) and a copy.
+    if (reduce_ != gather_ && reduce_ != DType::fp32) {
+        kernel(g.name + " fsdp reduce_scatter chunk_cat", 2 * ge_ * n, MemKind::elementwise, kComputeStream);
+        kernel(g.name + " fsdp reduce_scatter cast", (ge_ + re_) * n, re_ < ge_ ? MemKind::cast_down : MemKind::cast_up,
+               kComputeStream);
+    } else {
+        kernel(g.name + " fsdp reduce_scatter chunk_cat", (ge_ + re_) * n,
+               re_ > ge_ ? MemKind::cast_up : MemKind::elementwise, kComputeStream);
+    }
+    b_.wait(kReduceScatterStream, b_.record(kComputeStream));
+    const bool fp16 = reduce_ == DType::fp16;  // overflow risk: divided before and after, in kernels of their own
+    if (fp16 && world_ > 1) kernel(g.name + " fsdp predivide", 2 * re_ * n, MemKind::elementwise, kReduceScatterStream);
+    std::uint32_t rs_end;
+    if (world_ > 1) {
+        collective(g.name + " fsdp reduce_scatter", CollectiveKind::reduce_scatter, re_ * n, reduce_,
+                   kReduceScatterStream);
+        rs_end = last_collective_->second;
+    } else {
+        kernel(g.name + " fsdp reduce copy", 2 * re_ * n, MemKind::elementwise, kReduceScatterStream);
+        rs_end = b_.record(kReduceScatterStream);
+    }
+    if (fp16 && world_ > 1)
+        kernel(g.name + " fsdp postdivide", 2 * re_ * n / N, MemKind::elementwise, kReduceScatterStream);
+    if (reduce_ != shard_.sc.training.param_dtype)
+        kernel(g.name + " fsdp reduce_scatter output to param dtype", (re_ + pe_) * n / N,
+               re_ < pe_ ? MemKind::cast_up : MemKind::cast_down, kReduceScatterStream);
+    if (micro_ > 1) {
+        // Gradient accumulation: each sharded gradient += its new shard.
+        for (std::size_t i : g.params)
+            kernel(shard_.params[i].name + " fsdp sharded grad accumulate", 3 * pe_ * shard_.params[i].numel / N,
+                   MemKind::elementwise, kReduceScatterStream);
+    }
+    g.post_reduce = b_.record(kReduceScatterStream);
+    reduce_scatter_state_ = rs_end;
+}
+
+void Fsdp2Schedule::endBackward() {
+    // _root_post_backward_final_callback: the root's post-backward (its inputs need no gradient), then every group's
+    // finalize_backward waits for its reduction, and the compute stream for the last reduce-scatter.
+    postBackward(root());
+    for (Group& g : groups_) {
+        if (g.post_reduce) b_.wait(kComputeStream, *g.post_reduce);
+        g.post_reduce.reset();
+    }
+    if (reduce_scatter_state_) b_.wait(kComputeStream, *reduce_scatter_state_);
+    reduce_scatter_state_.reset();
+    if (last_ && world_ > 1 && shard_.sc.training.grad_clip_norm > 0.0) {
+        // clip_grad_norm_ on DTensor gradients: the total norm's partial sums all-reduced (synchronous, on the
+        // current stream).
+        b_.phase = Phase::optimizer;
+        collective("clip grad norm all_reduce", CollectiveKind::all_reduce, 4, DType::fp32, kComputeStream);
+        b_.phase = Phase::backward;
+    }
+}
+
+void Fsdp2Schedule::report(Expansion& out) const { out.memory = estimateFsdp2Memory(shard_, compute_); }
+
+}  // namespace stepsim
