@@ -102,6 +102,12 @@ void addValidateCommand(CLI::App& app) {
     });
 }
 
+// Exit status (docs/scenario.md, "Exit status"): 0 success, 2 bad input (a scenario, profile, topology or
+// measurement file, or the command line), 3 an internal error (a bug: please report it with the input).
+constexpr int kSuccess = 0;
+constexpr int kBadInput = 2;
+constexpr int kInternalError = 3;
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -117,13 +123,17 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        // --help and --version exit 0; every other command-line mistake is bad input: CLI11 prints it, we exit 2.
+        return app.exit(e) == 0 ? kSuccess : kBadInput;
     } catch (const stepsim::InputError& e) {
         std::cerr << "error: " << e.what() << '\n';
-        return 2;
+        return kBadInput;
     } catch (const std::exception& e) {
         std::cerr << "internal error: " << e.what() << '\n';
-        return 3;
+        return kInternalError;
+    } catch (...) {
+        std::cerr << "internal error: an exception that is not a std::exception\n";
+        return kInternalError;
     }
-    return 0;
+    return kSuccess;
 }
