@@ -238,7 +238,10 @@ void YamlMapReader::finish() {
         }
         std::string what = fmt::format("unknown key; allowed {}: {}", path_.empty() ? "at the top level" : "in " + path_,
                                        allowed);
-        if (closest) what += fmt::format(" (did you mean '{}'?)", *closest);
+        // A suggestion only for a near miss (a typo), never an unrelated key: at most a third of the name's
+        // letters (two for short names) edited.
+        if (closest && best <= std::max<std::size_t>(2, name.size() / 3))
+            what += fmt::format(" (did you mean '{}'?)", *closest);
         r_.failAt(k, pathOf(name), what);
     }
     // After unknown keys: a misspelt key is better reported as unknown (with a suggestion) than as missing.

@@ -146,6 +146,13 @@ TEST(ScenarioLoader, UnknownKeyListsAllowedKeysAndSuggestsClosest) {
               "ffn_hidden, vocab, seq_len, mlp, norm, tied_embeddings (did you mean 'hidden'?)");
 }
 
+TEST(ScenarioLoader, UnrelatedUnknownKeyGetsNoSuggestion) {
+    // Expectation: "did you mean" names only a near miss; a key like no allowed one gets the allowed list alone.
+    const std::string msg = errorOf("stepsim: 1\nmodel:\n  layers: 2\n  foo: 10\n");
+    EXPECT_THAT(msg, HasSubstr("x.yaml:4: model.foo: unknown key; allowed in model:"));
+    EXPECT_THAT(msg, ::testing::Not(HasSubstr("did you mean")));
+}
+
 TEST(ScenarioLoader, UnknownTopLevelSectionIsAnError) {
     EXPECT_THAT(errorOf("stepsim: 1\ndpp: {bucket_cap_mb: 1}\n"),
                 HasSubstr("x.yaml:2: dpp: unknown key; allowed at the top level: stepsim, name, cluster"));
