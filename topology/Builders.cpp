@@ -203,7 +203,8 @@ ClusterGraph cluster(const NodeTemplate& node, int nodes, const NetworkSpec& net
             if (!port || !placed[*port]) {
                 if (nodes == 1) continue;  // a lone node needs no NIC
                 throw clusterError("cluster.node",
-                                   fmt::format("{}: {} has no PCIe link for its NIC (set its nic_port)", node.source,
+                                   fmt::format("{}:{}: {} has no PCIe link for its NIC (set its nic_port)", node.source,
+                                               node.vertices[gpu_vertex[first]].line,
                                                node.vertices[gpu_vertex[first]].name));
             }
             std::vector<int> ranks;

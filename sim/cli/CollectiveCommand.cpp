@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -11,6 +12,7 @@
 #include "sim/base/InputError.hpp"
 #include "sim/run/CollectivePrediction.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
+#include "topology/Builders.hpp"
 
 namespace stepsim {
 
@@ -59,6 +61,12 @@ void checkLimits(const CollectiveQuery& q) {
     if (const double rows = std::floor(std::log(q.max_bytes / q.min_bytes) / std::log(q.factor)) + 1; rows > kMaxRows)
         fail("-f", fmt::format("expected at most {} sizes from -b to -e, got {:.0f} at this factor", kMaxRows, rows));
     if (q.cluster.nodes > kMaxNodes) fail("--nodes", fmt::format("expected at most {}, got {}", kMaxNodes, q.cluster.nodes));
+    const std::string ext = std::filesystem::path(q.cluster.node).extension().string();
+    if (!builtinNode(q.cluster.node) && ext != ".yaml" && ext != ".yml") {
+        std::string names;
+        for (const auto& n : builtinNodeNames()) names += (names.empty() ? "" : ", ") + n;
+        fail("--node", fmt::format("expected one of {} or a topology YAML file, got '{}'", names, q.cluster.node));
+    }
     const NodeTemplate node = nodeTemplate(q.cluster.node, "");
     if (q.cluster.gpus_per_node > node.gpuCount())
         fail("--gpus", fmt::format("expected at most {} (the GPUs of a {} node), got {}", node.gpuCount(), node.name,

@@ -71,8 +71,12 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile) {
     std::vector<std::string> warnings = sim.expansion.warnings;
     for (const std::string& w : sim.results.warnings)
         if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+    sim.gpu_memory_gib = profile.gpu.memory_gib;
     if (*sim.results.peak_memory_gib > profile.gpu.memory_gib)
-        warnings.push_back("out of memory: the estimated peak exceeds the GPU's memory");
+        warnings.push_back(fmt::format("out of memory: the estimated peak, {:.2f} GiB, exceeds the GPU's {:.2f} GiB by "
+                                       "{:.2f} GiB",
+                                       *sim.results.peak_memory_gib, profile.gpu.memory_gib,
+                                       *sim.results.peak_memory_gib - profile.gpu.memory_gib));
     // A B200-class node runs on another GPU's profile only when the scenario names that profile (the loader refuses
     // the built-in default there); the result says so.
     if ((sc.cluster.node == "hgx-b200" || sc.cluster.node == "nvl72") &&

@@ -385,6 +385,9 @@ void checkLimits(const YamlReader& r, const Scenario& s) {
     }
     const NodeTemplate node = nodeTemplate(c.node, std::filesystem::path(s.source).parent_path().string());
     atMost("cluster.gpus_per_node", c.gpus_per_node, node.gpuCount(), fmt::format("the GPUs of a {} node", node.name).c_str());
+    if (c.network.fabric != "rail-fat-tree")
+        r.fail("cluster.network.fabric",
+               fmt::format("expected rail-fat-tree (the one fabric built today), got '{}'", c.network.fabric));
     const int nics = c.network.nics_per_node;
     if (c.nodes > 1 && (nics > node.gpuCount() || node.gpuCount() % nics != 0))
         r.fail("cluster.network.nics_per_node",

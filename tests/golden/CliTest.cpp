@@ -123,6 +123,42 @@ TEST(Cli, MultiNodeCollectiveRunsOnTheTopology) {
     EXPECT_LE(busbw, 370.8);
 }
 
+// ---- out of memory is a result ----
+
+TEST(Cli, JsonSaysTheModelFitsMemory) {
+    const std::string s = (kSrc / "scenarios/gpt-350m-ddp-2xh200.yaml").string();
+    ASSERT_EQ(sh(kBin + " run -q " + s + " --require-fit --json " + tmp("fit.json").string()).status, 0);
+    const auto j = nlohmann::json::parse(slurp(tmp("fit.json")));
+    EXPECT_TRUE(j["fits_memory"].get<bool>());
+    EXPECT_EQ(j["memory_shortfall_gib"].get<double>(), 0.0);
+}
+
+// A 175B-parameter model on 2 GPUs (GPT-3's shape, short sequences): about 2.6 TiB per GPU of parameters, gradients
+// and optimizer state.
+const std::string kTooLarge = "stepsim: 1\ncluster: {gpus_per_node: 2}\n"
+                              "model: {layers: 96, hidden: 12288, heads: 96, seq_len: 256}\ntraining: {micro_batch: 1}\n"
+                              "sim: {steps: 2}\n";
+
+TEST(Cli, OutOfMemoryIsAResultWithItsShortfall) {
+    const auto f = tmp("oom.yaml");
+    std::ofstream(f) << kTooLarge;
+    ASSERT_EQ(sh(kBin + " run -q " + f.string() + " --json " + tmp("oom.json").string()).status, 0);
+    const auto j = nlohmann::json::parse(slurp(tmp("oom.json")));
+    EXPECT_FALSE(j["fits_memory"].get<bool>());
+    EXPECT_GT(j["memory_shortfall_gib"].get<double>(), 1000.0);
+    EXPECT_NEAR(j["memory_shortfall_gib"].get<double>(), j["peak_memory_gib"].get<double>() - 139.8, 0.5);
+}
+
+TEST(Cli, RequireFitExitsFourWhenOutOfMemoryAndStillWritesTheResult) {
+    const auto f = tmp("oom2.yaml");
+    std::ofstream(f) << kTooLarge;
+    std::filesystem::remove(tmp("oom2.json"));
+    const Result r = sh(kBin + " run -q " + f.string() + " --require-fit --json " + tmp("oom2.json").string());
+    EXPECT_EQ(r.status, 4);
+    EXPECT_NE(r.out.find("exceeds the GPU's"), std::string::npos) << r.out;
+    EXPECT_FALSE(nlohmann::json::parse(slurp(tmp("oom2.json")))["fits_memory"].get<bool>());
+}
+
 // ---- exit status: 0 success, 2 bad input (the command line included), 3 internal error ----
 
 TEST(Cli, HelpExitsZero) {
@@ -200,6 +236,12 @@ TEST(Cli, CollectiveOnMoreGpusThanTheNodeHasExitsTwo) {
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.out.find("--gpus: expected at most 8 (the GPUs of a hgx-h200 node), got 100000"), std::string::npos)
         << r.out;
+}
+
+TEST(Cli, CollectiveOnAnUnknownNodeNamesTheFlag) {
+    const Result r = sh(kBin + " collective --node hgx-z900");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find("--node: expected one of hgx-h100"), std::string::npos) << r.out;
 }
 
 TEST(Cli, CollectiveSizeBeyondTheLimitExitsTwo) {

@@ -194,6 +194,11 @@ TEST(RunnableScenario, GpusPerNodeBeyondATopologyFilesGpusAreRefused) {
                 StartsWith("x.yaml:5: cluster.gpus_per_node: expected at most 4 (the GPUs of a quad-nvlink-pairs node)"));
 }
 
+TEST(RunnableScenario, FabricOtherThanTheOneBuiltIsRefusedAtItsLine) {
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "cluster:\n  nodes: 2\n  network: {fabric: dragonfly}\n"),
+                StartsWith("x.yaml:5: cluster.network.fabric: expected rail-fat-tree"));
+}
+
 TEST(RunnableScenario, NicsThatDoNotFitTheNodeAreRefusedAcrossNodes) {
     const std::string node = std::string(STEPSIM_SOURCE_DIR) + "/topology/examples/quad-nvlink-pairs.yaml";
     EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "cluster: {node: " + node + ", nodes: 2, gpus_per_node: 4}\n"),
