@@ -1,10 +1,12 @@
 #include "sim/scenario/ScenarioLoader.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
 #include "sim/base/InputError.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
+#include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/YamlReader.hpp"
 #include "topology/Builders.hpp"
 #include "sim/scenario/YamlWriter.hpp"
@@ -385,6 +387,19 @@ void checkLimits(const YamlReader& r, const Scenario& s) {
     }
     const NodeTemplate node = nodeTemplate(c.node, std::filesystem::path(s.source).parent_path().string());
     atMost("cluster.gpus_per_node", c.gpus_per_node, node.gpuCount(), fmt::format("the GPUs of a {} node", node.name).c_str());
+    // The profile: the node's built-in one, a built-in name, or a file (its own errors name that file).
+    if (const auto names = builtinProfileNames();
+        c.profile != "builtin" && std::find(names.begin(), names.end(), c.profile) == names.end()) {
+        std::filesystem::path file(c.profile);
+        if (file.is_relative()) file = std::filesystem::path(s.source).parent_path() / file;
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(file, ec)) {
+            std::string known;
+            for (const auto& n : names) known += ", " + n;
+            r.fail("cluster.profile",
+                   fmt::format("expected builtin{}, or a profile YAML file; no file {}", known, file.string()));
+        }
+    }
     if (c.network.fabric != "rail-fat-tree")
         r.fail("cluster.network.fabric",
                fmt::format("expected rail-fat-tree (the one fabric built today), got '{}'", c.network.fabric));

@@ -81,6 +81,11 @@ TEST(RunnableScenario, B200NodeWithANamedProfileIsRead) {
     EXPECT_EQ(errorOf("stepsim: 1\ncluster: {node: hgx-b200, profile: h200x2}\n" + kModel), "");
 }
 
+TEST(RunnableScenario, MissingProfileFileIsRefusedAtItsLine) {
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "cluster:\n  profile: no-such-profile.yaml\n"),
+                StartsWith("x.yaml:4: cluster.profile: expected builtin, "));
+}
+
 TEST(RunnableScenario, UnknownNodeIsRefusedAtItsLine) {
     EXPECT_THAT(errorOf("stepsim: 1\ncluster:\n  node: hgx-z900\n" + kModel),
                 StartsWith("x.yaml:3: cluster.node: expected one of hgx-h100"));
