@@ -62,7 +62,7 @@ void describe(V& v, TrainingSpec& t) {
 
 template <class V>
 void describe(V& v, ParallelSpec& p) {
-    v.unmodelled("data", p.data, "a data-parallel mode other than ddp");
+    v.field("data", p.data);
     v.unmodelled("tp", p.tp, "tensor parallelism");
     v.unmodelled("pp", p.pp, "pipeline parallelism");
     v.unmodelled("pp_schedule", p.pp_schedule, "a pipeline schedule (pipeline parallelism)");
@@ -80,10 +80,10 @@ void describe(V& v, DdpSpec& d) {
 
 template <class V>
 void describe(V& v, FsdpSpec& f) {
-    v.unmodelled("reshard_after_forward", f.reshard_after_forward, "FSDP");
-    v.unmodelled("backward_prefetch", f.backward_prefetch, "FSDP");
-    v.unmodelled("forward_prefetch", f.forward_prefetch, "FSDP");
-    v.unmodelled("limit_all_gathers", f.limit_all_gathers, "FSDP");
+    v.field("reshard_after_forward", f.reshard_after_forward);
+    v.field("backward_prefetch", f.backward_prefetch);
+    v.field("forward_prefetch", f.forward_prefetch);
+    v.field("limit_all_gathers", f.limit_all_gathers);
 }
 
 template <class V>
@@ -305,6 +305,25 @@ void refuseUnmodelledValues(const YamlReader& r, const Scenario& s) {
     if (s.training.compute_dtype == DType::fp8) refuse("training.compute_dtype", "FP8 compute (FP8 training)");
     if (s.ddp.comm_hook == CommHook::powersgd) refuse("ddp.comm_hook", "PowerSGD");
     if (s.nccl.algo == NcclAlgo::collnet) refuse("nccl.algo", "CollNet (NCCL's in-network reduction)");
+    // Data parallelism: ddp is modelled (and fsdp2 where the workload models it; sim/workload refuses it otherwise).
+    switch (s.parallel.data) {
+        case DataParallel::fsdp1: refuse("parallel.data", "FSDP1 (FullyShardedDataParallel)"); break;
+        case DataParallel::hsdp: refuse("parallel.data", "HSDP"); break;
+        case DataParallel::zero1:
+        case DataParallel::zero2:
+        case DataParallel::zero3: refuse("parallel.data", "ZeRO"); break;
+        default: break;
+    }
+    // The fsdp section configures sharding: under ddp a value other than its default changes nothing.
+    if (s.parallel.data == DataParallel::ddp) {
+        const FsdpSpec d;
+        const FsdpSpec& f = s.fsdp;
+        const char* what = "an fsdp setting with parallel.data: ddp (which does not shard)";
+        if (f.reshard_after_forward != d.reshard_after_forward) refuse("fsdp.reshard_after_forward", what);
+        if (f.backward_prefetch != d.backward_prefetch) refuse("fsdp.backward_prefetch", what);
+        if (f.forward_prefetch != d.forward_prefetch) refuse("fsdp.forward_prefetch", what);
+        if (f.limit_all_gathers != d.limit_all_gathers) refuse("fsdp.limit_all_gathers", what);
+    }
     r.failUnmodelled();
 }
 
