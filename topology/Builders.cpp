@@ -156,7 +156,10 @@ ClusterGraph cluster(const NodeTemplate& node, int nodes, const NetworkSpec& net
         throw clusterError("cluster.gpus_per_node",
                            fmt::format("expected 1 to {} (the GPUs of a {} node), got {}", full, node.name, used));
     const int nics = network.nics_per_node;
-    if (nics < 1 || nics > full || full % nics != 0)
+    // A lone node needs no NIC: one whose NIC count does not fit its GPUs (a 4-GPU topology file under the default
+    // 8 NICs) gets none.
+    const bool nics_fit = nics >= 1 && nics <= full && full % nics == 0;
+    if (!nics_fit && nodes > 1)
         throw clusterError("cluster.network.nics_per_node",
                            fmt::format("expected a divisor of {} (the GPUs of a {} node), got {}", full, node.name, nics));
     if (!(network.nic_gbps > 0.0))
@@ -168,8 +171,8 @@ ClusterGraph cluster(const NodeTemplate& node, int nodes, const NetworkSpec& net
                            fmt::format("expected a positive number, got {}", network.oversubscription));
 
     const double nic_Bps = network.nic_gbps * 1e9 / 8.0;
-    const int gpus_per_nic = full / nics;
-    const int rails = (used + gpus_per_nic - 1) / gpus_per_nic;
+    const int gpus_per_nic = nics_fit ? full / nics : full;
+    const int rails = nics_fit ? (used + gpus_per_nic - 1) / gpus_per_nic : 0;
 
     ClusterGraph g;
     std::string name = nodes == 1 ? node.name : fmt::format("{} x {}", node.name, nodes);
@@ -200,7 +203,8 @@ ClusterGraph cluster(const NodeTemplate& node, int nodes, const NetworkSpec& net
             if (!port || !placed[*port]) {
                 if (nodes == 1) continue;  // a lone node needs no NIC
                 throw clusterError("cluster.node",
-                                   fmt::format("{}: {} has no PCIe link for its NIC (set its nic_port)", node.source,
+                                   fmt::format("{}:{}: {} has no PCIe link for its NIC (set its nic_port)", node.source,
+                                               node.vertices[gpu_vertex[first]].line,
                                                node.vertices[gpu_vertex[first]].name));
             }
             std::vector<int> ranks;

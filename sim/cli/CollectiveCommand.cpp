@@ -1,6 +1,8 @@
 #include "sim/cli/CollectiveCommand.hpp"
 
 #include <cctype>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -9,6 +11,8 @@
 
 #include "sim/base/InputError.hpp"
 #include "sim/run/CollectivePrediction.hpp"
+#include "sim/scenario/ClusterBuild.hpp"
+#include "topology/Builders.hpp"
 
 namespace stepsim {
 
@@ -41,6 +45,32 @@ CollectiveKind parseOp(const std::string& op) {
     throw inputError("command line", 0, "--op",
                      fmt::format("expected all_reduce, all_gather, reduce_scatter, alltoall, broadcast or sendrecv, "
                                  "got '{}'", op));
+}
+
+// Limits checked before anything is built: sizes the time type holds at any link's rate (1 TiB at 1 GB/s is 18
+// minutes; time is picoseconds in 64 bits), a table of at most kMaxRows lines, and the GPUs the node has.
+constexpr double kMaxBytes = 1024.0 * 1024 * 1024 * 1024;
+constexpr int kMaxRows = 1000;
+constexpr int kMaxNodes = 1024;
+
+void checkLimits(const CollectiveQuery& q) {
+    auto fail = [](const std::string& flag, const std::string& what) { throw inputError("command line", 0, flag, what); };
+    if (q.min_bytes > kMaxBytes) fail("-b", fmt::format("expected at most 1024G (2^40 bytes), got {:.4g} bytes", q.min_bytes));
+    if (q.max_bytes > kMaxBytes) fail("-e", fmt::format("expected at most 1024G (2^40 bytes), got {:.4g} bytes", q.max_bytes));
+    if (q.max_bytes < q.min_bytes) fail("-e", "expected maxbytes >= minbytes");
+    if (const double rows = std::floor(std::log(q.max_bytes / q.min_bytes) / std::log(q.factor)) + 1; rows > kMaxRows)
+        fail("-f", fmt::format("expected at most {} sizes from -b to -e, got {:.0f} at this factor", kMaxRows, rows));
+    if (q.cluster.nodes > kMaxNodes) fail("--nodes", fmt::format("expected at most {}, got {}", kMaxNodes, q.cluster.nodes));
+    const std::string ext = std::filesystem::path(q.cluster.node).extension().string();
+    if (!builtinNode(q.cluster.node) && ext != ".yaml" && ext != ".yml") {
+        std::string names;
+        for (const auto& n : builtinNodeNames()) names += (names.empty() ? "" : ", ") + n;
+        fail("--node", fmt::format("expected one of {} or a topology YAML file, got '{}'", names, q.cluster.node));
+    }
+    const NodeTemplate node = nodeTemplate(q.cluster.node, "");
+    if (q.cluster.gpus_per_node > node.gpuCount())
+        fail("--gpus", fmt::format("expected at most {} (the GPUs of a {} node), got {}", node.gpuCount(), node.name,
+                                   q.cluster.gpus_per_node));
 }
 
 }  // namespace
@@ -103,6 +133,7 @@ void addCollectiveCommand(CLI::App& app) {
         q.nccl.algo = pick(algos, "--algo", o->algo);
         q.nccl.proto = pick(protos, "--proto", o->proto);
         q.nccl.nvls = pick(switches, "--nvls", o->nvls);
+        checkLimits(q);
         const CollectivePrediction p = predictCollective(q);
         std::cout << toNcclTestsTable(p);
         if (!o->json.empty()) {

@@ -21,6 +21,9 @@
 
 namespace {
 
+// `run --require-fit` on a scenario whose peak memory exceeds the GPU's: exit status 4 (kDoesNotFit).
+struct DoesNotFit {};
+
 std::ofstream openOutput(const std::string& path) {
     std::ofstream os(path);
     if (!os) throw stepsim::inputError(path, 0, "", "cannot open this file for writing");
@@ -44,11 +47,16 @@ void addRunCommand(CLI::App& app) {
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     run->add_flag("-q,--quiet", *quiet, "Print nothing on stdout");
+    auto require_fit = std::make_shared<bool>(false);
+    run->add_flag("--require-fit", *require_fit,
+                  "Exit with status 4 when the estimated peak memory exceeds the GPU's (the results are written "
+                  "all the same, with fits_memory: false)");
     run->callback([=] {
         const stepsim::Scenario sc = stepsim::loadScenario(*file, *sets);
         const stepsim::HardwareProfile profile = stepsim::resolveProfile(sc.cluster, *file);
         const stepsim::Simulation sim = stepsim::simulate(sc, profile);
-        if (!json->empty()) openOutput(*json) << stepsim::toJson(sim.results, sc.name).dump(2) << '\n';
+        if (!json->empty())
+            openOutput(*json) << stepsim::toJson(sim.results, sc.name, sim.gpu_memory_gib).dump(2) << '\n';
         if (!trace->empty()) {
             std::ofstream os = openOutput(*trace);
             stepsim::writeTrace(os, sim.timeline, sim.expansion.workload);
@@ -57,6 +65,7 @@ void addRunCommand(CLI::App& app) {
             std::cout << stepsim::profileLine(profile);
             std::cout << stepsim::textSummary(sim.results, sc.name);
         }
+        if (*require_fit && !sim.fitsMemory()) throw DoesNotFit();
     });
 }
 
@@ -102,6 +111,14 @@ void addValidateCommand(CLI::App& app) {
     });
 }
 
+// Exit status (docs/scenario.md, "Exit status"): 0 success, 2 bad input (a scenario, profile, topology or
+// measurement file, or the command line), 3 an internal error (a bug: please report it with the input), 4 a model
+// that does not fit in GPU memory under `run --require-fit`.
+constexpr int kSuccess = 0;
+constexpr int kBadInput = 2;
+constexpr int kInternalError = 3;
+constexpr int kDoesNotFit = 4;
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -117,13 +134,20 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        // --help and --version exit 0; every other command-line mistake is bad input: CLI11 prints it, we exit 2.
+        return app.exit(e) == 0 ? kSuccess : kBadInput;
+    } catch (const DoesNotFit&) {
+        std::cerr << "error: the estimated peak memory exceeds the GPU's (--require-fit)\n";
+        return kDoesNotFit;
     } catch (const stepsim::InputError& e) {
         std::cerr << "error: " << e.what() << '\n';
-        return 2;
+        return kBadInput;
     } catch (const std::exception& e) {
         std::cerr << "internal error: " << e.what() << '\n';
-        return 3;
+        return kInternalError;
+    } catch (...) {
+        std::cerr << "internal error: an exception that is not a std::exception\n";
+        return kInternalError;
     }
-    return 0;
+    return kSuccess;
 }

@@ -1,5 +1,7 @@
 #include "sim/report/JsonReport.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdlib>
 
@@ -20,7 +22,7 @@ nlohmann::ordered_json num(const std::optional<double>& x) { return x ? num(*x) 
 
 }  // namespace
 
-nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name) {
+nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name, std::optional<double> gpu_memory_gib) {
     using nlohmann::ordered_json;
     ordered_json j;
     j["name"] = scenario_name;
@@ -56,6 +58,10 @@ nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name
     j["collectives"] = std::move(c);
 
     j["peak_memory_gib"] = num(r.peak_memory_gib);
+    if (gpu_memory_gib && r.peak_memory_gib) {
+        j["fits_memory"] = *r.peak_memory_gib <= *gpu_memory_gib;
+        j["memory_shortfall_gib"] = num(std::max(0.0, *r.peak_memory_gib - *gpu_memory_gib));
+    }
     j["warnings"] = ordered_json::array();
     for (const std::string& w : r.warnings) j["warnings"].push_back(w);
 

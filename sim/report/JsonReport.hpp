@@ -6,7 +6,8 @@
 //     "compute_busy_ms", "copy_busy_ms", "comm_busy_ms", "overlap_ms", "overlap_ratio",
 //     "exposed_comm_ms", "idle_ms", "gpu_busy_pct",
 //     "collectives": {"count", "bytes", "algbw_GBps", "busbw_GBps", "barrier_wait_ms_mean", "barrier_wait_ms_max"},
-//     "peak_memory_gib" (null when the memory model did not run), "warnings": [...],
+//     "peak_memory_gib" (null when the memory model did not run), ["fits_memory", "memory_shortfall_gib" with the
+//     GPU's memory], "warnings": [...],
 //     "per_rank": [{"rank", "step_time_ms", "compute_busy_ms", "copy_busy_ms", "comm_busy_ms", "overlap_ms",
 //                   "overlap_ratio", "exposed_comm_ms", "idle_ms"}, ...],
 //     "per_step": [{"step", "step_time_ms", "compute_busy_ms", "comm_busy_ms", "overlap_ms",
@@ -16,6 +17,7 @@
 // per_step) are additions, allowed by its "extend it freely". Numbers are rounded to 12 significant digits
 // and written in nlohmann's shortest round-trip form (0.1 + 0.2 prints 0.3), so equal Results give
 // byte-identical text and last-bit noise of summed doubles does not show; a non-finite number is null.
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +26,9 @@
 
 namespace stepsim {
 
-nlohmann::ordered_json toJson(const Results& results, const std::string& scenario_name);
+// With `gpu_memory_gib` (the profile's GPU memory) and a peak: "fits_memory" (peak ≤ the GPU's memory) and
+// "memory_shortfall_gib" (how far over, 0 when it fits) follow "peak_memory_gib": out of memory is a result.
+nlohmann::ordered_json toJson(const Results& results, const std::string& scenario_name,
+                              std::optional<double> gpu_memory_gib = std::nullopt);
 
 }  // namespace stepsim

@@ -71,8 +71,19 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile) {
     std::vector<std::string> warnings = sim.expansion.warnings;
     for (const std::string& w : sim.results.warnings)
         if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+    sim.gpu_memory_gib = profile.gpu.memory_gib;
     if (*sim.results.peak_memory_gib > profile.gpu.memory_gib)
-        warnings.push_back("out of memory: the estimated peak exceeds the GPU's memory");
+        warnings.push_back(fmt::format("out of memory: the estimated peak, {:.2f} GiB, exceeds the GPU's {:.2f} GiB by "
+                                       "{:.2f} GiB",
+                                       *sim.results.peak_memory_gib, profile.gpu.memory_gib,
+                                       *sim.results.peak_memory_gib - profile.gpu.memory_gib));
+    // A B200-class node runs on another GPU's profile only when the scenario names that profile (the loader refuses
+    // the built-in default there); the result says so.
+    if ((sc.cluster.node == "hgx-b200" || sc.cluster.node == "nvl72") &&
+        profile.gpu.model.find("B200") == std::string::npos)
+        warnings.push_back(fmt::format("profile: {} has the rates of {} GPUs, not of the B200-class GPUs of {}; the "
+                                       "step is that GPU's step on this node's topology",
+                                       profile.name, profile.gpu.model, sc.cluster.node));
     // A host-bound step again with every host cost at the profile's spread: the range a faster and a slower host give.
     const HostCostSpread& spread = profile.launch.host_cost_spread;
     // The slowest host's issue time decides (the ranks' hosts at the first sample's speeds).

@@ -24,6 +24,8 @@ struct Simulation {
     // A host-bound step's time (ms) with every host cost at the profile's launch.host_cost_spread p10 and p90 (a
     // faster and a slower host, as calibration saw between runs); empty for a GPU-bound step or without a spread.
     std::optional<std::pair<double, double>> host_range_ms;
+    double gpu_memory_gib = 0.0;  // the profile's GPU memory, against which the peak fits or not
+    bool fitsMemory() const { return !results.peak_memory_gib || *results.peak_memory_gib <= gpu_memory_gib; }
 };
 
 Simulation simulate(const Scenario& sc, const HardwareProfile& profile);

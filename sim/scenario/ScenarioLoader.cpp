@@ -1,10 +1,14 @@
 #include "sim/scenario/ScenarioLoader.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
 #include "sim/base/InputError.hpp"
+#include "sim/scenario/ClusterBuild.hpp"
+#include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/YamlReader.hpp"
+#include "topology/Builders.hpp"
 #include "sim/scenario/YamlWriter.hpp"
 
 namespace stepsim {
@@ -29,7 +33,7 @@ void describe(V& v, ClusterSpec& c) {
 
 template <class V>
 void describe(V& v, ModelSpec& m) {
-    v.field("type", m.type);
+    v.unmodelled("type", m.type, "a model read from a PyTorch profiler trace (model.type: trace)");
     v.field("trace", m.trace);
     v.field("layers", m.layers);
     v.field("hidden", m.hidden);
@@ -50,7 +54,7 @@ void describe(V& v, TrainingSpec& t) {
     v.field("grad_accum", t.grad_accum);
     v.field("param_dtype", t.param_dtype);
     v.field("compute_dtype", t.compute_dtype);
-    v.field("optimizer", t.optimizer);
+    v.unmodelled("optimizer", t.optimizer, "an optimizer other than adamw");
     v.field("optimizer_impl", t.optimizer_impl);
     v.field("grad_clip_norm", t.grad_clip_norm);
     v.field("activation_checkpointing", t.activation_checkpointing);
@@ -59,9 +63,9 @@ void describe(V& v, TrainingSpec& t) {
 template <class V>
 void describe(V& v, ParallelSpec& p) {
     v.field("data", p.data);
-    v.field("tp", p.tp);
-    v.field("pp", p.pp);
-    v.field("pp_schedule", p.pp_schedule);
+    v.unmodelled("tp", p.tp, "tensor parallelism");
+    v.unmodelled("pp", p.pp, "pipeline parallelism");
+    v.unmodelled("pp_schedule", p.pp_schedule, "a pipeline schedule (pipeline parallelism)");
 }
 
 template <class V>
@@ -69,8 +73,8 @@ void describe(V& v, DdpSpec& d) {
     v.field("bucket_cap_mb", d.bucket_cap_mb);
     v.field("first_bucket_mb", d.first_bucket_mb);
     v.field("gradient_as_bucket_view", d.gradient_as_bucket_view);
-    v.field("find_unused_parameters", d.find_unused_parameters);
-    v.field("static_graph", d.static_graph);
+    v.unmodelled("find_unused_parameters", d.find_unused_parameters, "DDP's search for unused parameters");
+    v.unmodelled("static_graph", d.static_graph, "DDP's static-graph mode");
     v.field("comm_hook", d.comm_hook);
 }
 
@@ -86,30 +90,30 @@ void describe(V& v, FsdpSpec& f) {
 
 template <class V>
 void describe(V& v, CompileSpec& c) {
-    v.field("enabled", c.enabled);
-    v.field("fullgraph", c.fullgraph);
-    v.field("dynamic", c.dynamic);
-    v.field("mode", c.mode);
-    v.field("optimize_ddp", c.optimize_ddp);
+    v.unmodelled("enabled", c.enabled, "torch.compile");
+    v.unmodelled("fullgraph", c.fullgraph, "torch.compile");
+    v.unmodelled("dynamic", c.dynamic, "torch.compile");
+    v.unmodelled("mode", c.mode, "torch.compile");
+    v.unmodelled("optimize_ddp", c.optimize_ddp, "torch.compile");
 }
 
 template <class V>
 void describe(V& v, Fp8Spec& f) {
-    v.field("enabled", f.enabled);
-    v.field("recipe", f.recipe);
-    v.field("fp8_all_gather", f.fp8_all_gather);
+    v.unmodelled("enabled", f.enabled, "FP8 training");
+    v.unmodelled("recipe", f.recipe, "FP8 training");
+    v.unmodelled("fp8_all_gather", f.fp8_all_gather, "FP8 training");
 }
 
 template <class V>
 void describe(V& v, DataLoaderSpec& d) {
-    v.field("pin_memory", d.pin_memory);
-    v.field("num_workers", d.num_workers);
+    v.unmodelled("pin_memory", d.pin_memory, "the data loader");
+    v.unmodelled("num_workers", d.num_workers, "the data loader");
 }
 
 template <class V>
 void describe(V& v, CheckpointSpec& c) {
-    v.field("interval_steps", c.interval_steps);
-    v.field("mode", c.mode);
+    v.unmodelled("interval_steps", c.interval_steps, "checkpoint I/O");
+    v.unmodelled("mode", c.mode, "checkpoint I/O");
 }
 
 template <class V>
@@ -281,15 +285,190 @@ void validate(const YamlReader& r, const Scenario& s) {
     atLeast("sim.samples", s.sim.samples, 1);
 }
 
+// What a runnable scenario needs beyond the schema: the model named (nothing defaults to a built-in model).
+void requireModel(const YamlReader& r, const YAML::Node& root, const Scenario& s) {
+    if (!r.present("model"))
+        r.failAt(root, "model",
+                 "missing: a scenario names its model (a `model:` section with at least layers and hidden; "
+                 "docs/scenario.md); nothing defaults to a built-in model");
+    if (s.model.type != "transformer") return;
+    for (const char* key : {"layers", "hidden"})
+        if (!r.present(std::string("model.") + key))
+            r.fail(std::string("model.") + key,
+                   "missing: a transformer model needs its layers and hidden (nothing defaults to a built-in model)");
+}
+
+// Values of modelled keys that this version does not model yet (keys modelled at their default only are marked in
+// describe() with unmodelled()).
+void refuseUnmodelledValues(const YamlReader& r, const Scenario& s) {
+    auto refuse = [&](const std::string& path, const std::string& what) {
+        r.fail(path, what + " is not modelled yet by this stepsim version");
+    };
+    if (s.training.compute_dtype == DType::fp8) refuse("training.compute_dtype", "FP8 compute (FP8 training)");
+    if (s.ddp.comm_hook == CommHook::powersgd) refuse("ddp.comm_hook", "PowerSGD");
+    if (s.nccl.algo == NcclAlgo::collnet) refuse("nccl.algo", "CollNet (NCCL's in-network reduction)");
+    // Data parallelism: ddp is modelled (and fsdp2 where the workload models it; sim/workload refuses it otherwise).
+    switch (s.parallel.data) {
+        case DataParallel::fsdp1: refuse("parallel.data", "FSDP1 (FullyShardedDataParallel)"); break;
+        case DataParallel::hsdp: refuse("parallel.data", "HSDP"); break;
+        case DataParallel::zero1:
+        case DataParallel::zero2:
+        case DataParallel::zero3: refuse("parallel.data", "ZeRO"); break;
+        default: break;
+    }
+    // The fsdp section configures sharding: under ddp a value other than its default changes nothing.
+    if (s.parallel.data == DataParallel::ddp) {
+        const FsdpSpec d;
+        const FsdpSpec& f = s.fsdp;
+        const char* what = "an fsdp setting with parallel.data: ddp (which does not shard)";
+        if (f.reshard_after_forward != d.reshard_after_forward) refuse("fsdp.reshard_after_forward", what);
+        if (f.backward_prefetch != d.backward_prefetch) refuse("fsdp.backward_prefetch", what);
+        if (f.forward_prefetch != d.forward_prefetch) refuse("fsdp.forward_prefetch", what);
+        if (f.limit_all_gathers != d.limit_all_gathers) refuse("fsdp.limit_all_gathers", what);
+    }
+    r.failUnmodelled();
+}
+
+// The built-in profiles are measured on (or read off the datasheets of) H100 and H200 GPUs: a node of other GPUs
+// runs only on a profile the user names.
+void requireMatchingProfile(const YamlReader& r, const ClusterSpec& c) {
+    if ((c.node == "hgx-b200" || c.node == "nvl72") && c.profile == "builtin")
+        r.fail("cluster.node",
+               fmt::format("{} has B200-class GPUs, and no built-in profile was measured on them: set cluster.profile "
+                           "to a profile of these GPUs (a profile YAML from `stepsim calibrate`), or name a built-in "
+                           "one (h200x2, h200-sxm) to run this node at H200 rates knowingly",
+                           c.node));
+}
+
+// Sizes and counts a simulation holds, checked before anything is built. Time is picoseconds in 64 bits (106 days,
+// sim/base/Time.hpp), and every rank's kernels of every step are held in memory (96 bytes each, sim/base/Program.hpp).
+struct Limits {
+    static constexpr int nodes = 1024;
+    static constexpr int micro_batch = 65536;
+    static constexpr int seq_len = 1 << 20;
+    static constexpr int grad_accum = 4096;
+    static constexpr int layers = 4096;
+    static constexpr int hidden = 1 << 18;
+    static constexpr int ffn_hidden = 1 << 20;
+    static constexpr long long tokens = 1LL << 26;  // per micro-batch: micro_batch · seq_len
+    static constexpr int vocab = 1 << 24;
+    static constexpr int steps = 1000;
+    static constexpr int samples = 1000;
+    // Kernels and collectives held for a run (ranks × steps × ops per step; ~2 GB at 96 bytes each).
+    static constexpr double ops = 2e7;
+    // Ops a rank launches per layer and micro-batch (forward, backward, their casts and collectives; the demo has
+    // 60-70), and per step outside the layers, counted generously.
+    static constexpr double ops_per_layer = 100.0, ops_per_step = 500.0;
+    // Simulated seconds of a run at floor rates no modelled GPU is slower than (10 TFLOP/s, 100 GB/s): 12 days, a
+    // ninth of what the time type holds.
+    static constexpr double run_s = 1e6, floor_flops = 1e13, floor_Bps = 1e11;
+};
+
+// Of the keys behind a product, the one the file (or an override) set furthest above its default: where the error
+// points.
+std::string largestFactor(const YamlReader& r, std::initializer_list<std::pair<const char*, double>> factors) {
+    std::string best = factors.begin()->first;
+    double most = 0.0;
+    for (const auto& [path, ratio] : factors)
+        if (r.present(path) && ratio > most) most = ratio, best = path;
+    return best;
+}
+
+void checkLimits(const YamlReader& r, const Scenario& s) {
+    auto atMost = [&](const std::string& path, long long v, long long hi, const char* why) {
+        if (v > hi) r.fail(path, fmt::format("expected at most {} ({}), got {}", hi, why, v));
+    };
+    const ClusterSpec& c = s.cluster;
+    const ModelSpec& m = s.model;
+    const TrainingSpec& t = s.training;
+    atMost("cluster.nodes", c.nodes, Limits::nodes, "every rank is simulated");
+    atMost("model.layers", m.layers, Limits::layers, "this simulator's limit");
+    atMost("model.hidden", m.hidden, Limits::hidden, "this simulator's limit");
+    atMost("model.vocab", m.vocab, Limits::vocab, "this simulator's limit");
+    atMost("model.seq_len", m.seq_len, Limits::seq_len, "this simulator's limit");
+    atMost("training.micro_batch", t.micro_batch, Limits::micro_batch, "this simulator's limit");
+    if (m.ffn_hidden) atMost("model.ffn_hidden", *m.ffn_hidden, Limits::ffn_hidden, "this simulator's limit");
+    if (const long long tokens = 1LL * t.micro_batch * m.seq_len; tokens > Limits::tokens)
+        r.fail(r.present("training.micro_batch") ? "training.micro_batch" : "model.seq_len",
+               fmt::format("expected at most {} tokens per micro-batch (micro_batch x seq_len, this simulator's "
+                           "limit), got {} x {} = {}",
+                           Limits::tokens, t.micro_batch, m.seq_len, tokens));
+    atMost("training.grad_accum", t.grad_accum, Limits::grad_accum, "this simulator's limit");
+    atMost("sim.steps", s.sim.steps, Limits::steps, "every step of every rank is simulated and held");
+    atMost("sim.samples", s.sim.samples, Limits::samples, "each sample is a whole simulation");
+
+    // The node's GPUs, read before anything is built (a topology file's own errors name that file).
+    if (!builtinNode(c.node)) {
+        const std::filesystem::path p(c.node);
+        if (p.extension() != ".yaml" && p.extension() != ".yml") {
+            std::string names;
+            for (const auto& n : builtinNodeNames()) names += n + ", ";
+            r.fail("cluster.node", fmt::format("expected one of {}or a topology YAML file (.yaml), got '{}'", names, c.node));
+        }
+    }
+    const NodeTemplate node = nodeTemplate(c.node, std::filesystem::path(s.source).parent_path().string());
+    atMost("cluster.gpus_per_node", c.gpus_per_node, node.gpuCount(), fmt::format("the GPUs of a {} node", node.name).c_str());
+    // The profile: the node's built-in one, a built-in name, or a file (its own errors name that file).
+    if (const auto names = builtinProfileNames();
+        c.profile != "builtin" && std::find(names.begin(), names.end(), c.profile) == names.end()) {
+        std::filesystem::path file(c.profile);
+        if (file.is_relative()) file = std::filesystem::path(s.source).parent_path() / file;
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(file, ec)) {
+            std::string known;
+            for (const auto& n : names) known += ", " + n;
+            r.fail("cluster.profile",
+                   fmt::format("expected builtin{}, or a profile YAML file; no file {}", known, file.string()));
+        }
+    }
+    if (c.network.fabric != "rail-fat-tree")
+        r.fail("cluster.network.fabric",
+               fmt::format("expected rail-fat-tree (the one fabric built today), got '{}'", c.network.fabric));
+    const int nics = c.network.nics_per_node;
+    if (c.nodes > 1 && (nics > node.gpuCount() || node.gpuCount() % nics != 0))
+        r.fail("cluster.network.nics_per_node",
+               fmt::format("expected a divisor of {} (the GPUs of a {} node) across nodes, got {}", node.gpuCount(),
+                           node.name, nics));
+
+    const double ranks = double(c.nodes) * c.gpus_per_node, steps = s.sim.steps, accum = t.grad_accum;
+    const double ops = ranks * steps * (accum * m.layers * Limits::ops_per_layer + Limits::ops_per_step);
+    if (ops > Limits::ops)
+        r.fail(largestFactor(r, {{"sim.steps", steps / 3}, {"training.grad_accum", accum}, {"cluster.nodes", double(c.nodes)},
+                                 {"cluster.gpus_per_node", c.gpus_per_node / 8.0}, {"model.layers", m.layers / 24.0}}),
+               fmt::format("the run would hold about {:.3g} kernels and collectives (ranks {} x steps {} x {} per step), "
+                           "more than this simulator's limit of {:.0e}: simulate fewer steps, micro-batches, layers or "
+                           "ranks",
+                           ops, ranks, steps, accum * m.layers * Limits::ops_per_layer + Limits::ops_per_step,
+                           Limits::ops));
+
+    // A step's work per GPU: 6 FLOPs per parameter and token, attention's 12·seq·hidden per token and layer, and the
+    // optimizer's pass over fp32 state.
+    const double h = m.hidden, kv = double(kvHeads(m)) * (h / m.heads), f = ffnHidden(m);
+    const double params = m.layers * (2 * h * h + 2 * h * kv + (m.mlp == MlpKind::swiglu ? 3 : 2) * h * f) + double(m.vocab) * h;
+    const double tokens = double(t.micro_batch) * m.seq_len * accum;
+    const double flops = 6 * params * tokens + 12.0 * m.layers * tokens * m.seq_len * h;
+    const double run_s = steps * (flops / Limits::floor_flops + 32 * params / Limits::floor_Bps);
+    if (run_s > Limits::run_s)
+        r.fail(largestFactor(r, {{"training.micro_batch", t.micro_batch / 4.0}, {"model.seq_len", m.seq_len / 2048.0},
+                                 {"training.grad_accum", accum}, {"model.hidden", h / 2048}, {"model.layers", m.layers / 24.0},
+                                 {"model.vocab", m.vocab / 50304.0}, {"sim.steps", steps / 3}}),
+               fmt::format("the run's {} steps would take about {:.3g} s of simulated time at 10 TFLOP/s ({:.3g} FLOPs per GPU "
+                           "and step), more than the {:.0e} s this simulator's time holds with margin: simulate a "
+                           "smaller model, fewer tokens or fewer steps",
+                           s.sim.steps, run_s, flops, Limits::run_s));
+}
+
 }  // namespace
 
-Scenario parseScenario(std::string_view yaml, const std::string& source, const std::vector<std::string>& overrides) {
+Scenario parseScenario(std::string_view yaml, const std::string& source, const std::vector<std::string>& overrides,
+                       Reading reading) {
     YAML::Node root;
     try {
         root = YAML::Load(std::string(yaml));
     } catch (const YAML::ParserException& e) {
         throw inputError(source, e.mark.is_null() ? 0 : e.mark.line + 1, "", "YAML syntax error: " + e.msg);
     }
+    requireQuotesClosedOnTheirLine(YamlReader(source, YamlReader::Missing::keep_default), root, yaml);
     if (root.IsNull() && !overrides.empty()) root = YAML::Node(YAML::NodeType::Map);
     if (!root.IsMap())
         throw inputError(source, root.Mark().is_null() ? 0 : root.Mark().line + 1, "",
@@ -310,15 +489,21 @@ Scenario parseScenario(std::string_view yaml, const std::string& source, const s
     }
     if (s.name.empty()) reader.fail("name", "expected a non-empty name (or leave it out: the file's stem)");
     validate(reader, s);
+    if (reading == Reading::runnable) {
+        requireModel(reader, root, s);
+        refuseUnmodelledValues(reader, s);
+        requireMatchingProfile(reader, s.cluster);
+        checkLimits(reader, s);
+    }
     return s;
 }
 
-Scenario loadScenario(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
+Scenario loadScenario(const std::filesystem::path& file, const std::vector<std::string>& overrides, Reading reading) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw inputError(file.string(), 0, "", "cannot open the scenario file (does it exist?)");
     std::ostringstream text;
     text << in.rdbuf();
-    return parseScenario(text.str(), file.string(), overrides);
+    return parseScenario(text.str(), file.string(), overrides, reading);
 }
 
 std::string explainScenario(const Scenario& s) {

@@ -21,13 +21,22 @@
 
 namespace stepsim {
 
+// What a read accepts. `runnable` (what `run` and `explain` read): the schema, plus what a simulation needs and
+// models, each refused with its line: the `model:` section and its layers and hidden (nothing defaults to a built-in
+// model); no setting this version does not model (a key read but not modelled takes only its default; explain marks
+// those keys); a B200-class node (hgx-b200, nvl72) only with a profile the user names; sizes and counts within the
+// limits the simulator holds (kLimits in ScenarioLoader.cpp), checked before anything is built. `schema`: types,
+// ranges and cross-field rules only, every value the schema can spell (for tools and tests of the schema).
+enum class Reading { runnable, schema };
+
 // Reads `file`; a missing or unreadable file is an InputError.
-Scenario loadScenario(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});
+Scenario loadScenario(const std::filesystem::path& file, const std::vector<std::string>& overrides = {},
+                      Reading reading = Reading::runnable);
 
 // Reads YAML text; `source` names it in errors and becomes Scenario::source. An absent `name` is the stem of
 // `source`.
 Scenario parseScenario(std::string_view yaml, const std::string& source,
-                       const std::vector<std::string>& overrides = {});
+                       const std::vector<std::string>& overrides = {}, Reading reading = Reading::runnable);
 
 // The whole scenario as YAML, every default and derived value filled in; parseScenario reads it back to an
 // equal Scenario (with kv_heads and ffn_hidden set to their resolved values).

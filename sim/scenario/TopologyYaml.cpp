@@ -1,8 +1,10 @@
 #include "sim/scenario/TopologyYaml.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -188,6 +190,32 @@ NodeTemplate parse(const YAML::Node& root, const std::string& source) {
         if (lat < 0.0) r.fail(lat_node, path + ".latency_us", fmt::format("expected a non-negative number, got {}", lat));
         d.latency = fromMicros(lat);
         t.links.push_back(d);
+    }
+    // Every GPU reaches every other (a collective's flows need a route) and the host (copies): each GPU has a link,
+    // and the links join all the GPUs into one component.
+    if (t.links.empty())
+        r.fail(links, "links", "expected at least one link: the GPUs need links to reach each other and the host");
+    std::vector<int> component(t.vertices.size());
+    for (std::size_t i = 0; i < component.size(); ++i) component[i] = static_cast<int>(i);
+    const auto find = [&](int v) {
+        while (component[v] != v) v = component[v] = component[component[v]];
+        return v;
+    };
+    for (const auto& l : t.links) component[find(l.a)] = find(l.b);
+    std::optional<int> first_gpu;
+    for (std::size_t i = 0; i < t.vertices.size(); ++i) {
+        const auto& v = t.vertices[i];
+        if (v.kind != VertexKind::gpu) continue;
+        const bool linked = std::any_of(t.links.begin(), t.links.end(), [&](const NodeTemplate::Duplex& l) {
+            return l.a == static_cast<int>(i) || l.b == static_cast<int>(i);
+        });
+        const std::string path = fmt::format("vertices[{}]", i);
+        if (!linked) r.fail(vertices[i], path, fmt::format("GPU \"{}\" has no link (every GPU needs one)", v.name));
+        if (!first_gpu) first_gpu = static_cast<int>(i);
+        else if (find(static_cast<int>(i)) != find(*first_gpu))
+            r.fail(vertices[i], path,
+                   fmt::format("GPU \"{}\" has no path to GPU \"{}\" over the links (every GPU must reach every other)",
+                               v.name, t.vertices[static_cast<std::size_t>(*first_gpu)].name));
     }
     return t;
 }

@@ -73,6 +73,60 @@ void YamlReader::fail(const std::string& path, const std::string& what) const {
     failLine(0, path, what);
 }
 
+void YamlReader::noteUnmodelled(const YAML::Node& node, const std::string& path, const std::string& what) {
+    if (!unmodelled_) unmodelled_ = Unmodelled{node.Mark().is_null() ? 0 : node.Mark().line + 1, path, what};
+}
+
+void YamlReader::failUnmodelled() const {
+    if (unmodelled_) failLine(unmodelled_->line, unmodelled_->path, unmodelled_->what);
+}
+
+namespace {
+
+// True when the quoted scalar opening at text[open] closes before the end of its line.
+bool closesOnItsLine(std::string_view text, std::size_t open) {
+    const char quote = text[open];
+    for (std::size_t i = open + 1; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '\n' || c == '\r') return false;
+        if (quote == '"' && c == '\\') {
+            ++i;  // an escape: the next character is not the closing quote
+        } else if (c == quote) {
+            if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+                ++i;  // '' inside single quotes is one quote
+                continue;
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
+void requireQuotesClosed(const YamlReader& r, const YAML::Node& n, const std::string& path, std::string_view text) {
+    if (n.IsMap()) {
+        for (const auto& kv : n) {
+            requireQuotesClosed(r, kv.first, path, text);
+            const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+            requireQuotesClosed(r, kv.second, path.empty() ? key : path + "." + key, text);
+        }
+    } else if (n.IsSequence()) {
+        for (std::size_t i = 0; i < n.size(); ++i) requireQuotesClosed(r, n[i], fmt::format("{}[{}]", path, i), text);
+    } else if (n.IsScalar() && !n.Mark().is_null()) {
+        const auto pos = static_cast<std::size_t>(n.Mark().pos);
+        if (pos < text.size() && (text[pos] == '"' || text[pos] == '\'') && !closesOnItsLine(text, pos))
+            r.failAt(n, path.empty() ? "?" : path,
+                     fmt::format("the value opened with {} has no closing {} on its line (a quoted value must end on "
+                                 "the line it starts on)",
+                                 text[pos], text[pos]));
+    }
+}
+
+}  // namespace
+
+void requireQuotesClosedOnTheirLine(const YamlReader& r, const YAML::Node& root, std::string_view text) {
+    requireQuotesClosed(r, root, "", text);
+}
+
 namespace {
 
 // A plain (unquoted) scalar's text; a quoted one is a string and never a number or a boolean.
@@ -184,7 +238,10 @@ void YamlMapReader::finish() {
         }
         std::string what = fmt::format("unknown key; allowed {}: {}", path_.empty() ? "at the top level" : "in " + path_,
                                        allowed);
-        if (closest) what += fmt::format(" (did you mean '{}'?)", *closest);
+        // A suggestion only for a near miss (a typo), never an unrelated key: at most a third of the name's
+        // letters (two for short names) edited.
+        if (closest && best <= std::max<std::size_t>(2, name.size() / 3))
+            what += fmt::format(" (did you mean '{}'?)", *closest);
         r_.failAt(k, pathOf(name), what);
     }
     // After unknown keys: a misspelt key is better reported as unknown (with a suggestion) than as missing.

@@ -71,6 +71,11 @@ public:
         const T v = value.value_or(resolved);
         line(key, formatValue(v), v == resolved ? comment : std::string_view{});
     }
+    // A key read but not modelled yet (YamlMapReader::unmodelled): marked so.
+    template <class T>
+    void unmodelled(std::string_view key, T& value, std::string_view) {
+        line(key, formatValue(value), "not modelled yet: only this default is accepted");
+    }
     template <class S>
     void section(std::string_view key, S& s) {
         out_ += fmt::format("{:{}}{}:\n", "", indent_, key);

@@ -123,4 +123,137 @@ TEST(Cli, MultiNodeCollectiveRunsOnTheTopology) {
     EXPECT_LE(busbw, 370.8);
 }
 
+// ---- out of memory is a result ----
+
+TEST(Cli, JsonSaysTheModelFitsMemory) {
+    const std::string s = (kSrc / "scenarios/gpt-350m-ddp-2xh200.yaml").string();
+    ASSERT_EQ(sh(kBin + " run -q " + s + " --require-fit --json " + tmp("fit.json").string()).status, 0);
+    const auto j = nlohmann::json::parse(slurp(tmp("fit.json")));
+    EXPECT_TRUE(j["fits_memory"].get<bool>());
+    EXPECT_EQ(j["memory_shortfall_gib"].get<double>(), 0.0);
+}
+
+// A 175B-parameter model on 2 GPUs (GPT-3's shape, short sequences): about 2.6 TiB per GPU of parameters, gradients
+// and optimizer state.
+const std::string kTooLarge = "stepsim: 1\ncluster: {gpus_per_node: 2}\n"
+                              "model: {layers: 96, hidden: 12288, heads: 96, seq_len: 256}\ntraining: {micro_batch: 1}\n"
+                              "sim: {steps: 2}\n";
+
+TEST(Cli, OutOfMemoryIsAResultWithItsShortfall) {
+    const auto f = tmp("oom.yaml");
+    std::ofstream(f) << kTooLarge;
+    ASSERT_EQ(sh(kBin + " run -q " + f.string() + " --json " + tmp("oom.json").string()).status, 0);
+    const auto j = nlohmann::json::parse(slurp(tmp("oom.json")));
+    EXPECT_FALSE(j["fits_memory"].get<bool>());
+    EXPECT_GT(j["memory_shortfall_gib"].get<double>(), 1000.0);
+    EXPECT_NEAR(j["memory_shortfall_gib"].get<double>(), j["peak_memory_gib"].get<double>() - 139.8, 0.5);
+}
+
+TEST(Cli, RequireFitExitsFourWhenOutOfMemoryAndStillWritesTheResult) {
+    const auto f = tmp("oom2.yaml");
+    std::ofstream(f) << kTooLarge;
+    std::filesystem::remove(tmp("oom2.json"));
+    const Result r = sh(kBin + " run -q " + f.string() + " --require-fit --json " + tmp("oom2.json").string());
+    EXPECT_EQ(r.status, 4);
+    EXPECT_NE(r.out.find("exceeds the GPU's"), std::string::npos) << r.out;
+    EXPECT_FALSE(nlohmann::json::parse(slurp(tmp("oom2.json")))["fits_memory"].get<bool>());
+}
+
+// ---- exit status: 0 success, 2 bad input (the command line included), 3 internal error ----
+
+TEST(Cli, HelpExitsZero) {
+    EXPECT_EQ(sh(kBin + " --help").status, 0);
+    EXPECT_EQ(sh(kBin + " run --help").status, 0);
+}
+
+TEST(Cli, UnknownFlagExitsTwo) {
+    const Result r = sh(kBin + " run --bogus " + (kSrc / "scenarios/gpt-350m-ddp-2xh200.yaml").string());
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find("--bogus"), std::string::npos) << r.out;
+}
+
+TEST(Cli, MissingArgumentExitsTwo) {
+    const Result r = sh(kBin + " run");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find("FILE is required"), std::string::npos) << r.out;
+}
+
+TEST(Cli, NoSubcommandExitsTwo) { EXPECT_EQ(sh(kBin).status, 2); }
+
+TEST(Cli, MalformedFlagValueExitsTwo) {
+    EXPECT_EQ(sh(kBin + " collective --gpus x").status, 2);
+    EXPECT_EQ(sh(kBin + " collective --gpus 8 -f 1").status, 2);
+}
+
+// ---- bad input end to end: a located error and exit status 2, never a result for another question ----
+
+TEST(Cli, UnterminatedQuoteExitsTwoAtItsLine) {
+    const auto f = tmp("quote.yaml");
+    std::ofstream(f) << "stepsim: 1\nname: \"gpt-1p3b\nmodel: {layers: 2, hidden: 1024}\n";
+    const Result r = sh(kBin + " run " + f.string());
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find(f.string() + ":2: name: the value opened with"), std::string::npos) << r.out;
+}
+
+TEST(Cli, ScenarioWithoutAModelExitsTwo) {
+    const auto f = tmp("nomodel.yaml");
+    std::ofstream(f) << "stepsim: 1\n";
+    const Result r = sh(kBin + " run " + f.string());
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find(f.string() + ":1: model: missing"), std::string::npos) << r.out;
+}
+
+TEST(Cli, B200OnANamedH200ProfileRunsAndSaysSo) {
+    const auto f = tmp("b200.yaml");
+    std::ofstream(f) << "stepsim: 1\ncluster: {node: hgx-b200, profile: h200x2}\nmodel: {layers: 2, hidden: 1024}\n";
+    const auto out = tmp("b200.json");
+    ASSERT_EQ(sh(kBin + " run -q " + f.string() + " --json " + out.string()).status, 0);
+    const auto j = nlohmann::json::parse(slurp(out));
+    ASSERT_FALSE(j["warnings"].empty());
+    EXPECT_NE(j["warnings"][0].get<std::string>().find("not of the B200-class GPUs of hgx-b200"), std::string::npos)
+        << j["warnings"];
+}
+
+TEST(Cli, ShippedTopologyExampleRunsAsALoneNode) {
+    const auto f = tmp("quad.yaml");
+    std::ofstream(f) << "stepsim: 1\ncluster: {node: " << (kSrc / "topology/examples/quad-nvlink-pairs.yaml").string()
+                     << ", gpus_per_node: 4}\nmodel: {layers: 2, hidden: 1024}\n";
+    const Result r = sh(kBin + " run -q " + f.string());
+    EXPECT_EQ(r.status, 0) << r.out;
+}
+
+TEST(Cli, TopologyWithoutLinksExitsTwo) {
+    const auto f = tmp("nolinks.yaml");
+    std::ofstream(f) << "stepsim_topology: 1\nname: x\nvertices:\n  - {name: gpu0, kind: gpu}\n"
+                        "  - {name: gpu1, kind: gpu}\nlinks: []\n";
+    const Result r = sh(kBin + " topo " + f.string());
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find(f.string() + ":6: links: expected at least one link"), std::string::npos) << r.out;
+}
+
+TEST(Cli, CollectiveOnMoreGpusThanTheNodeHasExitsTwo) {
+    const Result r = sh(kBin + " collective --gpus 100000");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find("--gpus: expected at most 8 (the GPUs of a hgx-h200 node), got 100000"), std::string::npos)
+        << r.out;
+}
+
+TEST(Cli, CollectiveOnAnUnknownNodeNamesTheFlag) {
+    const Result r = sh(kBin + " collective --node hgx-z900");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find("--node: expected one of hgx-h100"), std::string::npos) << r.out;
+}
+
+TEST(Cli, CollectiveSizeBeyondTheLimitExitsTwo) {
+    const Result r = sh(kBin + " collective -b 1e30 -e 1e30");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find("-b: expected at most 1024G"), std::string::npos) << r.out;
+}
+
+TEST(Cli, CollectiveTableOfTooManySizesExitsTwo) {
+    const Result r = sh(kBin + " collective -b 8 -e 1G -f 1.0001");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find("-f: expected at most 1000 sizes"), std::string::npos) << r.out;
+}
+
 }  // namespace

@@ -126,5 +126,41 @@ TEST(TopologyYaml, ClusterOfYamlNodes) {
     EXPECT_EQ(g.linkTarget(g.route(1, 5)[1]), *g.nicOf(1));
 }
 
+// Expectations: a topology with no links is refused at its `links` line (it used to pass `topo` and fail `run`
+// with an internal error).
+TEST(TopologyYaml, NoLinksIsAnError) {
+    const std::string msg = errorOf("stepsim_topology: 1\nname: x\nvertices:\n  - {name: gpu0, kind: gpu}\n"
+                                    "  - {name: gpu1, kind: gpu}\nlinks: []\n");
+    EXPECT_EQ(msg.rfind("bad.yaml:6: links: expected at least one link", 0), 0u) << msg;
+}
+
+// Expectations: a GPU no link touches is refused at its vertex's line.
+TEST(TopologyYaml, UnlinkedGpuIsAnError) {
+    const std::string msg = errorOf("stepsim_topology: 1\nname: x\nvertices:\n  - {name: gpu0, kind: gpu}\n"
+                                    "  - {name: gpu1, kind: gpu}\n  - {name: cpu0, kind: cpu}\nlinks:\n"
+                                    "  - {from: gpu0, to: cpu0, kind: pcie, bandwidth_GBps: 55, latency_us: 0.3}\n");
+    EXPECT_EQ(msg.rfind("bad.yaml:5: vertices[1]: GPU \"gpu1\" has no link", 0), 0u) << msg;
+}
+
+// Expectations: GPUs in two islands that no link joins are refused at the second island's GPU.
+TEST(TopologyYaml, DisconnectedGpusAreAnError) {
+    const std::string msg = errorOf("stepsim_topology: 1\nname: x\nvertices:\n  - {name: gpu0, kind: gpu}\n"
+                                    "  - {name: gpu1, kind: gpu}\n  - {name: cpu0, kind: cpu}\n  - {name: cpu1, kind: cpu}\n"
+                                    "links:\n  - {from: gpu0, to: cpu0, kind: pcie, bandwidth_GBps: 55, latency_us: 0.3}\n"
+                                    "  - {from: gpu1, to: cpu1, kind: pcie, bandwidth_GBps: 55, latency_us: 0.3}\n");
+    EXPECT_EQ(msg.rfind("bad.yaml:5: vertices[1]: GPU \"gpu1\" has no path to GPU \"gpu0\"", 0), 0u) << msg;
+}
+
+// Expectations: the shipped example builds as a lone node under the default cluster.network (8 NICs per node, more
+// than its 4 GPUs): a lone node needs no NIC, so it gets none.
+TEST(TopologyYaml, ExampleRunsAsALoneNodeWithTheDefaultNetwork) {
+    ClusterSpec spec;
+    spec.node = "examples/quad-nvlink-pairs.yaml";
+    spec.gpus_per_node = 4;
+    const ClusterGraph g = buildCluster(spec, std::string(STEPSIM_SOURCE_DIR) + "/topology");
+    EXPECT_EQ(g.gpuCount(), 4);
+    EXPECT_EQ(g.countOf(VertexKind::nic), 0u);
+}
+
 }  // namespace
 }  // namespace stepsim

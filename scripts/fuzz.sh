@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Fuzzes the scenario, --set, topology and profile readers with libFuzzer (Debian's clang), under ASan and UBSan.
+# Usage: scripts/fuzz.sh [SECONDS_PER_TARGET (default 60)] [TARGET...]   (targets: scenario set topology profile)
+# Each target's corpus (build-fuzz/corpus/TARGET) is seeded from the repository's files; a crash, hang, leak or
+# sanitizer report stops the run with the input saved as build-fuzz/crash-* and a non-zero exit status.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(scenario set topology profile)
+jobs=${STEPSIM_JOBS:-$(nproc)}
+flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPSIM_BUILD_TESTS=ON \
+  -DSTEPSIM_FUZZ=ON -DSTEPSIM_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS="$flags" >/dev/null
+cmake --build build-fuzz -j"$jobs" --target $(printf 'fuzz_%s ' "${targets[@]}")
+for t in "${targets[@]}"; do
+  corpus=build-fuzz/corpus/$t
+  mkdir -p "$corpus"
+  case $t in
+    scenario) cp scenarios/*.yaml "$corpus"/; ls scenarios/validation/*.yaml | head -20 | xargs -I{} cp {} "$corpus"/ ;;
+    set) printf '%s\n' ddp.bucket_cap_mb=100 'parallel={tp: 2}' 'name="x"' model.layers=4 > "$corpus"/seed.txt ;;
+    topology) cp topology/examples/*.yaml "$corpus"/ ;;
+    profile) for p in calibration/profiles/*/profile.yaml; do cp "$p" "$corpus/$(basename "$(dirname "$p")").yaml"; done ;;
+  esac
+  echo "fuzz_$t: ${seconds}s"
+  if ! (build-fuzz/tests/fuzz/fuzz_"$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+          -artifact_prefix=build-fuzz/ -print_final_stats=1 "$corpus" 2>&1 | tail -n 12); then
+    echo "fuzz_$t found a failure (build-fuzz/crash-* or timeout-*)"
+    exit 1
+  fi
+done

@@ -1,0 +1,215 @@
+// What `run` and `explain` read beyond the schema (Reading::runnable, issue 34): no silent defaults (the model is
+// named, a quoted value ends on its line, a B200-class node needs a named profile), no ignored knobs (a setting not
+// modelled yet is refused at its line), and limits checked before anything is built. Each test states one
+// expectation.
+#include <string>
+#include <tuple>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim/base/InputError.hpp"
+#include "sim/scenario/ScenarioLoader.hpp"
+
+namespace stepsim {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// The message of the InputError that reading `yaml` as a runnable scenario throws, or "" when it is read.
+std::string errorOf(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+    try {
+        parseScenario(yaml, "x.yaml", overrides);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// A small model, so that what a test adds is all that differs.
+const std::string kModel = "model: {layers: 2, hidden: 1024}\n";
+
+// ---- no silent defaults ----
+
+TEST(RunnableScenario, SmallestRunnableScenarioIsTheVersionAndTheModel) {
+    EXPECT_EQ(errorOf("stepsim: 1\n" + kModel), "");
+}
+
+TEST(RunnableScenario, OnlyTheSchemaVersionIsRefusedNamingTheModel) {
+    EXPECT_THAT(errorOf("stepsim: 1\n"), StartsWith("x.yaml:1: model: missing: a scenario names its model"));
+}
+
+TEST(RunnableScenario, NoModelSectionIsRefused) {
+    EXPECT_THAT(errorOf("stepsim: 1\nname: a\ntraining: {micro_batch: 2}\n"), StartsWith("x.yaml:1: model: missing"));
+}
+
+TEST(RunnableScenario, ModelWithoutLayersIsRefusedAtTheModel) {
+    EXPECT_THAT(errorOf("stepsim: 1\nmodel:\n  hidden: 1024\n"), StartsWith("x.yaml:3: model.layers: missing"));
+}
+
+TEST(RunnableScenario, ModelWithoutHiddenIsRefused) {
+    EXPECT_THAT(errorOf("stepsim: 1\nmodel: {layers: 2}\n"), StartsWith("x.yaml:2: model.hidden: missing"));
+}
+
+TEST(RunnableScenario, UnterminatedDoubleQuoteIsAnErrorAtItsLine) {
+    EXPECT_THAT(errorOf("stepsim: 1\nname: \"gpt-1p3b\n" + kModel + "sim: {steps: 2}\n"),
+                StartsWith("x.yaml:2: name: the value opened with \" has no closing \" on its line"));
+}
+
+TEST(RunnableScenario, UnterminatedSingleQuoteIsAnErrorAtItsLine) {
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "cluster:\n  node: 'hgx-h200\n  nodes: 2\n"),
+                StartsWith("x.yaml:4: cluster.node: the value opened with ' has no closing '"));
+}
+
+TEST(RunnableScenario, QuotesWithEscapedQuotesInsideAreRead) {
+    EXPECT_EQ(parseScenario("stepsim: 1\nname: \"a \\\"b\\\" c\"\n" + kModel, "x.yaml").name, "a \"b\" c");
+    EXPECT_EQ(parseScenario("stepsim: 1\nname: 'it''s'\n" + kModel, "x.yaml").name, "it's");
+}
+
+TEST(RunnableScenario, B200NodeWithTheBuiltinProfileIsRefusedAtTheNode) {
+    EXPECT_THAT(errorOf("stepsim: 1\ncluster:\n  node: hgx-b200\n" + kModel),
+                StartsWith("x.yaml:3: cluster.node: hgx-b200 has B200-class GPUs, and no built-in profile"));
+}
+
+TEST(RunnableScenario, Nvl72WithTheBuiltinProfileIsRefused) {
+    EXPECT_THAT(errorOf("stepsim: 1\ncluster: {node: nvl72, gpus_per_node: 72}\n" + kModel),
+                StartsWith("x.yaml:2: cluster.node: nvl72 has B200-class GPUs"));
+}
+
+TEST(RunnableScenario, B200NodeWithANamedProfileIsRead) {
+    EXPECT_EQ(errorOf("stepsim: 1\ncluster: {node: hgx-b200, profile: h200x2}\n" + kModel), "");
+}
+
+TEST(RunnableScenario, MissingProfileFileIsRefusedAtItsLine) {
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "cluster:\n  profile: no-such-profile.yaml\n"),
+                StartsWith("x.yaml:4: cluster.profile: expected builtin, "));
+}
+
+TEST(RunnableScenario, UnknownNodeIsRefusedAtItsLine) {
+    EXPECT_THAT(errorOf("stepsim: 1\ncluster:\n  node: hgx-z900\n" + kModel),
+                StartsWith("x.yaml:3: cluster.node: expected one of hgx-h100"));
+}
+
+// ---- no ignored knobs ----
+
+// Each key read but not modelled yet, at a value other than its default: refused at its line.
+class UnmodelledKey : public ::testing::TestWithParam<std::tuple<const char*, const char*, const char*>> {};
+
+TEST_P(UnmodelledKey, IsRefusedAtItsLine) {
+    const auto [section, key, value] = GetParam();
+    const std::string msg = errorOf("stepsim: 1\n" + kModel + section + ":\n  " + key + ": " + value + "\n");
+    EXPECT_THAT(msg, StartsWith(std::string("x.yaml:4: ") + section + "." + key + ": ")) << msg;
+    EXPECT_THAT(msg, HasSubstr("is not modelled yet by this stepsim version")) << msg;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RunnableScenario, UnmodelledKey,
+    ::testing::Values(std::tuple{"data_loader", "pin_memory", "true"}, std::tuple{"data_loader", "num_workers", "4"},
+                      std::tuple{"ddp", "find_unused_parameters", "true"}, std::tuple{"ddp", "static_graph", "true"},
+                      std::tuple{"compile", "enabled", "true"}, std::tuple{"compile", "fullgraph", "true"},
+                      std::tuple{"compile", "dynamic", "false"}, std::tuple{"compile", "mode", "max_autotune"},
+                      std::tuple{"compile", "optimize_ddp", "python_reducer"}, std::tuple{"checkpoint", "mode", "async"},
+                      std::tuple{"checkpoint", "interval_steps", "100"}, std::tuple{"fp8", "enabled", "true"},
+                      std::tuple{"fp8", "recipe", "rowwise"}, std::tuple{"fp8", "fp8_all_gather", "true"},
+                      std::tuple{"fsdp", "reshard_after_forward", "false"}, std::tuple{"fsdp", "backward_prefetch", "post"},
+                      std::tuple{"fsdp", "forward_prefetch", "true"}, std::tuple{"fsdp", "limit_all_gathers", "false"},
+                      std::tuple{"parallel", "data", "fsdp1"}, std::tuple{"parallel", "data", "zero3"},
+                      std::tuple{"parallel", "tp", "2"},
+                      std::tuple{"parallel", "pp", "2"}, std::tuple{"parallel", "pp_schedule", "gpipe"},
+                      std::tuple{"training", "optimizer", "sgd"}, std::tuple{"training", "compute_dtype", "fp8"},
+                      std::tuple{"ddp", "comm_hook", "powersgd"}, std::tuple{"nccl", "algo", "collnet"}));
+
+TEST(RunnableScenario, UnmodelledKeyAtItsDefaultIsRead) {
+    EXPECT_EQ(errorOf("stepsim: 1\n" + kModel +
+                      "ddp: {find_unused_parameters: false, static_graph: false}\ndata_loader: {num_workers: 0}\n"),
+              "");
+}
+
+TEST(RunnableScenario, RefusalSaysTheDefaultAndTheValue) {
+    EXPECT_EQ(errorOf("stepsim: 1\n" + kModel + "ddp:\n  static_graph: true\n"),
+              "x.yaml:4: ddp.static_graph: DDP's static-graph mode is not modelled yet by this stepsim version (only "
+              "the default, false, is accepted; got true)");
+}
+
+TEST(RunnableScenario, UnmodelledOverrideNamesTheSet) {
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel, {"compile.mode=max_autotune"}),
+                StartsWith("x.yaml: --set compile.mode: torch.compile is not modelled yet"));
+}
+
+TEST(RunnableScenario, ExplainMarksTheKeysNotModelledYet) {
+    const std::string text = explainScenario(parseScenario("stepsim: 1\n" + kModel, "x.yaml"));
+    EXPECT_THAT(text, HasSubstr("static_graph: false"));
+    EXPECT_THAT(text, HasSubstr("# not modelled yet: only this default is accepted"));
+    EXPECT_THAT(text, ::testing::ContainsRegex("pin_memory: false +# not modelled yet"));
+    EXPECT_THAT(text, ::testing::Not(::testing::ContainsRegex("bucket_cap_mb: [0-9.]+ +# not modelled")));
+}
+
+// ---- limits checked before anything is built ----
+
+// Each size or count beyond what the simulator holds: refused at its line, saying the limit.
+class BeyondTheLimit : public ::testing::TestWithParam<std::tuple<const char*, const char*, const char*, const char*>> {};
+
+TEST_P(BeyondTheLimit, IsRefusedAtItsLineSayingTheLimit) {
+    const auto [section, key, value, limit] = GetParam();
+    const bool model = std::string(section) == "model";
+    const std::string k = key;
+    const std::string msg =
+        errorOf(std::string("stepsim: 1\n") + (model ? "" : kModel) + section + ":\n  " + key + ": " + value + "\n" +
+                (model && k != "layers" ? "  layers: 2\n" : "") + (model && k != "hidden" ? "  hidden: 1024\n" : ""));
+    const int line = model ? 3 : 4;
+    EXPECT_THAT(msg, StartsWith(fmt::format("x.yaml:{}: {}.{}: ", line, section, key))) << msg;
+    EXPECT_THAT(msg, HasSubstr(limit)) << msg;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RunnableScenario, BeyondTheLimit,
+    ::testing::Values(std::tuple{"training", "micro_batch", "2147483647", "expected at most 65536"},
+                      std::tuple{"model", "seq_len", "100000000", "expected at most 1048576"},
+                      std::tuple{"cluster", "gpus_per_node", "100000", "expected at most 8 (the GPUs of a hgx-h200 node)"},
+                      std::tuple{"cluster", "nodes", "100000", "expected at most 1024"},
+                      std::tuple{"sim", "steps", "1000000", "expected at most 1000"},
+                      std::tuple{"sim", "samples", "100000", "expected at most 1000"},
+                      std::tuple{"training", "grad_accum", "10000", "expected at most 4096"},
+                      std::tuple{"model", "layers", "100000", "expected at most 4096"},
+                      std::tuple{"model", "hidden", "1048576", "expected at most 262144"}));
+
+TEST(RunnableScenario, TokensPerMicroBatchBeyondTheLimitAreRefused) {
+    EXPECT_THAT(errorOf("stepsim: 1\nmodel: {layers: 2, hidden: 1024, seq_len: 1048576}\ntraining:\n  micro_batch: 128\n"),
+                StartsWith("x.yaml:4: training.micro_batch: expected at most 67108864 tokens per micro-batch"));
+}
+
+TEST(RunnableScenario, MoreKernelsThanTheSimulatorHoldsAreRefusedAtTheLargestFactor) {
+    // 8 ranks x 3 steps x 2000 micro-batches x 24 layers: ~1e8 kernels.
+    EXPECT_THAT(errorOf("stepsim: 1\nmodel: {layers: 24, hidden: 1024}\ntraining:\n  grad_accum: 2000\n"),
+                StartsWith("x.yaml:4: training.grad_accum: the run would hold about 1.15e+08 kernels and collectives"));
+}
+
+TEST(RunnableScenario, RunLongerThanTheTimeTypeHoldsIsRefusedAtTheLargestFactor) {
+    // 77B parameters at 512·8192 tokens per GPU and step: ~2e18 FLOPs, 2e5 s per step at 10 TFLOP/s, 10 steps.
+    const std::string msg = errorOf(
+        "stepsim: 1\nmodel: {layers: 24, hidden: 16384, heads: 128, seq_len: 8192}\ncluster: {gpus_per_node: 1}\n"
+        "sim: {steps: 10}\ntraining:\n  micro_batch: 512\n");
+    EXPECT_THAT(msg, StartsWith("x.yaml:6: training.micro_batch: the run's 10 steps would take about")) << msg;
+    EXPECT_THAT(msg, HasSubstr("s of simulated time at 10 TFLOP/s")) << msg;
+}
+
+TEST(RunnableScenario, GpusPerNodeBeyondATopologyFilesGpusAreRefused) {
+    const std::string node = std::string(STEPSIM_SOURCE_DIR) + "/topology/examples/quad-nvlink-pairs.yaml";
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "cluster:\n  node: " + node + "\n  gpus_per_node: 8\n"),
+                StartsWith("x.yaml:5: cluster.gpus_per_node: expected at most 4 (the GPUs of a quad-nvlink-pairs node)"));
+}
+
+TEST(RunnableScenario, FabricOtherThanTheOneBuiltIsRefusedAtItsLine) {
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "cluster:\n  nodes: 2\n  network: {fabric: dragonfly}\n"),
+                StartsWith("x.yaml:5: cluster.network.fabric: expected rail-fat-tree"));
+}
+
+TEST(RunnableScenario, NicsThatDoNotFitTheNodeAreRefusedAcrossNodes) {
+    const std::string node = std::string(STEPSIM_SOURCE_DIR) + "/topology/examples/quad-nvlink-pairs.yaml";
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "cluster: {node: " + node + ", nodes: 2, gpus_per_node: 4}\n"),
+                StartsWith("x.yaml:3: cluster.network.nics_per_node: expected a divisor of 4"));
+}
+
+}  // namespace
+}  // namespace stepsim
