@@ -74,7 +74,7 @@ public:
     // A key read but not modelled yet (YamlMapReader::unmodelled): marked so.
     template <class T>
     void unmodelled(std::string_view key, T& value, std::string_view) {
-        line(key, formatValue(value), "not modelled yet: only this default is accepted");
+        line(key, formatValue(value), "the only value modelled yet");
     }
     template <class S>
     void section(std::string_view key, S& s) {
