@@ -17,12 +17,6 @@ namespace {
 constexpr double kZ99 = 2.3263478740;  // standard normal quantile at 0.99
 
 double lognormalSigmaFromCv(double cv) { return std::sqrt(std::log1p(cv * cv)); }
-
-// Kernels whose draw the power model counts as memory-bound time: HBM-streaming work (norms, elementwise, the
-// optimizer's passes, device-to-device copies such as DDP's bucket copies).
-bool drawsAsMemory(KernelClass c) {
-    return c == KernelClass::memory || c == KernelClass::optimizer || c == KernelClass::copy;
-}
 }  // namespace
 
 EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t seed) {
@@ -190,14 +184,10 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
     power_.resize(ranks);
     if (cfg_.power.modelled)
         for (int r = 0; r < ranks; ++r) {
-            double flops = 0.0, memory_s = 0.0, busy_s = 0.0;
-            for (const Op& op : w.programs[r].ops) {
-                if (op.kind != OpKind::kernel || op.step != 0) continue;
-                busy_s += op.work_s;
-                if (op.cls == KernelClass::gemm || op.cls == KernelClass::attention) flops += op.flops;
-                if (drawsAsMemory(op.cls)) memory_s += op.work_s;
-            }
-            power_[r].clock_mhz = cfg_.power.clockAt(flops, memory_s, busy_s, busy_s, busy_s);
+            StepLoad kernels;
+            for (const Op& op : w.programs[r].ops)
+                if (op.kind == OpKind::kernel && op.step == 0) kernels.addKernel(op.cls, op.flops, op.work_s);
+            power_[r].clock_mhz = cfg_.power.firstStepClock(kernels);
         }
     tl_.spans.reserve(total_ops);
     queue_.reserve(1024);
@@ -364,10 +354,9 @@ void Engine::endPowerStep(int rank, int step) {
     PowerState& ps = power_[rank];
     tl_.clock_mhz[rank][step] = ps.clock_mhz;
     if (!cfg_.power.modelled) return;
-    if (!gpus_[rank].computing.empty()) ps.busy_s += (now_ - std::exchange(ps.busy_since, now_)).seconds();
-    const double dt = step == 0 ? ps.busy_s : (now_ - ps.step_start).seconds();
-    if (dt > 0.0) ps.clock_mhz = cfg_.power.clockAt(ps.flops, ps.memory_s, ps.work_s, ps.busy_s, dt);
-    ps.flops = ps.memory_s = ps.work_s = ps.busy_s = 0.0;
+    if (!gpus_[rank].computing.empty()) ps.load.busy_s += (now_ - std::exchange(ps.busy_since, now_)).seconds();
+    ps.clock_mhz = cfg_.power.nextClock(ps.clock_mhz, ps.load, (now_ - ps.step_start).seconds(), step == 0);
+    ps.load = StepLoad{};
     ps.step_start = now_;
 }
 
@@ -382,9 +371,7 @@ void Engine::startKernel(std::uint32_t slot, const Op& op) {
         PowerState& ps = power_[st.rank];
         if (op.cls == KernelClass::attention)  // its shape: {batch·heads, seq, head_dim}
             st.remaining *= cfg_.power.attentionFactor(op.gemm.k, op.phase == Phase::backward, ps.clock_mhz);
-        if (op.cls == KernelClass::gemm || op.cls == KernelClass::attention) ps.flops += op.flops;
-        if (drawsAsMemory(op.cls)) ps.memory_s += st.remaining;
-        ps.work_s += st.remaining;
+        ps.load.addKernel(op.cls, op.flops, st.remaining);
     }
     st.rate = 0.0;
     GpuState& g = gpus_[st.rank];
@@ -468,7 +455,7 @@ void Engine::finishKernel(std::uint32_t slot) {
     GpuState& g = gpus_[st.rank];
     g.computing.erase(std::find(g.computing.begin(), g.computing.end(), slot));
     if (g.computing.empty() && cfg_.power.modelled)
-        power_[st.rank].busy_s += (now_ - power_[st.rank].busy_since).seconds();
+        power_[st.rank].load.busy_s += (now_ - power_[st.rank].busy_since).seconds();
     // NCCL kernels that waited for SMs take them now, before this stream's next kernel.
     if (!g.sm_wait.empty())
         for (const std::uint32_t c : std::exchange(g.sm_wait, {})) arrive(c, w_.programs[st.rank].ops[streams_[c].op]);

@@ -223,11 +223,10 @@ private:
     std::vector<std::vector<double>> straggler_;                    // [rank][step]
     std::vector<std::array<double, kKernelClasses>> device_speed_;  // [rank][class]: deviceSpeedFactors
     std::vector<double> host_speed_;                                // [rank]: hostSpeedFactors
-    // The power state per rank: the running step's clock, and its tensor-core FLOP, memory-bound seconds, compute
-    // kernels' seconds at their own rates (work) and seconds with a compute kernel running (busy) so far.
+    // The power state per rank: the running step's clock, and the load it drew so far (PowerModel.hpp).
     struct PowerState {
         double clock_mhz = 0.0;
-        double flops = 0.0, memory_s = 0.0, work_s = 0.0, busy_s = 0.0;
+        StepLoad load;
         Time step_start, busy_since;  // busy_since: when the GPU last went from idle to computing
     };
     std::vector<PowerState> power_;

@@ -797,21 +797,5 @@ TEST(Engine, ClockHoldsWhenAnAllReduceSlowsTheKernels) {
     EXPECT_NEAR(tl.clock_mhz[0][1], 1000.0, 1e-6);
 }
 
-// attentionFactor: the exponent by head_dim, linear between the listed ones and held beyond them; backward its own.
-TEST(PowerModel, AttentionExponentByHeadDim) {
-    PowerModel m;
-    m.modelled = true;
-    m.attention_reference_mhz = 2000;
-    m.attention = {{64, 1.0, 0.8}, {128, 0.5, 0.6}};
-    EXPECT_DOUBLE_EQ(m.attentionFactor(128, false, 1000), std::pow(2.0, 0.5));
-    EXPECT_DOUBLE_EQ(m.attentionFactor(96, false, 1000), std::pow(2.0, 0.75));
-    EXPECT_DOUBLE_EQ(m.attentionFactor(96, true, 1000), std::pow(2.0, 0.7));
-    EXPECT_DOUBLE_EQ(m.attentionFactor(32, false, 1000), 2.0);
-    EXPECT_DOUBLE_EQ(m.attentionFactor(256, true, 1000), std::pow(2.0, 0.6));
-    EXPECT_DOUBLE_EQ(m.clockAt(0.0, 0.0, 1.0, 1.0, 1.0), 0.0);  // clock_max_mhz 0 caps it
-    m.modelled = false;
-    EXPECT_DOUBLE_EQ(m.attentionFactor(128, false, 1000), 1.0);
-}
-
 }  // namespace
 }  // namespace stepsim
