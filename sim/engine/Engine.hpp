@@ -12,7 +12,8 @@
 //   PowerState   each step's clock under the power limit, from the previous step's load           (PowerState.hpp)
 //   Jitter       the seeded per-rank draws; GPU and host speeds fixed for the run                     (Jitter.hpp)
 // They share the clock, the event queue and the timeline (EngineContext.hpp) and call each other directly.
-// The engine's parameters come from the profile through engineConfig (EngineConfig.hpp).
+// The profile reaches the engine through the CostModel alone: it prices collectives, and engineConfig reads the
+// engine's parameters from its profile (EngineConfig.hpp).
 #include "sim/base/Program.hpp"
 #include "sim/cost/CostModel.hpp"
 #include "sim/engine/Collectives.hpp"

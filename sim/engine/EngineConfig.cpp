@@ -8,7 +8,8 @@ namespace {
 constexpr double kZ99 = 2.3263478740;  // standard normal quantile at 0.99
 }  // namespace
 
-EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t seed) {
+EngineConfig engineConfig(const CostModel& cost, bool jitter, std::uint64_t seed) {
+    const HardwareProfile& p = cost.profile();
     EngineConfig c;
     c.jitter = jitter;
     c.seed = seed;

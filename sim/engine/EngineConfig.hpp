@@ -1,13 +1,16 @@
 #pragma once
 // The engine's parameters: the jitter, interference, launch-gap and power numbers of a hardware profile, in the form
 // the engine's parts read them (by KernelClass, in seconds), and the run's seed.
+//
+// The profile reaches the engine by one route, the CostModel: the engine prices collectives with it, and
+// engineConfig reads these numbers from the profile it was built on (CostModel::profile), so the two cannot differ.
 #include <array>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "sim/base/Program.hpp"
-#include "sim/cost/HardwareProfile.hpp"
+#include "sim/cost/CostModel.hpp"
 
 namespace stepsim {
 
@@ -46,8 +49,8 @@ struct EngineConfig {
     PowerModel power;
 };
 
-// Reads the jitter and interference parameters of a profile.
-EngineConfig engineConfig(const HardwareProfile& p, bool jitter, std::uint64_t seed);
+// Reads the jitter, interference, launch-gap and power parameters of the cost model's profile.
+EngineConfig engineConfig(const CostModel& cost, bool jitter, std::uint64_t seed);
 
 // The slowdown of each class beside an NCCL kernel moving `bytes`: cfg.transfer_by_size interpolated in log bytes,
 // held at its ends; cfg.slowdown_transfer without it.

@@ -44,7 +44,7 @@ void BM_EngineEvents(benchmark::State& state) {
     const bool jitter = state.range(1) != 0;
     std::uint64_t events = 0;
     for (auto _ : state) {
-        Timeline tl = Engine(w, cost, fabric, engineConfig(prof, jitter, 1)).run();
+        Timeline tl = Engine(w, cost, fabric, engineConfig(cost, jitter, 1)).run();
         events += tl.events;
         benchmark::DoNotOptimize(tl.spans.data());
     }

@@ -22,6 +22,9 @@ HardwareProfile testProfile() {
     return p;
 }
 
+// engineConfig of a cost model on profile `p`, without jitter.
+EngineConfig configOf(const HardwareProfile& p) { return engineConfig(CostModel(p, NcclSpec{}, false), false, 1); }
+
 struct Rig {
     HardwareProfile profile = testProfile();
     CostModel cost{profile, NcclSpec{}, false};
@@ -154,10 +157,10 @@ TEST(Engine, DeviceGapIsThatOfTheKernelsClass) {
 TEST(Engine, ConfigTakesStepGapsByClassElseTheLaunchGap) {
     HardwareProfile prof;
     prof.launch.device_gap = {1.5, 1.6};
-    EngineConfig bare = engineConfig(prof, false, 1);
+    EngineConfig bare = configOf(prof);
     for (double g : bare.device_gap_s) EXPECT_DOUBLE_EQ(g, 1.5e-6);
     prof.launch.step_gap_us = {2.3, 2.5, 1.7, 1.5, 1.6};
-    EngineConfig c = engineConfig(prof, false, 1);
+    EngineConfig c = configOf(prof);
     EXPECT_DOUBLE_EQ(c.device_gap_s[std::size_t(KernelClass::gemm)], 2.3e-6);
     EXPECT_DOUBLE_EQ(c.device_gap_s[std::size_t(KernelClass::attention)], 2.5e-6);
     EXPECT_DOUBLE_EQ(c.device_gap_s[std::size_t(KernelClass::memory)], 1.7e-6);
@@ -215,7 +218,7 @@ TEST(Engine, AKernelStartedBesideNcclHasTheGapOfWhatNcclDoes) {
         prof.launch.step_gap_us = {2.0, 2.5, 1.8, 1.6, 1.6};
         prof.launch.step_gap_beside_transfer_us = {3.0, 0.0, 2.7, 0.0, 0.0};
         prof.launch.step_gap_beside_waiting_us = {2.0, 0.0, 1.8 * 0.98, 0.0, 0.0};
-        return engineConfig(prof, false, 1);
+        return configOf(prof);
     }();
     EXPECT_DOUBLE_EQ(c.gap_beside_transfer[std::size_t(KernelClass::gemm)], 1.5);
     EXPECT_DOUBLE_EQ(c.gap_beside_transfer[std::size_t(KernelClass::memory)], 1.5);
@@ -394,7 +397,7 @@ TEST(Engine, ConfigReadsTheLingerTile) {
     prof.gpu.sms = 114;
     prof.interference.linger_tile_m = 128;
     prof.interference.linger_tile_n = 256;
-    const EngineConfig c = engineConfig(prof, false, 1);
+    const EngineConfig c = configOf(prof);
     EXPECT_EQ(c.linger_tile_m, 128);
     EXPECT_EQ(c.linger_tile_n, 256);
     EXPECT_EQ(c.sms, 114);
@@ -448,7 +451,7 @@ TEST(Engine, ConfigTakesSlowdownsByClassElseTheOneFactor) {
     prof.interference.compute_slowdown = 1.17;
     prof.interference.beside_transfer = {1.23, 0.0, 1.18};
     prof.interference.beside_waiting = {1.42, 1.15, 1.14};
-    const EngineConfig c = engineConfig(prof, false, 1);
+    const EngineConfig c = configOf(prof);
     EXPECT_DOUBLE_EQ(c.slowdown_transfer[std::size_t(KernelClass::gemm)], 1.23);
     EXPECT_DOUBLE_EQ(c.slowdown_transfer[std::size_t(KernelClass::attention)], 1.17);
     EXPECT_DOUBLE_EQ(c.slowdown_transfer[std::size_t(KernelClass::optimizer)], 1.18);
@@ -456,7 +459,7 @@ TEST(Engine, ConfigTakesSlowdownsByClassElseTheOneFactor) {
     EXPECT_DOUBLE_EQ(c.slowdown_waiting[std::size_t(KernelClass::attention)], 1.15);
     EXPECT_DOUBLE_EQ(c.slowdown_waiting[std::size_t(KernelClass::copy)], 1.14);
     EXPECT_DOUBLE_EQ(c.slowdown_waiting[std::size_t(KernelClass::other)], 1.17);
-    const EngineConfig bare = engineConfig(HardwareProfile{}, false, 1);
+    const EngineConfig bare = configOf(HardwareProfile{});
     for (double x : bare.slowdown_waiting) EXPECT_DOUBLE_EQ(x, HardwareProfile{}.interference.compute_slowdown);
 }
 
@@ -560,7 +563,7 @@ TEST(Engine, ConfigTakesTransferSlowdownsBySize) {
     small.bytes = 4 << 20;
     small.gemm = 1.02;
     prof.interference.beside_transfer_by_size = {small};
-    const EngineConfig c = engineConfig(prof, false, 1);
+    const EngineConfig c = configOf(prof);
     ASSERT_EQ(c.transfer_by_size.size(), 1u);
     EXPECT_DOUBLE_EQ(c.transfer_by_size[0].second[std::size_t(KernelClass::gemm)], 1.02);
     EXPECT_DOUBLE_EQ(c.transfer_by_size[0].second[std::size_t(KernelClass::attention)], 1.14);
