@@ -252,8 +252,9 @@ struct Interference {
     // A GEMM launched beside a resident NCCL kernel lost its SMs from the start: when the NCCL kernel leaves, the
     // CTAs it kept out start, and the GEMM ends no sooner than its own time plus the time the SMs were held, up to
     // one wave of its output tiles of this size (⌈m/tile_m⌉·⌈n/tile_n⌉ tiles over the SMs), no later than beside the
-    // NCCL kernel throughout. H200, bf16 training GEMMs: cuBLAS's nvjet kernels of 128x256 (or 256x128) tiles (run 108,
-    // gemm_linger_probe.py). 0: the GEMM speeds up as soon as the NCCL kernel leaves.
+    // NCCL kernel throughout. The tile of the GEMM kernels calibration/investigations/gemm_linger_probe.py traced
+    // (H200, bf16 training GEMMs: cuBLAS's nvjet kernels of 128x256 or 256x128 tiles). 0: the GEMM speeds up as soon
+    // as the NCCL kernel leaves.
     int linger_tile_m = 0, linger_tile_n = 0;
 };
 

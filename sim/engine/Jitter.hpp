@@ -46,7 +46,8 @@ public:
         const double hs = host_sigma_;
         return seconds * std::exp(hs * gaussian(rank) - 0.5 * hs * hs);
     }
-    // The factor on the duration of a kernel of `step`: the rank's straggler factor for the step times the kernel's own.
+    // The factor on the duration of a kernel of `step`: the rank's straggler factor for the step times the kernel's
+    // own.
     double kernelFactor(int rank, int step) {
         if (!enabled_) return 1.0;
         auto& st = straggler_[rank];
