@@ -29,12 +29,19 @@ GpuCompute::GpuCompute(EngineContext& ctx, const EngineConfig& cfg, Streams& str
 
 void GpuCompute::startKernel(std::uint32_t slot, const Op& op) {
     const Streams::Stream& st = streams_.begin(slot);
+    const Time now = ctx_.now;
+    const int rank = st.rank;
     Kernel& k = kernels_[slot];
-    k.last = ctx_.now;
-    k.remaining = op.work_s * jitter_.kernelFactor(st.rank, op.step) * speed_[st.rank][std::size_t(op.cls)];
-    k.remaining = power_.kernelStarts(st.rank, op, k.remaining);
+    k.op = &op;
+    k.index = st.op;
+    k.rank = rank;
+    k.stream = st.index;
+    k.start = now;
+    k.last = now;
+    k.remaining = op.work_s * jitter_.kernelFactor(rank, op.step) * speed_[rank][std::size_t(op.cls)];
+    k.remaining = power_.kernelStarts(rank, op, k.remaining);
     k.rate = 0.0;
-    Gpu& g = gpus_[st.rank];
+    Gpu& g = gpus_[rank];
     k.beside = !g.moving.empty() ? Beside::moving : g.comm_waiting > 0 ? Beside::waiting : Beside::none;
     k.work = k.remaining;
     k.wave_s = 0.0;
@@ -45,23 +52,21 @@ void GpuCompute::startKernel(std::uint32_t slot, const Op& op) {
         k.wave_s = k.work / std::max(1.0, std::ceil(tiles / cfg_.sms));
     }
     const bool was_idle = g.computing.empty();
-    if (was_idle) power_.gpuBusy(st.rank);
+    if (was_idle) power_.gpuBusy(rank, now);
     g.computing.push_back(slot);
-    refresh(st.rank);
-    if (was_idle) collectives_.computeChanged(st.rank);
+    rerate(rank);
+    if (was_idle) collectives_.computeChanged(rank);
 }
 
-void GpuCompute::refresh(int gpu) {
+void GpuCompute::rerate(int gpu) {
     Gpu& g = gpus_[gpu];
-    if (g.computing.empty()) return;
     const double share = 1.0 / static_cast<double>(g.computing.size());
     const bool waiting = g.comm_waiting > 0;
     const bool resident = waiting || !g.moving.empty();
     const Time now = ctx_.now;
     for (std::uint32_t slot : g.computing) {
-        const Streams::Stream& st = streams_[slot];
         Kernel& k = kernels_[slot];
-        const Op& op = ctx_.w.programs[st.rank].ops[st.op];
+        const Op& op = *k.op;
         const std::size_t cls = std::size_t(op.cls);
         const double by_class = std::max(waiting ? cfg_.slowdown_waiting[cls] : 1.0, g.transfer[cls]);
         const double slow = !resident ? 1.0 : op.beside_nccl > 0 ? double(op.beside_nccl) : by_class;
@@ -70,7 +75,7 @@ void GpuCompute::refresh(int gpu) {
             if (k.wave_s > 0) k.held_slow = slow;
         } else if (k.wave_s > 0) {
             // The NCCL kernel that held SMs from the GEMM's launch has left, `held` into it: the lag rule.
-            const double held = (now - st.start).seconds();
+            const double held = (now - k.start).seconds();
             const double left = std::max(0.0, k.remaining - k.rate * (now - k.last).seconds());
             const double end = std::min(k.work + std::min(held, k.wave_s), k.work * k.held_slow);
             k.remaining = std::max(left, end - held);
@@ -96,34 +101,31 @@ void GpuCompute::refreshTransfer(int gpu) {
         for (std::size_t c = 0; c < kKernelClasses; ++c) g.transfer[c] = std::max(g.transfer[c], m.transfer[c]);
 }
 
-Time GpuCompute::gapOf(const Op& op, Beside beside) const {
+void GpuCompute::finishKernel(std::uint32_t slot) {
+    Kernel& k = kernels_[slot];
+    const int rank = k.rank;
+    const Op& op = *k.op;
+    const Time now = ctx_.now;
+    // The launch gap at the start of its period: its class's, or the GEMM's own; longer beside NCCL.
     const std::size_t cls = std::size_t(op.cls);
     Time gap = op.gap_s > 0 ? fromSeconds(op.gap_s) : device_gap_[cls];
-    if (beside == Beside::moving)
+    if (k.beside == Beside::moving)
         gap = op.gap_transfer_s > 0 ? fromSeconds(op.gap_transfer_s) : fromSeconds(gap.seconds() * cfg_.gap_beside_transfer[cls]);
-    else if (beside == Beside::waiting)
+    else if (k.beside == Beside::waiting)
         gap = fromSeconds(gap.seconds() * cfg_.gap_beside_waiting[cls]);
-    return gap;
-}
-
-void GpuCompute::finishKernel(std::uint32_t slot) {
-    const Streams::Stream& st = streams_[slot];
-    const int rank = st.rank;
-    Kernel& k = kernels_[slot];
-    const std::vector<Op>& ops = ctx_.w.programs[rank].ops;
-    const Op& op = ops[st.op];
-    const Time now = ctx_.now;
-    const Time busy_from = std::min(st.start + gapOf(op, k.beside), now);
-    ctx_.tl.spans.push_back(Span{rank, st.index, op.cls, st.op, busy_from, now});
+    const Time busy_from = std::min(k.start + gap, now);
+    ctx_.tl.spans.push_back(Span{rank, k.stream, op.cls, k.index, busy_from, now});
     k.rate = 0.0;
     ++k.version;
     streams_.end(slot);
     Gpu& g = gpus_[rank];
     g.computing.erase(std::find(g.computing.begin(), g.computing.end(), slot));
-    if (g.computing.empty()) power_.gpuIdle(rank);
+    if (g.computing.empty()) power_.gpuIdle(rank, now);
     // NCCL kernels that waited for SMs take them now, before this stream's next kernel.
-    if (!g.sm_wait.empty())
+    if (!g.sm_wait.empty()) {
+        const std::vector<Op>& ops = ctx_.w.programs[rank].ops;
         for (const std::uint32_t c : std::exchange(g.sm_wait, {})) collectives_.arrive(c, ops[streams_[c].op]);
+    }
     refresh(rank);
     if (g.computing.empty()) collectives_.computeChanged(rank);
     streams_.tryStart(slot);

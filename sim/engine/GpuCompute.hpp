@@ -72,11 +72,15 @@ private:
     enum class Beside : std::uint8_t { none, waiting, moving };
     // The running kernel of a stream slot, as an activity.
     struct Kernel {
-        double remaining = 0.0;  // work left at full speed, as of `last`
-        double rate = 0.0;
-        Time last;
-        std::uint32_t version = 0;
+        const Op* op = nullptr;   // the kernel, op `index` of `rank`'s Program, on its stream `stream`
+        std::uint32_t index = 0;
+        int rank = 0;
+        std::uint8_t stream = 0;
         Beside beside = Beside::none;
+        std::uint32_t version = 0;
+        Time start, last;         // when it started; `remaining` as of `last`
+        double remaining = 0.0;   // work left at full speed
+        double rate = 0.0;
         // Its work at full speed; for a GEMM started beside a resident NCCL kernel, one wave of its tiles (0 for any
         // other kernel, and once the NCCL kernel has left) and the slowdown it ran at beside the NCCL kernel.
         double work = 0.0;
@@ -96,10 +100,11 @@ private:
     };
 
     // Rerates the GPU's kernels (SM sharing, interference, the lag rule) and reschedules those that changed.
-    void refresh(int gpu);
+    void refresh(int gpu) {
+        if (!gpus_[gpu].computing.empty()) rerate(gpu);
+    }
+    void rerate(int gpu);
     void refreshTransfer(int gpu);
-    // The kernel's launch gap at the start of its span.
-    Time gapOf(const Op& op, Beside beside) const;
 
     EngineContext& ctx_;
     const EngineConfig& cfg_;

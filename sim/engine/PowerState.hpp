@@ -29,12 +29,12 @@ public:
         r.load.addKernel(op.cls, op.flops, seconds);
         return seconds;
     }
-    // The GPU goes from idle to computing, and back.
-    void gpuBusy(int rank) {
-        if (model_.modelled) ranks_[rank].busy_since = ctx_.now;
+    // The GPU goes from idle to computing, and back, at `now`.
+    void gpuBusy(int rank, Time now) {
+        if (model_.modelled) ranks_[rank].busy_since = now;
     }
-    void gpuIdle(int rank) {
-        if (model_.modelled) ranks_[rank].load.busy_s += (ctx_.now - ranks_[rank].busy_since).seconds();
+    void gpuIdle(int rank, Time now) {
+        if (model_.modelled) ranks_[rank].load.busy_s += (now - ranks_[rank].busy_since).seconds();
     }
     // `step` ends on `rank` (its GPU computing or not): its clock goes into the timeline, and its load sets the next
     // step's.
@@ -48,7 +48,7 @@ private:
     };
 
     EngineContext& ctx_;
-    const PowerModel& model_;
+    const PowerModel model_;
     std::vector<Rank> ranks_;
 };
 
