@@ -8,25 +8,27 @@
 // spins waiting for its peers than while it moves data (`slowdown_waiting`, `slowdown_transfer`, the latter by the
 // collective's size, transferSlowdown; the larger of the two when NCCL kernels of both kinds are resident); a GEMM
 // whose shape the profile measured beside a resident NCCL kernel slows by its own factor instead (Op::beside_nccl),
-// in either state. When the set of kernels or NCCL kernels on a GPU changes, only that GPU's kernels are rerated and
-// their completions rescheduled (stale ones are skipped by version).
+// in either state (the profile's `interference` section, from calibration/pytorch/interference_training.py's records).
+// When the set of kernels or NCCL kernels on a GPU changes, only that GPU's kernels are rerated and their completions
+// rescheduled (stale ones are skipped by version).
 //
 // The lag rule: a GEMM launched beside a resident NCCL kernel lost the SMs it holds from the start. When the NCCL
 // kernel leaves, `held` seconds into the GEMM, the CTAs it kept out start: the GEMM ends no sooner than its own time
 // plus the time the SMs were held, up to one wave of its output tiles, and no later than beside the NCCL kernel
 // throughout. From then on its work left is
-//   max(left, min(work + min(held, wave), work · slowdown) − held),   wave = work / ⌈tiles / sms⌉,
+//   max(left, min(work + min(held, wave), work · slowdown) − held),   wave = work / max(1, ⌈tiles / sms⌉),
 //   tiles = ⌈m / linger_tile_m⌉ · ⌈n / linger_tile_n⌉
 // (left: what its rate so far leaves; slowdown: its own beside the NCCL kernel; Interference::linger_tile_m, the tile
 // of the GEMM kernels calibration/investigations/gemm_linger_probe.py traced).
 //
 // A kernel's cost is its calibrated period on a busy stream (loops of back-to-back launches): the first `device_gap`
 // of it, by the kernel's class, is the launch gap, when the stream holds it but the GPU runs nothing of it, so its
-// span starts there (the profile's gaps inside a training step's mix; a GEMM whose shape the profile measured takes
-// its own, Op::gap_s, longer after cuBLAS's semaphore memset). For a kernel that starts while an NCCL kernel moves
-// data the gap is longer by `gap_beside_transfer` (a GEMM: its own, Op::gap_transfer_s), while one only waits for its
-// peers by `gap_beside_waiting`. Those holes are what an NCCL kernel beside a dense stream of compute is exposed
-// through.
+// span starts there (the profile's gaps inside a training step's mix, LaunchRates::step_gap_us, from
+// calibration/pytorch/kernel_gaps.py; a GEMM whose shape the profile measured takes its own, Op::gap_s, longer after
+// cuBLAS's semaphore memset, from gemm_gaps.py). For a kernel that starts while an NCCL kernel moves data the gap is
+// longer by `gap_beside_transfer` (a GEMM: its own, Op::gap_transfer_s), while one only waits for its peers by
+// `gap_beside_waiting` (gemm_gaps.py --beside). Those holes are what an NCCL kernel beside a dense stream of compute
+// is exposed through.
 #include <array>
 #include <cstdint>
 #include <vector>

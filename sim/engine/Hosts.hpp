@@ -1,8 +1,9 @@
 #pragma once
 // The host threads: one per rank, issuing its Program in order.
 //
-// A launch takes the op's host time, a calibrated mean at the rank's host speed with lognormal jitter of mean 1
-// (Jitter::launch); then the op joins its stream (Streams::enqueue). `host_work` keeps the host busy for its time;
+// A launch takes the op's host time, a calibrated mean (the profile's `launch` costs, from
+// calibration/pytorch/host_overhead.py, priced onto each op by the workload) at the rank's host speed with lognormal
+// jitter of mean 1 (Jitter::launch); then the op joins its stream (Streams::enqueue). `host_work` keeps the host busy for its time;
 // `host_sync` blocks it until its event has completed (a `.item()`). Each rank's host keeps its cost per launch, fixed
 // for the run, at the expected order statistics of the profile's spread between concurrent processes
 // (hostSpeedFactors): a training loop never waits for its GPU, so a faster rank's host runs ahead of the slowest one's
