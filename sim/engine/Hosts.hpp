@@ -3,9 +3,9 @@
 //
 // A launch takes the op's host time, a calibrated mean (the profile's `launch` costs, from
 // calibration/pytorch/host_overhead.py, priced onto each op by the workload) at the rank's host speed with lognormal
-// jitter of mean 1 (Jitter::launch); then the op joins its stream (Streams::enqueue). `host_work` keeps the host busy for its time;
-// `host_sync` blocks it until its event has completed (a `.item()`). Each rank's host keeps its cost per launch, fixed
-// for the run, at the expected order statistics of the profile's spread between concurrent processes
+// jitter of mean 1 (Jitter::launch); then the op joins its stream (Streams::enqueue). `host_work` keeps the host busy
+// for its time; `host_sync` blocks it until its event has completed (a `.item()`). Each rank's host keeps its cost per
+// launch, fixed for the run, at the expected order statistics of the profile's spread between concurrent processes
 // (hostSpeedFactors): a training loop never waits for its GPU, so a faster rank's host runs ahead of the slowest one's
 // and its GPU, paced by the all-reduces, waits for the slowest in NCCL; a host-bound data-parallel step goes at its
 // slowest host.
