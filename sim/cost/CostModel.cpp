@@ -186,22 +186,6 @@ std::pair<double, double> around(const std::vector<double>& v, double x) {
 
 }  // namespace
 
-double PowerModel::attentionFactor(long head_dim, bool backward, double clock_mhz) const {
-    if (!modelled || attention.empty() || clock_mhz <= 0.0) return 1.0;
-    const auto exponent = [&](const AttentionClockExponent& a) { return backward ? a.backward : a.forward; };
-    double beta = exponent(attention.front());
-    if (head_dim >= attention.back().head_dim) {
-        beta = exponent(attention.back());
-    } else if (head_dim > attention.front().head_dim) {
-        std::size_t i = 1;
-        while (attention[i].head_dim < head_dim) ++i;
-        const AttentionClockExponent &lo = attention[i - 1], &hi = attention[i];
-        const double t = double(head_dim - lo.head_dim) / double(hi.head_dim - lo.head_dim);
-        beta = exponent(lo) + t * (exponent(hi) - exponent(lo));
-    }
-    return std::pow(attention_reference_mhz / clock_mhz, beta);
-}
-
 double normGridUs(const std::vector<NormPoint>& grid, double NormPoint::*pass, double rows, double hidden,
                   bool* in_domain) {
     std::vector<double> ts, hs;
@@ -283,6 +267,28 @@ bool CostModel::price(Op& op, DType dtype) const {
     return in_domain;
 }
 
+// The argmin of t = latency + S·F / busbw over the (algorithm, protocol) candidates the scenario allows.
+struct CostModel::Candidates {
+    std::string want_algo, want_proto;
+    double bytes = 0.0, factor = 1.0;
+    CollectiveEstimate best;
+    double best_t = std::numeric_limits<double>::infinity();
+
+    void consider(const std::string& algo, int p, double lat_us, double busbw_gbps) {
+        if (want_algo != "auto" && !sameName(want_algo, algo)) return;
+        if (want_proto != "auto" && !sameName(want_proto, kProtoNames[p])) return;
+        if (!(busbw_gbps > 0.0)) return;
+        CollectiveEstimate c;
+        c.alpha_s = lat_us * 1e-6;
+        c.busbw_Bps = busbw_gbps * 1e9;
+        c.factor = factor;
+        c.algo = algo;
+        c.proto = kProtoNames[p];
+        const double t = c.seconds(bytes);
+        if (t < best_t) best_t = t, best = c;
+    }
+};
+
 CollectiveEstimate CostModel::collective(CollectiveKind kind, int ranks, int nodes, double bytes) const {
     CollectiveEstimate best;
     best.factor = busBandwidthFactor(kind, ranks);
@@ -296,6 +302,33 @@ CollectiveEstimate CostModel::collective(CollectiveKind kind, int ranks, int nod
     const std::string want_algo = algoName(nccl_.algo), want_proto = protoName(nccl_.proto);
 
     // 1. A calibrated fit for exactly this case.
+    if (measuredCollective(best, kind, ranks, nodes, bytes, want_algo, want_proto)) return best;
+
+    // 2. NCCL's model.
+    nodes = std::clamp(nodes, 1, ranks);
+    Candidates c{want_algo, want_proto, bytes, best.factor, best};
+    switch (kind) {
+        case CollectiveKind::all_reduce:
+        case CollectiveKind::all_gather:
+        case CollectiveKind::reduce_scatter:
+        case CollectiveKind::broadcast: ringTreeNvls(c, kind, ranks, nodes); break;
+        case CollectiveKind::alltoall:
+        case CollectiveKind::sendrecv: p2p(c, kind, ranks, nodes); break;
+    }
+    if (!std::isfinite(c.best_t)) {
+        // The forced algorithm/protocol does not exist for this collective: fall back to NCCL's choice.
+        NcclSpec relaxed = nccl_;
+        relaxed.algo = NcclAlgo::auto_;
+        relaxed.proto = NcclProto::auto_;
+        CollectiveEstimate e = CostModel(profile_, relaxed, nvls_capable_, network_).collective(kind, ranks, nodes, bytes);
+        e.in_domain = false;
+        return e;
+    }
+    return c.best;
+}
+
+bool CostModel::measuredCollective(CollectiveEstimate& best, CollectiveKind kind, int ranks, int nodes, double bytes,
+                                   const std::string& want_algo, const std::string& want_proto) const {
     for (const CollectiveFit& fit : profile_.collectives) {
         if (fit.op != collectiveKindName(kind) || fit.ranks != ranks || fit.nodes != nodes) continue;
         if (!sameName(fit.algo, want_algo) || !sameName(fit.proto, want_proto)) continue;
@@ -309,87 +342,61 @@ CollectiveEstimate CostModel::collective(CollectiveKind kind, int ranks, int nod
         best.proto = fit.proto;
         best.measured = true;
         best.in_domain = bytes >= fit.segments.front().lo_bytes && bytes <= fit.segments.back().hi_bytes;
-        return best;
+        return true;
     }
+    return false;
+}
 
-    // 2. NCCL's model.
+// Ring (every protocol), Tree (all_reduce) and NVLS (all_reduce on one NVSwitch node) for n ranks on 1 ≤ nodes ≤ n:
+// the header's formulas.
+void CostModel::ringTreeNvls(Candidates& c, CollectiveKind kind, int n, int nodes) const {
     const NcclModel& m = profile_.nccl;
-    const int n = ranks;
-    nodes = std::clamp(nodes, 1, n);
     const int local = (n + nodes - 1) / nodes;
     const bool multi = nodes > 1;
     const double intra = m.ring_busbw_gbps;
     const double inter = std::min(nics_per_node_, local) * nic_gbps_;
     const double ring_bw = multi ? std::min(intra, inter) : intra;
-    double best_t = std::numeric_limits<double>::infinity();
-    auto consider = [&](const std::string& algo, int p, double lat_us, double busbw_gbps) {
-        if (want_algo != "auto" && !sameName(want_algo, algo)) return;
-        if (want_proto != "auto" && !sameName(want_proto, kProtoNames[p])) return;
-        if (!(busbw_gbps > 0.0)) return;
-        CollectiveEstimate c;
-        c.alpha_s = lat_us * 1e-6;
-        c.busbw_Bps = busbw_gbps * 1e9;
-        c.factor = best.factor;
-        c.algo = algo;
-        c.proto = kProtoNames[p];
-        const double t = c.seconds(bytes);
-        if (t < best_t) best_t = t, best = c;
-    };
-    switch (kind) {
-        case CollectiveKind::all_reduce:
-        case CollectiveKind::all_gather:
-        case CollectiveKind::reduce_scatter:
-        case CollectiveKind::broadcast: {
-            const bool ar = kind == CollectiveKind::all_reduce;
-            const int steps = ar ? 2 * (n - 1) : n - 1;
-            const int isteps = ar ? 2 * (nodes - 1) : nodes - 1;
-            for (int p = 0; p < 3; ++p) {
-                const double lat = m.ring_base_latency_us[p] + (steps - isteps) * m.nvlink_hop_latency_us[p] +
-                                   isteps * m.net_hop_latency_us[p];
-                consider("Ring", p, lat, ring_bw * m.proto_bw_fraction[p]);
-            }
-            if (!ar) break;
-            const int lg = log2Floor(bytes / 64.0);
-            for (int p = 0; p < 3; ++p) {
-                const double lat = m.tree_base_latency_us[p] +
-                                   2.0 * ((local - 1) * kTreeNvlinkHopUs[p] + log2Floor(nodes) * kTreeNetHopUs[p]);
-                double b = 0.92 * ring_bw;
-                if (p == 0) b /= 3.8;
-                if (p == 1) b *= multi ? 120.0 / 128.0 : 7.0 / 9.0;
-                const double corr = lg >= 0 && lg < 23 ? kTreeCorrection[p][lg] : 1.0;
-                consider("Tree", p, lat, best.factor * b / 2.0 * corr);
-            }
-            const bool nvls_allowed = nccl_.nvls == Switch::on || (nccl_.nvls == Switch::auto_ && nvls_capable_);
-            if (!multi && nvls_allowed) consider("NVLS", 2, kNvlsLatencyUs, m.nvls_busbw_gbps);
-            break;
-        }
-        case CollectiveKind::alltoall:
-        case CollectiveKind::sendrecv: {
-            const bool a2a = kind == CollectiveKind::alltoall;
-            double bw = intra;
-            if (multi)
-                bw = a2a ? std::min(intra, inter * (n - 1) / (double(local) * (n - local)))
-                         : std::min(intra, nic_gbps_);
-            const double per_peer = a2a ? bytes / n : bytes;
-            const int hops = a2a ? n - 1 : 1;
-            for (int p : {0, 2}) {
-                if (p == 0 && per_peer > kP2pLlThresholdBytes) continue;
-                const double hop = multi ? m.net_hop_latency_us[p] : m.nvlink_hop_latency_us[p];
-                consider("P2P", p, m.ring_base_latency_us[p] + hops * hop, bw * m.proto_bw_fraction[p]);
-            }
-            break;
-        }
+    const bool ar = kind == CollectiveKind::all_reduce;
+    const int steps = ar ? 2 * (n - 1) : n - 1;
+    const int isteps = ar ? 2 * (nodes - 1) : nodes - 1;
+    for (int p = 0; p < 3; ++p) {
+        const double lat = m.ring_base_latency_us[p] + (steps - isteps) * m.nvlink_hop_latency_us[p] +
+                           isteps * m.net_hop_latency_us[p];
+        c.consider("Ring", p, lat, ring_bw * m.proto_bw_fraction[p]);
     }
-    if (!std::isfinite(best_t)) {
-        // The forced algorithm/protocol does not exist for this collective: fall back to NCCL's choice.
-        NcclSpec relaxed = nccl_;
-        relaxed.algo = NcclAlgo::auto_;
-        relaxed.proto = NcclProto::auto_;
-        CollectiveEstimate c = CostModel(profile_, relaxed, nvls_capable_, network_).collective(kind, ranks, nodes, bytes);
-        c.in_domain = false;
-        return c;
+    if (!ar) return;
+    const int lg = log2Floor(c.bytes / 64.0);
+    for (int p = 0; p < 3; ++p) {
+        const double lat = m.tree_base_latency_us[p] +
+                           2.0 * ((local - 1) * kTreeNvlinkHopUs[p] + log2Floor(nodes) * kTreeNetHopUs[p]);
+        double b = 0.92 * ring_bw;
+        if (p == 0) b /= 3.8;
+        if (p == 1) b *= multi ? 120.0 / 128.0 : 7.0 / 9.0;
+        const double corr = lg >= 0 && lg < 23 ? kTreeCorrection[p][lg] : 1.0;
+        c.consider("Tree", p, lat, c.factor * b / 2.0 * corr);
     }
-    return best;
+    const bool nvls_allowed = nccl_.nvls == Switch::on || (nccl_.nvls == Switch::auto_ && nvls_capable_);
+    if (!multi && nvls_allowed) c.consider("NVLS", 2, kNvlsLatencyUs, m.nvls_busbw_gbps);
+}
+
+// NCCL's grouped send/recv (alltoall, sendrecv) for n ranks on 1 ≤ nodes ≤ n: the header's P2P formulas.
+void CostModel::p2p(Candidates& c, CollectiveKind kind, int n, int nodes) const {
+    const NcclModel& m = profile_.nccl;
+    const int local = (n + nodes - 1) / nodes;
+    const bool multi = nodes > 1;
+    const double intra = m.ring_busbw_gbps;
+    const double inter = std::min(nics_per_node_, local) * nic_gbps_;
+    const bool a2a = kind == CollectiveKind::alltoall;
+    double bw = intra;
+    if (multi)
+        bw = a2a ? std::min(intra, inter * (n - 1) / (double(local) * (n - local))) : std::min(intra, nic_gbps_);
+    const double per_peer = a2a ? c.bytes / n : c.bytes;
+    const int hops = a2a ? n - 1 : 1;
+    for (int p : {0, 2}) {
+        if (p == 0 && per_peer > kP2pLlThresholdBytes) continue;
+        const double hop = multi ? m.net_hop_latency_us[p] : m.nvlink_hop_latency_us[p];
+        c.consider("P2P", p, m.ring_base_latency_us[p] + hops * hop, bw * m.proto_bw_fraction[p]);
+    }
 }
 
 }  // namespace stepsim

@@ -90,6 +90,14 @@ public:
     CollectiveEstimate collective(CollectiveKind kind, int ranks, int nodes, double bytes) const;
 
 private:
+    // The argmin over NCCL's candidates (CostModel.cpp).
+    struct Candidates;
+    // A calibrated fit for exactly this case, into `best`; false if the profile has none.
+    bool measuredCollective(CollectiveEstimate& best, CollectiveKind kind, int ranks, int nodes, double bytes,
+                            const std::string& want_algo, const std::string& want_proto) const;
+    // NCCL's model: the candidates of ring-style collectives (Ring, Tree, NVLS), and of P2P ones.
+    void ringTreeNvls(Candidates& c, CollectiveKind kind, int n, int nodes) const;
+    void p2p(Candidates& c, CollectiveKind kind, int n, int nodes) const;
     double gemmUncached(const GemmShape& s, DType dtype, bool& in_domain) const;
     // A GEMM's own slowdown beside NCCL and launch gaps (s) from the profile's lists by shape; 0 where none is near.
     struct ByShape {

@@ -11,9 +11,10 @@
 //   t = t_point · t'(m, n, k) / t'(point),   t' = overhead + 2mnk / (peak · e_max · e_k)
 // The wave term is left out of that transfer because cuBLAS picks its tile per shape, so the fixed tile's wave
 // count is not the kernel's: with it, (1024, 2048, 2048), one wave of 64x256 tiles, took the correction of its
-// nearest point (768, 3072, 2048), two waves, and was priced at 1485 TFLOP/s, above H200's 989 peak (measured
-// 602; against 198 GEMMs of the validation, run 54: median error 4.6% -> 3.5%, worst 92% -> 40%). Outside the
-// measured domain the model alone (e_wave included) prices it.
+// nearest point (768, 3072, 2048), two waves, and was priced at 1485 TFLOP/s, above H200's 989 peak (it runs at
+// 602). Outside the measured domain the model alone (e_wave included) prices it. e_max, k_half, overhead and the tile
+// are fitted by calibration/fit (the profile's `gemm` section) against the measured points: PyTorch's GEMMs called
+// back to back (calibration/pytorch/gemm_training_shapes.py), or the harness's cuBLASLt grid (calibration/bench).
 #include <algorithm>
 #include <cmath>
 #include <vector>

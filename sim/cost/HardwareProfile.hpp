@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/cost/PowerModel.hpp"
+
 namespace stepsim {
 
 struct GpuRates {
@@ -250,8 +252,9 @@ struct Interference {
     // A GEMM launched beside a resident NCCL kernel lost its SMs from the start: when the NCCL kernel leaves, the
     // CTAs it kept out start, and the GEMM ends no sooner than its own time plus the time the SMs were held, up to
     // one wave of its output tiles of this size (⌈m/tile_m⌉·⌈n/tile_n⌉ tiles over the SMs), no later than beside the
-    // NCCL kernel throughout. H200, bf16 training GEMMs: cuBLAS's nvjet kernels of 128x256 (or 256x128) tiles (run 108,
-    // gemm_linger_probe.py). 0: the GEMM speeds up as soon as the NCCL kernel leaves.
+    // NCCL kernel throughout. The tile of the GEMM kernels calibration/investigations/gemm_linger_probe.py traced
+    // (H200, bf16 training GEMMs: cuBLAS's nvjet kernels of 128x256 or 256x128 tiles). 0: the GEMM speeds up as soon
+    // as the NCCL kernel leaves.
     int linger_tile_m = 0, linger_tile_n = 0;
 };
 
@@ -270,48 +273,6 @@ struct JitterRates {
     double host_rank_cv = 0.0;
 };
 
-// Attention's clock sensitivity at one head_dim: its time goes as (reference clock / clock)^exponent.
-struct AttentionClockExponent {
-    long head_dim = 0;
-    double forward = 0.0, backward = 0.0;
-};
-
-// The clock a training step holds the board at under its power limit, and what that clock does to attention
-// (calibration/pytorch/power_duty.py with the clock read through NVML beside each measurement). A step's load is its
-// tensor-core FLOP plus `memory_busy_tflops` times its seconds in memory-bound kernels, over the time the GPU had a
-// kernel running (a GPU streaming HBM draws power as that much tensor-core work does); at the limit the clock falls
-// linearly with that load and rises with the share of the step the GPU sat idle: clock = intercept + slope · load +
-// idle_headroom · idle / busy (H200, runs 101 and 104 on two boards: 2288 − 1.28 MHz per TFLOP/s, 1026 MHz per unit
-// of idle over busy time, 39 MHz rms over 79 held loads; 1980 MHz at rest). idle_headroom_mhz 0: not measured, and
-// the load is taken over the whole step instead (idle time only dilutes it). The profile's GEMM rates come from loops
-// that already hold the board at its limit, so only attention, timed at rest, is moved:
-// (attention_reference_mhz / clock)^exponent, the exponent by head_dim (H200: 0.75 at 128, 0.8-0.95 at 64).
-struct PowerModel {
-    bool modelled = false;  // false: no measurement; every kernel at its calibrated rate
-    double clock_max_mhz = 0.0;
-    double clock_intercept_mhz = 0.0;   // clock = min(clock_max_mhz, intercept + slope · load + headroom · idle/busy)
-    double clock_mhz_per_tflops = 0.0;  // the slope (negative)
-    double memory_busy_tflops = 0.0;
-    double idle_headroom_mhz = 0.0;     // MHz per unit of idle over busy time; 0: load over the whole step
-    double attention_reference_mhz = 0.0;  // the clock the attention points were timed at
-    // ascending head_dim; linear between, held at the ends; empty: attention at its calibrated rate at every clock
-    std::vector<AttentionClockExponent> attention;
-
-    // The clock (MHz) a step holds that ran `flops` tensor-core FLOP and `memory_s` seconds of memory-bound kernels
-    // in `step_s` seconds, a kernel running for `busy_s` of them. `work_s`: its kernels' seconds at their own rates;
-    // less than busy_s where NCCL kernels beside them slowed them, and the load is taken over it, as what the NCCL
-    // kernel takes from a kernel it draws itself (the two-GPU runs held their clock as one GPU does, or lower).
-    double clockAt(double flops, double memory_s, double work_s, double busy_s, double step_s) const {
-        const double over = idle_headroom_mhz > 0.0 ? work_s : step_s;
-        if (!(over > 0.0) || !(busy_s > 0.0)) return clock_max_mhz;
-        const double load = (flops * 1e-12 + memory_busy_tflops * memory_s) / over;
-        const double idle = idle_headroom_mhz > 0.0 ? std::max(0.0, step_s - busy_s) / busy_s : 0.0;
-        return std::min(clock_max_mhz, clock_intercept_mhz + clock_mhz_per_tflops * load + idle_headroom_mhz * idle);
-    }
-    // An attention kernel's time factor at `clock_mhz` (1 when not modelled).
-    double attentionFactor(long head_dim, bool backward, double clock_mhz) const;
-};
-
 struct HardwareProfile {
     std::string name;
     std::string source;               // how it was made: "datasheet" or the calibration command
@@ -327,7 +288,7 @@ struct HardwareProfile {
     LinkRates links;
     Interference interference;
     JitterRates jitter;
-    PowerModel power;
+    PowerModel power;                 // PowerModel.hpp
 };
 
 }  // namespace stepsim

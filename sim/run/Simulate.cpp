@@ -59,7 +59,7 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile) {
     std::vector<Results> samples;
     for (int i = 0; i < sc.sim.samples; ++i) {
         Engine engine(sim.expansion.workload, cost, fabric,
-                      engineConfig(profile, sc.jitter.enabled, sc.sim.seed + std::uint64_t(i)));
+                      engineConfig(cost, sc.jitter.enabled, sc.sim.seed + std::uint64_t(i)));
         Timeline tl = engine.run();
         samples.push_back(computeMetrics(tl, sim.expansion.workload, peak));
         for (const std::string& w : tl.warnings) samples.back().warnings.push_back(w);
@@ -94,7 +94,7 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile) {
             Workload w = sim.expansion.workload;
             for (Program& p : w.programs)
                 for (Op& op : p.ops) op.host_s *= factor;
-            Engine engine(w, cost, fabric, engineConfig(profile, sc.jitter.enabled, sc.sim.seed));
+            Engine engine(w, cost, fabric, engineConfig(cost, sc.jitter.enabled, sc.sim.seed));
             return computeMetrics(engine.run(), w, peak).step_time_ms;
         };
         // At factor 1 the step is the one above: the range holds it (a faster host that reads a few tenths of a

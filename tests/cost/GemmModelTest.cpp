@@ -34,7 +34,7 @@ TEST(GemmModel, MeasuredShapeTakesItsMeasuredTime) {
 
 // (1024, 2048, 2048) is one wave of 64x256 tiles on 132 SMs, its nearest point (768, 3072, 2048) two (144 tiles):
 // carried with the wave term the point's correction priced it at ~1485 TFLOP/s, above the 989 peak; without it the
-// same K keeps the point's rate (measured on H200: 602 TFLOP/s, run 54).
+// same K keeps the point's rate (the GEMM runs at 602 TFLOP/s on H200).
 TEST(GemmModel, WaveCountIsNotCarriedFromTheNearestPoint) {
     const GemmEfficiency e = h200({{768, 3072, 2048, 621.6}});
     const GemmEstimate g = gemmSeconds({1024, 2048, 2048}, e, kPeak, kSms);

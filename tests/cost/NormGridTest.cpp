@@ -10,7 +10,9 @@
 namespace stepsim {
 namespace {
 
-// Run 91's LayerNorm fp32 weight-gradient kernel at 4096 and 8192 rows, hidden 768 and 2048 (µs).
+// LayerNorm fp32's kernels on H200 (forward, input gradient, weight gradient, µs, rounded) at 4096 and 8192 rows,
+// hidden 768 and 2048, as calibration/pytorch/stepsim_torch_bench.py --groups norms timed them (the h200x2 profile's
+// raw/torch_norms_*.jsonl).
 std::vector<NormPoint> grid() {
     return {{4096, 768, 15.5, 11.3, 15.5}, {4096, 2048, 31.3, 37.0, 26.1}, {8192, 768, 28.5, 23.8, 39.0},
             {8192, 2048, 52.8, 69.4, 46.3}};

@@ -1,10 +1,10 @@
-// Small programs whose timelines can be worked out by hand, run through the engine.
+// Small programs whose timelines can be worked out by hand, run through the engine (sim/engine/Engine.hpp and the
+// parts it drives).
 #include "sim/engine/Engine.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <set>
 
 namespace stepsim {
 namespace {
@@ -21,6 +21,9 @@ HardwareProfile testProfile() {
     p.interference = {1.25, 2.0};
     return p;
 }
+
+// engineConfig of a cost model on profile `p`, without jitter.
+EngineConfig configOf(const HardwareProfile& p) { return engineConfig(CostModel(p, NcclSpec{}, false), false, 1); }
 
 struct Rig {
     HardwareProfile profile = testProfile();
@@ -149,24 +152,6 @@ TEST(Engine, DeviceGapIsThatOfTheKernelsClass) {
     EXPECT_EQ(tl.spans[1].end, Time::us(160));
 }
 
-// engineConfig takes each class's gap from the profile's training-step gaps, and the back-to-back launch gap
-// for the classes it has none for (collectives, markers) or when the profile has no step gaps at all.
-TEST(Engine, ConfigTakesStepGapsByClassElseTheLaunchGap) {
-    HardwareProfile prof;
-    prof.launch.device_gap = {1.5, 1.6};
-    EngineConfig bare = engineConfig(prof, false, 1);
-    for (double g : bare.device_gap_s) EXPECT_DOUBLE_EQ(g, 1.5e-6);
-    prof.launch.step_gap_us = {2.3, 2.5, 1.7, 1.5, 1.6};
-    EngineConfig c = engineConfig(prof, false, 1);
-    EXPECT_DOUBLE_EQ(c.device_gap_s[std::size_t(KernelClass::gemm)], 2.3e-6);
-    EXPECT_DOUBLE_EQ(c.device_gap_s[std::size_t(KernelClass::attention)], 2.5e-6);
-    EXPECT_DOUBLE_EQ(c.device_gap_s[std::size_t(KernelClass::memory)], 1.7e-6);
-    EXPECT_DOUBLE_EQ(c.device_gap_s[std::size_t(KernelClass::optimizer)], 1.5e-6);
-    EXPECT_DOUBLE_EQ(c.device_gap_s[std::size_t(KernelClass::copy)], 1.6e-6);
-    EXPECT_DOUBLE_EQ(c.device_gap_s[std::size_t(KernelClass::comm)], 1.5e-6);
-    EXPECT_DOUBLE_EQ(c.device_gap_s[std::size_t(KernelClass::other)], 1.5e-6);
-}
-
 // A kernel shorter than the gap is an empty span at its end, never one that ends before it starts.
 // A GEMM with its own gap (measured for its shape) opens that hole, not its class's.
 // A kernel that starts while an NCCL kernel moves data opens a longer hole: both ranks' all-reduces are resident
@@ -215,7 +200,7 @@ TEST(Engine, AKernelStartedBesideNcclHasTheGapOfWhatNcclDoes) {
         prof.launch.step_gap_us = {2.0, 2.5, 1.8, 1.6, 1.6};
         prof.launch.step_gap_beside_transfer_us = {3.0, 0.0, 2.7, 0.0, 0.0};
         prof.launch.step_gap_beside_waiting_us = {2.0, 0.0, 1.8 * 0.98, 0.0, 0.0};
-        return engineConfig(prof, false, 1);
+        return configOf(prof);
     }();
     EXPECT_DOUBLE_EQ(c.gap_beside_transfer[std::size_t(KernelClass::gemm)], 1.5);
     EXPECT_DOUBLE_EQ(c.gap_beside_transfer[std::size_t(KernelClass::memory)], 1.5);
@@ -388,18 +373,6 @@ TEST(Engine, AGemmLaunchedBesideNcclLagsByTheTimeItsSmsWereHeld) {
     }
 }
 
-// engineConfig takes the linger's tile and the GPU's SMs from the profile.
-TEST(Engine, ConfigReadsTheLingerTile) {
-    HardwareProfile prof;
-    prof.gpu.sms = 114;
-    prof.interference.linger_tile_m = 128;
-    prof.interference.linger_tile_n = 256;
-    const EngineConfig c = engineConfig(prof, false, 1);
-    EXPECT_EQ(c.linger_tile_m, 128);
-    EXPECT_EQ(c.linger_tile_n, 256);
-    EXPECT_EQ(c.sms, 114);
-}
-
 // The GEMM's CTAs hold every SM: an NCCL kernel launched while it runs (rank 0's host issues it at 10 µs, into
 // the 100 µs GEMM) is placed when the GEMM ends, so the collective starts at 100 µs, rank 1 waiting from 0, and
 // the GEMM runs alone.
@@ -439,25 +412,6 @@ TEST(Engine, AStreamsNextKernelReachesTheSmsBeforeACrossStreamWait) {
     ASSERT_EQ(tl.collectives.size(), 1u);
     EXPECT_EQ(tl.collectives[0].start, Time::us(90));
     EXPECT_EQ(tl.step_end[0][0], Time::us(110));
-}
-
-// engineConfig takes the profile's measured factors by class (memory for every memory-bound class), and the one
-// compute_slowdown for what was not measured.
-TEST(Engine, ConfigTakesSlowdownsByClassElseTheOneFactor) {
-    HardwareProfile prof;
-    prof.interference.compute_slowdown = 1.17;
-    prof.interference.beside_transfer = {1.23, 0.0, 1.18};
-    prof.interference.beside_waiting = {1.42, 1.15, 1.14};
-    const EngineConfig c = engineConfig(prof, false, 1);
-    EXPECT_DOUBLE_EQ(c.slowdown_transfer[std::size_t(KernelClass::gemm)], 1.23);
-    EXPECT_DOUBLE_EQ(c.slowdown_transfer[std::size_t(KernelClass::attention)], 1.17);
-    EXPECT_DOUBLE_EQ(c.slowdown_transfer[std::size_t(KernelClass::optimizer)], 1.18);
-    EXPECT_DOUBLE_EQ(c.slowdown_waiting[std::size_t(KernelClass::gemm)], 1.42);
-    EXPECT_DOUBLE_EQ(c.slowdown_waiting[std::size_t(KernelClass::attention)], 1.15);
-    EXPECT_DOUBLE_EQ(c.slowdown_waiting[std::size_t(KernelClass::copy)], 1.14);
-    EXPECT_DOUBLE_EQ(c.slowdown_waiting[std::size_t(KernelClass::other)], 1.17);
-    const EngineConfig bare = engineConfig(HardwareProfile{}, false, 1);
-    for (double x : bare.slowdown_waiting) EXPECT_DOUBLE_EQ(x, HardwareProfile{}.interference.compute_slowdown);
 }
 
 // A stream waiting on an event recorded after a kernel on another stream starts only when it completes.
@@ -536,37 +490,6 @@ TEST(Engine, DifferentSeedsGiveDifferentJitter) {
     EXPECT_NE(a.step_end[0][0], b.step_end[0][0]);
 }
 
-// Between measured sizes the factor is linear in log bytes (8 MiB: halfway from 4 to 16 MiB in log), held at the
-// ends; without sizes it is the one transfer factor.
-TEST(Engine, TransferSlowdownInterpolatesInLogBytes) {
-    EngineConfig c;
-    c.slowdown_transfer = EngineConfig::filled(1.2);
-    EXPECT_DOUBLE_EQ(transferSlowdown(c, 1e6)[std::size_t(KernelClass::gemm)], 1.2);
-    c.transfer_by_size = {{4.0 * (1 << 20), EngineConfig::filled(1.0)}, {16.0 * (1 << 20), EngineConfig::filled(1.4)}};
-    const auto at = [&](double mib) { return transferSlowdown(c, mib * (1 << 20))[std::size_t(KernelClass::gemm)]; };
-    EXPECT_DOUBLE_EQ(at(1), 1.0);
-    EXPECT_DOUBLE_EQ(at(4), 1.0);
-    EXPECT_NEAR(at(8), 1.2, 1e-12);
-    EXPECT_DOUBLE_EQ(at(16), 1.4);
-    EXPECT_DOUBLE_EQ(at(256), 1.4);
-}
-
-// engineConfig's sizes take beside_transfer's value for a class a size did not measure.
-TEST(Engine, ConfigTakesTransferSlowdownsBySize) {
-    HardwareProfile prof;
-    prof.interference.compute_slowdown = 1.17;
-    prof.interference.beside_transfer = {1.23, 1.14, 1.18};
-    SizedSlowdown small;
-    small.bytes = 4 << 20;
-    small.gemm = 1.02;
-    prof.interference.beside_transfer_by_size = {small};
-    const EngineConfig c = engineConfig(prof, false, 1);
-    ASSERT_EQ(c.transfer_by_size.size(), 1u);
-    EXPECT_DOUBLE_EQ(c.transfer_by_size[0].second[std::size_t(KernelClass::gemm)], 1.02);
-    EXPECT_DOUBLE_EQ(c.transfer_by_size[0].second[std::size_t(KernelClass::attention)], 1.14);
-    EXPECT_DOUBLE_EQ(c.transfer_by_size[0].second[std::size_t(KernelClass::copy)], 1.18);
-}
-
 // A 200 µs GEMM beside a moving all-reduce (α 10 µs, 100 GB/s, the flow not slowed here): 1 MB moves in 10 + 10 µs
 // at the small size's factor (×1.5 for 20 µs: 13.3 µs of work), 4 MB in 10 + 40 µs at the large one's (×2.0 for
 // 50 µs: 25 µs of work); the rest alone.
@@ -585,39 +508,6 @@ TEST(Engine, ComputeBesideALargerAllReduceSlowsMore) {
     }
 }
 
-// One GPU runs at the median speed; two at the expected order statistics of two draws, Φ⁻¹(0.625 / 2.25) =
-// −0.5894 and +0.5894 times the cv, the same z for compute and memory-bound classes, none for communication.
-TEST(Engine, DeviceSpeedFactorsAreTheExpectedOrderStatistics) {
-    const auto one = deviceSpeedFactors(1, 0.01, 0.002, 7);
-    for (double f : one[0]) EXPECT_DOUBLE_EQ(f, 1.0);
-    const auto two = deviceSpeedFactors(2, 0.01, 0.002, 7);
-    ASSERT_EQ(two.size(), 2u);
-    const std::size_t slow = two[0][std::size_t(KernelClass::gemm)] > 1.0 ? 0 : 1;
-    const auto at = [&](std::size_t r, KernelClass k) { return two[r][std::size_t(k)]; };
-    EXPECT_NEAR(at(slow, KernelClass::gemm), std::exp(0.01 * 0.589456), 1e-6);
-    EXPECT_NEAR(at(1 - slow, KernelClass::gemm), std::exp(-0.01 * 0.589456), 1e-6);
-    EXPECT_DOUBLE_EQ(at(slow, KernelClass::attention), at(slow, KernelClass::gemm));
-    for (KernelClass k : {KernelClass::memory, KernelClass::optimizer, KernelClass::copy})
-        EXPECT_NEAR(at(slow, k), std::exp(0.002 * 0.589456), 1e-6);
-    EXPECT_DOUBLE_EQ(at(slow, KernelClass::comm), 1.0);
-    // the slowest of 1024: z = Φ⁻¹(1023.625 / 1024.25) ≈ 3.2
-    const auto many = deviceSpeedFactors(1024, 0.01, 0.0, 7);
-    double worst = 0;
-    for (const auto& f : many) worst = std::max(worst, f[std::size_t(KernelClass::gemm)]);
-    EXPECT_NEAR(std::log(worst) / 0.01, 3.2, 0.05);
-}
-
-// Which rank is slow is dealt by the seed (each rank is the slow one for some seed); a seed always deals alike.
-TEST(Engine, DeviceSpeedFactorsAreDealtBySeed) {
-    std::set<std::size_t> slowest;
-    for (std::uint64_t seed = 1; seed <= 16; ++seed) {
-        const auto f = deviceSpeedFactors(2, 0.01, 0.0, seed);
-        EXPECT_EQ(f, deviceSpeedFactors(2, 0.01, 0.0, seed));
-        slowest.insert(f[0][0] > f[1][0] ? 0 : 1);
-    }
-    EXPECT_EQ(slowest.size(), 2u);
-}
-
 // Two ranks compute 1000 µs, then all-reduce: with a device spread the slower GPU's 1000·exp(0.02·0.5894) =
 // 1011.9 µs sets when the collective starts; without jitter every GPU runs at the median speed.
 TEST(Engine, TheSlowerGpuSetsWhenTheCollectiveStarts) {
@@ -629,23 +519,6 @@ TEST(Engine, TheSlowerGpuSetsWhenTheCollectiveStarts) {
     const Timeline tl = Engine(w, rig.cost, rig.fabric, rig.cfg).run();
     EXPECT_NEAR(tl.collectives[0].start.seconds() * 1e6, 1000 * std::exp(0.02 * 0.589456), 0.01);
     EXPECT_NEAR(tl.collectives[0].first_arrival.seconds() * 1e6, 1000 * std::exp(-0.02 * 0.589456), 0.01);
-}
-
-// One host keeps the calibrated cost; of two, the slower host's costs are exp(0.5894 cv) the calibrated ones and the
-// faster's exp(−0.5894 cv), dealt by the seed apart from the GPUs' (each rank the slow host for some seed).
-TEST(Engine, HostSpeedFactorsAreTheExpectedOrderStatisticsDealtBySeed) {
-    EXPECT_EQ(hostSpeedFactors(1, 0.1, 7), std::vector<double>{1.0});
-    std::set<std::size_t> slowest;
-    for (std::uint64_t seed = 1; seed <= 16; ++seed) {
-        const std::vector<double> f = hostSpeedFactors(2, 0.1, seed);
-        ASSERT_EQ(f.size(), 2u);
-        EXPECT_EQ(f, hostSpeedFactors(2, 0.1, seed));
-        const std::size_t slow = f[0] > f[1] ? 0 : 1;
-        EXPECT_NEAR(f[slow], std::exp(0.1 * 0.589456), 1e-6);
-        EXPECT_NEAR(f[1 - slow], std::exp(-0.1 * 0.589456), 1e-6);
-        slowest.insert(slow);
-    }
-    EXPECT_EQ(slowest.size(), 2u);
 }
 
 // Two host-bound ranks (ten 5 µs kernels of 100 µs host cost each, an all-reduce of 20 µs, twice) with hosts
@@ -795,22 +668,6 @@ TEST(Engine, ClockHoldsWhenAnAllReduceSlowsTheKernels) {
     EXPECT_GT(tl.step_end[0][0].seconds(), 1.03e-3);  // the GEMM was slowed beside the transfer
     EXPECT_DOUBLE_EQ(tl.clock_mhz[0][0], 1000.0);
     EXPECT_NEAR(tl.clock_mhz[0][1], 1000.0, 1e-6);
-}
-
-// attentionFactor: the exponent by head_dim, linear between the listed ones and held beyond them; backward its own.
-TEST(PowerModel, AttentionExponentByHeadDim) {
-    PowerModel m;
-    m.modelled = true;
-    m.attention_reference_mhz = 2000;
-    m.attention = {{64, 1.0, 0.8}, {128, 0.5, 0.6}};
-    EXPECT_DOUBLE_EQ(m.attentionFactor(128, false, 1000), std::pow(2.0, 0.5));
-    EXPECT_DOUBLE_EQ(m.attentionFactor(96, false, 1000), std::pow(2.0, 0.75));
-    EXPECT_DOUBLE_EQ(m.attentionFactor(96, true, 1000), std::pow(2.0, 0.7));
-    EXPECT_DOUBLE_EQ(m.attentionFactor(32, false, 1000), 2.0);
-    EXPECT_DOUBLE_EQ(m.attentionFactor(256, true, 1000), std::pow(2.0, 0.6));
-    EXPECT_DOUBLE_EQ(m.clockAt(0.0, 0.0, 1.0, 1.0, 1.0), 0.0);  // clock_max_mhz 0 caps it
-    m.modelled = false;
-    EXPECT_DOUBLE_EQ(m.attentionFactor(128, false, 1000), 1.0);
 }
 
 }  // namespace

@@ -1,0 +1,149 @@
+#include "sim/engine/Collectives.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "sim/engine/GpuCompute.hpp"
+#include "sim/engine/Streams.hpp"
+#include "sim/net/CollectiveAlgorithms.hpp"
+
+namespace stepsim {
+
+Collectives::Collectives(EngineContext& ctx, const CostModel& cost, const Fabric& fabric, const EngineConfig& cfg,
+                         Streams& streams, GpuCompute& gpus)
+    : ctx_(ctx),
+      cost_(cost),
+      fabric_(fabric),
+      cfg_(cfg),
+      streams_(streams),
+      gpus_(gpus),
+      net_(fabric.links),
+      gpu_flows_(ctx.w.programs.size()) {
+    const int ranks = static_cast<int>(ctx.w.programs.size());
+    const std::vector<ProcessGroup>& groups = ctx.w.groups;
+    group_pos_.resize(groups.size());
+    group_next_seq_.resize(groups.size());
+    group_instances_.resize(groups.size());
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+        group_pos_[g].assign(ranks, -1);
+        for (std::size_t i = 0; i < groups[g].ranks.size(); ++i) group_pos_[g][groups[g].ranks[i]] = int(i);
+        group_next_seq_[g].assign(groups[g].ranks.size(), 0);
+        std::vector<int> node_ids;
+        for (int r : groups[g].ranks) node_ids.push_back(fabric.nodeOf(r));
+        std::sort(node_ids.begin(), node_ids.end());
+        group_nodes_.push_back(static_cast<int>(std::unique(node_ids.begin(), node_ids.end()) - node_ids.begin()));
+    }
+}
+
+std::uint32_t Collectives::instanceFor(int group, int pos, const CollectiveCall& call, int step) {
+    const std::uint32_t seq = group_next_seq_[group][pos]++;
+    auto& list = group_instances_[group];
+    if (list.size() <= seq) list.resize(seq + 1, UINT32_MAX);
+    if (list[seq] == UINT32_MAX) {
+        list[seq] = static_cast<std::uint32_t>(instances_.size());
+        Instance in;
+        in.group = group;
+        in.seq = seq;
+        in.member_slot.assign(ctx_.w.groups[group].ranks.size(), UINT32_MAX);
+        in.first_arrival = ctx_.now;
+        in.call = &call;
+        in.step = step;
+        instances_.push_back(std::move(in));
+    }
+    return list[seq];
+}
+
+void Collectives::arrive(std::uint32_t slot, const Op& op) {
+    const Streams::Stream& st = streams_.begin(slot);
+    const CollectiveCall& call = ctx_.w.programs[st.rank].collectives[op.collective];
+    const int g = call.group;
+    const int pos = group_pos_[g][st.rank];
+    if (pos < 0)
+        throw std::logic_error(fmt::format("rank {} issued a collective on group {} it is not in", st.rank, g));
+    const std::uint32_t id = instanceFor(g, pos, call, op.step);
+    Instance& in = instances_[id];
+    in.member_slot[pos] = slot;
+    ++in.arrived;
+    // The NCCL kernel is now resident on this GPU, slowing its compute kernels: waiting for its peers until the
+    // last one arrives, then moving data.
+    if (in.arrived < static_cast<int>(in.member_slot.size())) {
+        gpus_.ncclWaits(st.rank);
+        return;
+    }
+    in.transfer = transferSlowdown(cfg_, in.call->bytes);
+    for (const std::uint32_t member : in.member_slot)
+        gpus_.ncclMoves(streams_[member].rank, id, in.transfer, member != slot);
+    in.start = ctx_.now;
+    in.est = cost_.collective(in.call->kind, static_cast<int>(ctx_.w.groups[g].ranks.size()), group_nodes_[g],
+                              in.call->bytes);
+    ctx_.queue.push(ctx_.now + fromSeconds(in.est.alpha_s), kAlphaDone, id);
+}
+
+double Collectives::flowCap(double base_Bps, int gpu) const {
+    return base_Bps / (gpus_.computing(gpu) ? cfg_.comm_slowdown : 1.0);
+}
+
+void Collectives::startFlows(std::uint32_t id) {
+    Instance& in = instances_[id];
+    const std::vector<FlowSpec> specs = collectiveFlows(in.call->kind, in.est.algo, ctx_.w.groups[in.group].ranks,
+                                                        fabric_, in.call->bytes, in.est.busbw_Bps, in.est.factor);
+    if (specs.empty()) {
+        finish(id);
+        return;
+    }
+    in.flows_left = static_cast<int>(specs.size());
+    for (const FlowSpec& s : specs) {
+        const FlowId f = net_.add(ctx_.now, fabric_.route(s.src, s.dst), s.bytes, flowCap(s.cap_Bps, s.src),
+                                  std::uint32_t(s.src));
+        if (flow_inst_.size() <= f) flow_inst_.resize(f + 1), flow_base_cap_.resize(f + 1);
+        flow_inst_[f] = id;
+        flow_base_cap_[f] = s.cap_Bps;
+        gpu_flows_[s.src].push_back(f);
+        rescheduleFlows();
+    }
+}
+
+void Collectives::rescheduleFlows() {
+    for (FlowId f : net_.changed()) {
+        const Time t = net_.completion(f);
+        if (t != Time::max()) ctx_.queue.push(t, kFlowDone, f, net_.version(f));
+    }
+}
+
+void Collectives::refreshFlowCaps(int gpu) {
+    for (FlowId f : gpu_flows_[gpu]) {
+        net_.setCap(ctx_.now, f, flowCap(flow_base_cap_[f], gpu));
+        rescheduleFlows();
+    }
+}
+
+void Collectives::flowDone(FlowId f) {
+    const std::uint32_t id = flow_inst_[f];
+    auto& fl = gpu_flows_[net_.owner(f)];
+    fl.erase(std::find(fl.begin(), fl.end(), f));
+    net_.remove(ctx_.now, f);
+    rescheduleFlows();
+    if (--instances_[id].flows_left == 0) finish(id);
+}
+
+void Collectives::finish(std::uint32_t id) {
+    const Instance& in = instances_[id];
+    Timeline& tl = ctx_.tl;
+    tl.collectives.push_back(CollectiveRecord{in.group, in.seq, in.call->kind, in.call->bytes, in.step,
+                                              in.first_arrival, in.start, ctx_.now, in.est.algo, in.est.proto});
+    if (in.est.measured && !in.est.in_domain && tl.warnings.size() < 64)
+        tl.warnings.push_back(fmt::format("{} of {} bytes on {} ranks is outside the profile's measured sizes",
+                                          collectiveKindName(in.call->kind), in.call->bytes, in.member_slot.size()));
+    for (std::uint32_t slot : in.member_slot) {
+        const Streams::Stream& st = streams_[slot];
+        tl.spans.push_back(Span{st.rank, st.index, KernelClass::comm, st.op, st.start, ctx_.now});
+        streams_.end(slot);
+        gpus_.ncclLeaves(st.rank, id);
+    }
+    for (std::uint32_t slot : in.member_slot) streams_.tryStart(slot);
+}
+
+}  // namespace stepsim

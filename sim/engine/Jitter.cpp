@@ -1,0 +1,61 @@
+#include "sim/engine/Jitter.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include <boost/math/distributions/normal.hpp>
+
+namespace stepsim {
+
+namespace {
+double lognormalSigmaFromCv(double cv) { return std::sqrt(std::log1p(cv * cv)); }
+
+// The expected normal order statistics of `ranks` draws (Blom: Φ⁻¹((i − 3/8) / (ranks + 1/4))), dealt to the
+// ranks in a shuffle seeded by (seed, salt): each kind of spread deals its own.
+std::vector<double> orderScores(int ranks, std::uint64_t seed, std::uint64_t salt) {
+    const boost::math::normal_distribution<double> unit;
+    std::vector<double> z(std::size_t(std::max(0, ranks)));
+    for (std::size_t i = 0; i < z.size(); ++i)
+        z[i] = boost::math::quantile(unit, (double(i + 1) - 0.375) / (double(ranks) + 0.25));
+    // Fisher–Yates with our own draws: std::shuffle's order differs between standard libraries.
+    std::seed_seq seq{std::uint64_t(seed), salt};
+    std::mt19937_64 rng(seq);
+    for (std::size_t i = z.size(); i > 1; --i) std::swap(z[i - 1], z[rng() % i]);
+    return z;
+}
+}  // namespace
+
+std::vector<std::array<double, kKernelClasses>> deviceSpeedFactors(int ranks, double compute_cv, double memory_cv,
+                                                                   std::uint64_t seed) {
+    const std::vector<double> z = orderScores(ranks, seed, 0xde51ce);
+    std::vector<std::array<double, kKernelClasses>> out(z.size(), EngineConfig::filled(1.0));
+    for (std::size_t r = 0; r < z.size(); ++r) {
+        for (KernelClass k : {KernelClass::gemm, KernelClass::attention})
+            out[r][std::size_t(k)] = std::exp(compute_cv * z[r]);
+        for (KernelClass k : {KernelClass::memory, KernelClass::optimizer, KernelClass::copy})
+            out[r][std::size_t(k)] = std::exp(memory_cv * z[r]);
+    }
+    return out;
+}
+
+std::vector<double> hostSpeedFactors(int ranks, double cv, std::uint64_t seed) {
+    std::vector<double> out = orderScores(ranks, seed, 0x4057);
+    for (double& f : out) f = std::exp(cv * f);
+    return out;
+}
+
+Jitter::Jitter(int ranks, const EngineConfig& cfg)
+    : enabled_(cfg.jitter),
+      host_sigma_(cfg.host_sigma),
+      kernel_sigma_(lognormalSigmaFromCv(cfg.kernel_cv)),
+      straggler_sigma_(lognormalSigmaFromCv(cfg.straggler_cv)),
+      straggler_(std::size_t(ranks)) {
+    rng_.reserve(std::size_t(ranks));
+    for (int r = 0; r < ranks; ++r) {
+        std::seed_seq seq{std::uint64_t(cfg.seed), std::uint64_t(r), std::uint64_t(0x5eed)};
+        rng_.emplace_back(seq);
+        normal_.emplace_back(0.0, 1.0);
+    }
+}
+
+}  // namespace stepsim
