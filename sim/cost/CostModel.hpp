@@ -71,6 +71,9 @@ public:
     // `network` gives NICs per node and their line rate (the default: 8 × 400 Gb/s, SCENARIO.md's default).
     CostModel(const HardwareProfile& profile, NcclSpec nccl, bool nvls_capable_node,
               const NetworkSpec& network = NetworkSpec{});
+    // The model keeps a reference to the profile: a temporary one would dangle.
+    CostModel(HardwareProfile&& profile, NcclSpec nccl, bool nvls_capable_node,
+              const NetworkSpec& network = NetworkSpec{}) = delete;
 
     const HardwareProfile& profile() const { return profile_; }
     double peakFlops(DType dtype) const;

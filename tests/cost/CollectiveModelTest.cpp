@@ -7,12 +7,16 @@ namespace stepsim {
 namespace {
 
 // The default HardwareProfile carries NCCL's tuning.cc latencies; give it the H200 profile's ring net hops.
-HardwareProfile profile() {
-    HardwareProfile p;
-    p.nccl.net_hop_latency_us[0] = 2.7;
-    p.nccl.net_hop_latency_us[1] = 4.0;
-    p.nccl.net_hop_latency_us[2] = 14.0;
-    p.links.nic_gbps = 48.0;
+// One instance that outlives every CostModel made from it (a CostModel keeps a reference to its profile).
+const HardwareProfile& profile() {
+    static const HardwareProfile p = [] {
+        HardwareProfile q;
+        q.nccl.net_hop_latency_us[0] = 2.7;
+        q.nccl.net_hop_latency_us[1] = 4.0;
+        q.nccl.net_hop_latency_us[2] = 14.0;
+        q.links.nic_gbps = 48.0;
+        return q;
+    }();
     return p;
 }
 NcclSpec forced(NcclAlgo a, NcclProto p = NcclProto::auto_, Switch nvls = Switch::auto_) {

@@ -41,7 +41,8 @@ TEST(GemmSlowdown, NoShapeNearLeavesTheClassFactor) {
     Op op = gemmOp(8192, 768, 768);
     cost.price(op, DType::bf16);
     EXPECT_EQ(op.beside_nccl, 0.0f);
-    const CostModel bare(HardwareProfile{}, NcclSpec{}, false);
+    const HardwareProfile empty;
+    const CostModel bare(empty, NcclSpec{}, false);
     Op plain = gemmOp(8192, 2048, 2048);
     bare.price(plain, DType::bf16);
     EXPECT_EQ(plain.beside_nccl, 0.0f);

@@ -198,7 +198,8 @@ TEST(Expand, ResidualAddsCastTheirGradientDownUnderAutocast) {
     CostModel cost(prof, NcclSpec{}, true);
     Scenario sc = tiny(1);
     const double T = 256, h = 256;
-    const auto ops = stepOps(expand(sc, cost).workload.programs[0]);
+    const Expansion e = expand(sc, cost);
+    const auto ops = stepOps(e.workload.programs[0]);
     for (const char* k : {"h.0.residual grad cast", "h.0.residual grad cast 2", "h.1.residual grad cast"}) {
         ASSERT_EQ(ops.count(k), 1u) << k;
         EXPECT_EQ(ops.at(k)->mem, MemKind::cast_down) << k;
@@ -216,7 +217,8 @@ TEST(Expand, LossLogSoftmaxRunsInTheLogitsDtype) {
     CostModel cost(prof, NcclSpec{}, true);
     Scenario sc = tiny(1);
     const double TV = 256.0 * 1024;
-    const auto autocast = stepOps(expand(sc, cost).workload.programs[0]);
+    const Expansion with_autocast = expand(sc, cost);
+    const auto autocast = stepOps(with_autocast.workload.programs[0]);
     EXPECT_EQ(autocast.at("log_softmax")->mem, MemKind::log_softmax_forward);
     EXPECT_DOUBLE_EQ(autocast.at("log_softmax")->bytes, 4 * TV);
     EXPECT_DOUBLE_EQ(autocast.at("log_softmax to fp32")->bytes, 6 * TV);
@@ -224,7 +226,8 @@ TEST(Expand, LossLogSoftmaxRunsInTheLogitsDtype) {
     EXPECT_DOUBLE_EQ(autocast.at("log_softmax backward")->bytes, 6 * TV);
     EXPECT_EQ(autocast.count("logits to fp32"), 0u);
     sc.training.param_dtype = DType::bf16;
-    const auto pure = stepOps(expand(sc, cost).workload.programs[0]);
+    const Expansion without_autocast = expand(sc, cost);
+    const auto pure = stepOps(without_autocast.workload.programs[0]);
     EXPECT_EQ(pure.at("log_softmax")->mem, MemKind::log_softmax_forward_fp32);
     EXPECT_DOUBLE_EQ(pure.at("log_softmax")->bytes, 8 * TV);
     EXPECT_DOUBLE_EQ(pure.at("logits to fp32")->bytes, 6 * TV);
