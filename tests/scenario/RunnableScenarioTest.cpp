@@ -10,22 +10,13 @@
 
 #include "sim/base/InputError.hpp"
 #include "sim/scenario/ScenarioLoader.hpp"
+#include "tests/scenario/ScenarioErrors.hpp"
 
 namespace stepsim {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-// The message of the InputError that reading `yaml` as a runnable scenario throws, or "" when it is read.
-std::string errorOf(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-    try {
-        parseScenario(yaml, "x.yaml", overrides);
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "";
-}
 
 // A small model, so that what a test adds is all that differs.
 const std::string kModel = "model: {layers: 2, hidden: 1024}\n";

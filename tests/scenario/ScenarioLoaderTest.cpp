@@ -10,22 +10,13 @@
 
 #include "sim/base/InputError.hpp"
 #include "tests/scenario/ScenarioEquality.hpp"
+#include "tests/scenario/ScenarioErrors.hpp"
 
 namespace stepsim {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-// The message of the InputError that parsing `yaml` (with `overrides`) throws, or "" when it parses.
-std::string errorOf(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-    try {
-        parseScenario(yaml, "x.yaml", overrides);
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "";
-}
 
 // The schema alone (Reading::schema): what a file spells, without what a runnable scenario also needs (a model) or
 // refuses (settings not modelled yet); RunnableScenarioTest.cpp tests those.
