@@ -22,7 +22,7 @@ def _swiglu_ffn(hidden: int) -> int:
 def _cfg(cid, world, layers, hidden, heads, seq_len, micro_batch, *, kv_heads=None, mlp="gelu",
          norm="layernorm", ffn_hidden=None, grad_accum=1, bucket_cap_mb=25.0,
          gradient_as_bucket_view=False, activation_checkpointing="none", tied_embeddings=False,
-         compute_dtype="bf16", param_dtype="fp32", optimizer_impl="fused", grad_clip=0.0):
+         compute_dtype="bf16", param_dtype="fp32", optimizer_impl="fused", grad_clip=0.0, compile=None):
     if ffn_hidden is None:
         ffn_hidden = 4 * hidden if mlp == "gelu" else _swiglu_ffn(hidden)
     return {
@@ -45,6 +45,8 @@ def _cfg(cid, world, layers, hidden, heads, seq_len, micro_batch, *, kv_heads=No
         "optimizer": "adamw",
         "optimizer_impl": optimizer_impl,  # torch.optim.AdamW(fused=True), or its default foreach path
         "grad_clip": float(grad_clip),  # clip_grad_norm_(max_norm) before the step; 0: none
+        # torch.compile(model, fullgraph=True, dynamic=False, mode=compile) when set (the loss and optimizer eager)
+        "compile": compile,
         "activation_checkpointing": activation_checkpointing,
         "bucket_cap_mb": float(bucket_cap_mb),
         "first_bucket_mb": 1.0,  # torch's default; not changed by this suite
@@ -255,6 +257,14 @@ CONFIGS = [
     _cfg("s1-l6-h2560-s2048-mb2-fp16", 1, 6, 2560, 20, 2048, 2, compute_dtype="fp16"),
     _cfg("s1-l16-h1792-s2048-mb2-swiglu", 1, 16, 1792, 14, 2048, 2, mlp="swiglu", norm="rmsnorm"),
     _cfg("s1-l10-h4096-s1024-mb4", 1, 10, 4096, 32, 1024, 4),
+    # torch.compile (issue 26): the whole model compiled with fullgraph=True, dynamic=False (seed case S1), the loss
+    # and the fused AdamW eager; each next to a measured eager row. Predicted and committed before they were measured
+    # (results/validation/compile/)
+    _cfg("s1-l12-h768-s1024-mb8-cdefault", 1, 12, 768, 12, 1024, 8, compile="default"),
+    _cfg("s1-l12-h768-s1024-mb8-cro", 1, 12, 768, 12, 1024, 8, compile="reduce-overhead"),
+    _cfg("s1-l12-h2048-s2048-mb4-cdefault", 1, 12, 2048, 16, 2048, 4, compile="default"),
+    _cfg("s1-l16-h2048-s2048-mb4-swiglu-cdefault", 1, 16, 2048, 16, 2048, 4, mlp="swiglu", norm="rmsnorm",
+         compile="default"),
 ]
 
 # A handful of quick ones to check the whole path (profiler, DDP, no_sync, GQA) before the sweep.
@@ -294,6 +304,8 @@ def check(c: dict) -> None:
         raise ValueError(f"{c['id']}: micro_batch and grad_accum must be >= 1")
     if c["activation_checkpointing"] not in ("none", "selective", "full"):
         raise ValueError(f"{c['id']}: activation_checkpointing must be none, selective or full")
+    if c.get("compile") not in (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"):
+        raise ValueError(f"{c['id']}: compile must be null or a torch.compile mode")
     # fp32 parameters under bf16 or fp16 autocast (fp16 with torch.amp.GradScaler), or bf16 parameters without
     # autocast; the suite trains nothing else
     if (c["param_dtype"], c["compute_dtype"]) not in (("fp32", "bf16"), ("fp32", "fp16"), ("bf16", "bf16")):
@@ -378,6 +390,8 @@ def scenario(c: dict) -> dict:
             "static_graph": False,
             "comm_hook": "none",
         },
+        **({"compile": {"enabled": True, "fullgraph": True, "dynamic": False, "mode": c["compile"]}}
+           if c.get("compile") else {}),
         "jitter": {"enabled": True},
         "sim": {"steps": 4, "seed": 1},
     }

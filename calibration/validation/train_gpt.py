@@ -238,6 +238,10 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
     if world > 1:
         model = DDP(model, device_ids=[local_rank], bucket_cap_mb=c["bucket_cap_mb"],
                     gradient_as_bucket_view=c["gradient_as_bucket_view"])
+    cmode = c.get("compile")
+    if cmode:  # the model (the DDP wrapper at world > 1) compiled whole; the loss and the optimizer stay eager
+        model = torch.compile(model, fullgraph=True, dynamic=False, mode=cmode)
+    graphs = cmode in ("reduce-overhead", "max-autotune")  # CUDA graphs (cudagraph trees)
     fused = c.get("optimizer_impl", "fused") == "fused"  # else PyTorch's default on CUDA, foreach
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.95), weight_decay=0.1,
                             fused=fused, foreach=None if fused else True)
@@ -255,6 +259,8 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
         for i in range(ga):
             ctx = model.no_sync() if (world > 1 and i < ga - 1) else contextlib.nullcontext()
             with ctx:
+                if graphs:
+                    torch.compiler.cudagraph_mark_step_begin()
                 with contextlib.nullcontext() if pure else torch.autocast("cuda", dtype=amp_dtype):
                     logits = model(xs[i])
                     loss = F.cross_entropy((logits.float() if pure else logits).view(-1, V), ys[i].view(-1))
@@ -277,8 +283,12 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
 
     # warm-up: allocator, cuBLAS/flash heuristics, DDP bucket rebuild after the first iteration
     t0 = time.perf_counter()
-    for _ in range(args.warmup - 2):
+    first_step_s = None
+    for w in range(args.warmup - 2):
         loss = step()
+        if w == 0:  # the first step: torch.compile traces and compiles here
+            torch.cuda.synchronize()
+            first_step_s = time.perf_counter() - t0
     torch.cuda.synchronize()
     first_loss = float(loss.detach())
     t1 = time.perf_counter()
@@ -328,6 +338,7 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
         "model_tflop_per_step": cfgmod.model_flops_per_step(c) / 1e12,
         "tokens_per_step": mb * ga * T * world,
         "timed_steps": n,
+        "first_step_s": first_step_s,
         "step_time_ms": {
             "median": statistics.median(times), "p10": pct(times, 0.10), "p90": pct(times, 0.90),
             "mean": statistics.fmean(times), "min": min(times), "max": max(times),
