@@ -2,6 +2,7 @@
 
 #include "calibration/fit/AttentionFit.hpp"
 #include "calibration/fit/CollectiveFit.hpp"
+#include "calibration/fit/CompileFit.hpp"
 #include "calibration/fit/FitState.hpp"
 #include "calibration/fit/GemmFit.hpp"
 #include "calibration/fit/InterferenceFit.hpp"
@@ -56,6 +57,7 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
     fitKernelJitter(s);
     fitDeviceSpeedSpread(s);
     fitHostSpread(s);
+    fitCompile(s);
     s.kept.push_back("nccl (NCCL tuning model constants)");
     s.kept.push_back("gpu peaks and hbm_gbps (datasheet)");
     out.report["kept_from_base"] = s.kept;

@@ -38,6 +38,7 @@
 //                  > 20 MHz under the rested clock; attention's exponents by head_dim through the origin of
 //                  ln(loaded / burst time) on ln(burst / loaded clock), records ≥ 30 MHz under their burst clock,
 //                  the backward from forward_backward less forward; attention_reference_mhz ← median burst clock
+//   compile        compile_kernels.py's compile_block and compile_host records (CompileFit.hpp)
 // Held-out check: for every collective series and GEMM dtype, fit on all but every 4th point (index 3, 7,
 // ...), predict those, and report the median relative error.
 //

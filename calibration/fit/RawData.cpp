@@ -409,6 +409,43 @@ void parsePowerLoaded(const Line& L, RawData& d) {
     d.power.push_back(q);
 }
 
+void parseCompileBlock(const Line& L, RawData& d) {
+    RawCompileBlock b;
+    b.mode = L.str("mode");
+    b.mlp = L.str("mlp");
+    b.norm = L.str("norm");
+    b.dtype = L.str("dtype");
+    b.hidden = static_cast<long>(L.num("hidden"));
+    auto phase = [&](const char* version, const char* phase) {
+        const json& v = L.at(version);
+        const std::string path = std::string(version) + "." + phase;
+        if (!v.is_object() || !v.contains(phase) || !v.at(phase).is_object())
+            throw inputError(L.file, L.line, path, "expected an object {other, other_ms, regions, gemm_ms}");
+        const json& o = v.at(phase);
+        RawCompileBlock::Phase p{L.number(o, "other", path + ".other"), L.number(o, "other_ms", path + ".other_ms"),
+                                 L.number(o, "regions", path + ".regions"), L.number(o, "gemm_ms", path + ".gemm_ms")};
+        if (!(p.other_ms > 0) || !(p.gemm_ms > 0))
+            throw inputError(L.file, L.line, path, "expected positive kernel times (other_ms, gemm_ms)");
+        return p;
+    };
+    b.eager_forward = phase("eager", "forward");
+    b.eager_backward = phase("eager", "backward");
+    b.compiled_forward = phase("compiled", "forward");
+    b.compiled_backward = phase("compiled", "backward");
+    if (!(b.eager_forward.regions > 0) || !(b.eager_backward.regions > 0))
+        throw inputError(L.file, L.line, "eager.forward.regions", "expected at least one region of fusible kernels");
+    b.compile_s = L.num("compile_s");
+    d.compile_blocks.push_back(b);
+}
+
+void parseCompileHost(const Line& L, RawData& d) {
+    RawCompileHost h{L.str("mode"), static_cast<int>(L.num("blocks")), L.num("kernels"), L.num("graphs"),
+                     L.num("host_us")};
+    if (!(h.host_us > 0) || !(h.kernels > 0))
+        throw inputError(L.file, L.line, "host_us", "expected a positive host time and kernel count");
+    d.compile_host.push_back(h);
+}
+
 void parseError(const Line& L, RawData& d) {
     d.errors.push_back(L.j.value("group", std::string("?")) + ": " + L.j.value("message", std::string()));
 }
@@ -436,6 +473,8 @@ const std::map<std::string, Parser, std::less<>> kParsers = {
     {"accumulate_host", parseAccumulateHost},
     {"power_duty", parsePowerDuty},
     {"power_loaded", parsePowerLoaded},
+    {"compile_block", parseCompileBlock},
+    {"compile_host", parseCompileHost},
     {"error", parseError},
     {"skipped", parseSkipped},
     {"group_done", parseNothing},

@@ -185,6 +185,27 @@ struct RawAttentionClock {
     double time_us = 0, burst_us = 0, clock_mhz = 0, burst_clock_mhz = 0;
 };
 
+// torch.compile's kernels against eager on one transformer block (calibration/pytorch/compile_kernels.py's
+// `compile_block` records): per phase, the kernels other than GEMM and attention ("other": what Inductor fuses), their
+// summed time, the eager maximal runs of them between GEMM/attention kernels (regions) and the GEMMs' time.
+struct RawCompileBlock {
+    struct Phase {
+        double other = 0, other_ms = 0, regions = 0, gemm_ms = 0;
+    };
+    std::string mode, mlp, norm, dtype;
+    long hidden = 0;
+    Phase eager_forward, eager_backward, compiled_forward, compiled_backward;
+    double compile_s = 0;  // the first compiled forward + backward's wall time
+};
+
+// Host time of a host-bound forward + backward of a stack of tiny blocks (compile_kernels.py's `compile_host`), eager
+// or compiled in a mode: µs per call, the kernels it launches and the compiled graphs it calls.
+struct RawCompileHost {
+    std::string mode;
+    int blocks = 0;
+    double kernels = 0, graphs = 0, host_us = 0;
+};
+
 struct RawData {
     std::vector<std::string> files;
     std::string gpu_model;
@@ -209,6 +230,8 @@ struct RawData {
     std::vector<RawDispatch> dispatch;
     std::vector<RawHostOverhead> host;
     std::vector<RawDdpHost> ddp_host;
+    std::vector<RawCompileBlock> compile_blocks;
+    std::vector<RawCompileHost> compile_host;
     std::vector<std::string> errors;  // "error" records: groups that failed during the run
     int skipped = 0;                  // "skipped" records: measurements left out by the time limit
 };

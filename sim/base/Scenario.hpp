@@ -22,7 +22,7 @@ enum class DataParallel { ddp, fsdp1, fsdp2, hsdp, zero1, zero2, zero3 };
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
 enum class CommHook { none, fp16_compress, bf16_compress, powersgd };
 enum class BackwardPrefetch { pre, post, none };
-enum class CompileMode { default_, reduce_overhead, max_autotune };
+enum class CompileMode { default_, reduce_overhead, max_autotune, max_autotune_no_cudagraphs };
 enum class DdpCompileStrategy { ddp_optimizer, python_reducer, no_optimization };
 enum class Fp8Recipe { tensorwise, rowwise };
 enum class CheckpointMode { sync, async };
@@ -101,12 +101,20 @@ struct FsdpSpec {
     std::optional<DType> reduce_dtype;
 };
 
+// torch.compile of the model (docs/compile.md; the transformation is sim/workload/CompileTransform.hpp).
 struct CompileSpec {
     bool enabled = false;
     bool fullgraph = false;
     std::optional<bool> dynamic;  // null: torch's default (automatic dynamic shapes)
     CompileMode mode = CompileMode::default_;
+    // torch._dynamo.config.optimize_ddp: ddp_optimizer (the graph split at bucket boundaries), python_reducer
+    // (compiled autograd traces the reducer), none (False: one graph, DDP's all-reduces after the whole backward).
     DdpCompileStrategy optimize_ddp = DdpCompileStrategy::ddp_optimizer;
+    bool loss = false;              // the loss compiled with the model (false: torch.compile(model) alone)
+    bool optimizer = false;         // the optimizer step compiled too (torch.compile(opt.step))
+    int graph_breaks = 0;           // graph breaks per forward (and per backward): graph_breaks + 1 graphs each
+    int comm_fusion_depth = 1;      // consecutive collectives of one kind the compiler merges into one (1: none)
+    bool async_collectives = true;  // functional collectives, their wait deferred to first use (false: wait at once)
 };
 
 struct Fp8Spec {

@@ -273,6 +273,27 @@ struct JitterRates {
     double host_rank_cv = 0.0;
 };
 
+// What torch.compile (Inductor) makes of a training step, measured on transformer blocks eager and compiled
+// (calibration/pytorch/compile_kernels.py, fitted by calibration/fit/CompileFit.hpp; the transformation that uses it is
+// sim/workload/CompileTransform.hpp). A region is a maximal run of memory-bound kernels between GEMM/attention kernels
+// in eager order: Inductor fuses each into kernels_per_region kernels (mean) taking time_ratio of the eager time.
+struct CompilePhaseRates {
+    double kernels_per_region = 1.0;
+    double time_ratio = 1.0;
+};
+
+struct CompileRates {
+    bool measured = false;  // false: the profile has no compile measurements, and compile.enabled is refused
+    CompilePhaseRates forward, backward;
+    double gemm_time_ratio = 1.0;               // GEMM time compiled / eager (default mode: library GEMMs)
+    double gemm_time_ratio_max_autotune = 1.0;  // under max-autotune (autotuned Triton templates or library GEMMs)
+    double graph_host_us = 0.0;      // host cost of calling one compiled graph, or replaying it under CUDA graphs
+    double kernel_host_ratio = 1.0;  // a compiled kernel's launch cost over the eager kernel's it replaces
+    double cudagraph_kernel_host_us = 0.0;  // host cost per kernel left under CUDA graphs (reduce-overhead)
+    double compile_s_per_block = 0.0;       // first call's compile time per transformer block (default mode)
+    double compile_s_per_block_max_autotune = 0.0;
+};
+
 struct HardwareProfile {
     std::string name;
     std::string source;               // how it was made: "datasheet" or the calibration command
@@ -289,6 +310,7 @@ struct HardwareProfile {
     Interference interference;
     JitterRates jitter;
     PowerModel power;                 // PowerModel.hpp
+    CompileRates compile;
 };
 
 }  // namespace stepsim

@@ -73,6 +73,12 @@ struct Results {
     std::optional<double> sm_clock_mhz;
 
     CollectiveResults collectives;
+    // Device kernels (collectives included) rank 0 launches in the last simulated step (the profiler's count).
+    int kernels_per_step = 0;
+    // torch.compile: the first step's compile time, apart from the steps (which run compiled), and the compiled
+    // graphs called per step.
+    std::optional<double> compile_time_s;
+    std::optional<int> compiled_graphs_per_step;
 
     std::optional<double> peak_memory_gib;   // per GPU; filled by the caller from the memory model
 

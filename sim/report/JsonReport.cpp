@@ -57,6 +57,9 @@ nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name
     c["barrier_wait_ms_max"] = num(r.collectives.barrier_wait_ms_max);
     j["collectives"] = std::move(c);
 
+    j["kernels_per_step"] = r.kernels_per_step;
+    if (r.compile_time_s) j["compile_time_s"] = num(r.compile_time_s);
+    if (r.compiled_graphs_per_step) j["compiled_graphs_per_step"] = *r.compiled_graphs_per_step;
     j["peak_memory_gib"] = num(r.peak_memory_gib);
     if (gpu_memory_gib && r.peak_memory_gib) {
         j["fits_memory"] = *r.peak_memory_gib <= *gpu_memory_gib;

@@ -63,6 +63,10 @@ std::string textSummary(const Results& r, const std::string& name) {
     line("algbw", c.algbw_GBps, 1, "GB/s");
     line("busbw", c.busbw_GBps, 1, "GB/s");
     line("barrier wait", c.barrier_wait_ms_mean, 3, "ms", fmt::format("mean, max {:.3f} ms", c.barrier_wait_ms_max));
+    line("kernels", r.kernels_per_step, 0, "per step");
+    if (r.compile_time_s)
+        line("compile", *r.compile_time_s, 1, "s", fmt::format("first step only; {} graphs per step",
+                                                               r.compiled_graphs_per_step.value_or(0)));
     if (r.peak_memory_gib)
         line("peak memory", *r.peak_memory_gib, 2, "GiB");
     else

@@ -66,6 +66,14 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile) {
         if (i == 0) sim.timeline = std::move(tl);
     }
     sim.results = samples.size() == 1 ? samples.front() : aggregateSamples(samples);
+    const Program& rank0 = sim.expansion.workload.programs.front();
+    for (const Op& op : rank0.ops)
+        if ((op.kind == OpKind::kernel || op.kind == OpKind::collective) && op.step == sc.sim.steps - 1)
+            ++sim.results.kernels_per_step;
+    if (sc.compile.enabled) {
+        sim.results.compile_time_s = sim.expansion.compile_time_s;
+        sim.results.compiled_graphs_per_step = sim.expansion.compiled_graphs_per_step;
+    }
     const MemoryEstimate& m = sim.expansion.memory;
     sim.results.peak_memory_gib = m.peak() / (1024.0 * 1024.0 * 1024.0);
     std::vector<std::string> warnings = sim.expansion.warnings;

@@ -24,11 +24,12 @@ STEPSIM_ENUM_NAMES(CommHook, {CommHook::none, "none"}, {CommHook::fp16_compress,
                    {CommHook::bf16_compress, "bf16_compress"}, {CommHook::powersgd, "powersgd"})
 STEPSIM_ENUM_NAMES(BackwardPrefetch, {BackwardPrefetch::pre, "pre"}, {BackwardPrefetch::post, "post"},
                    {BackwardPrefetch::none, "none"})
-STEPSIM_ENUM_NAMES(CompileMode, {CompileMode::default_, "default"}, {CompileMode::reduce_overhead, "reduce_overhead"},
-                   {CompileMode::max_autotune, "max_autotune"})
+STEPSIM_ENUM_NAMES(CompileMode, {CompileMode::default_, "default"}, {CompileMode::reduce_overhead, "reduce-overhead"},
+                   {CompileMode::max_autotune, "max-autotune"},
+                   {CompileMode::max_autotune_no_cudagraphs, "max-autotune-no-cudagraphs"})
 STEPSIM_ENUM_NAMES(DdpCompileStrategy, {DdpCompileStrategy::ddp_optimizer, "ddp_optimizer"},
                    {DdpCompileStrategy::python_reducer, "python_reducer"},
-                   {DdpCompileStrategy::no_optimization, "no_optimization"})
+                   {DdpCompileStrategy::no_optimization, "none"})
 STEPSIM_ENUM_NAMES(Fp8Recipe, {Fp8Recipe::tensorwise, "tensorwise"}, {Fp8Recipe::rowwise, "rowwise"})
 STEPSIM_ENUM_NAMES(CheckpointMode, {CheckpointMode::sync, "sync"}, {CheckpointMode::async, "async"})
 STEPSIM_ENUM_NAMES(NcclAlgo, {NcclAlgo::auto_, "auto"}, {NcclAlgo::ring, "ring"}, {NcclAlgo::tree, "tree"},

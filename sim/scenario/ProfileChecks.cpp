@@ -319,6 +319,22 @@ void checkJitter(const Checks& k, const JitterRates& j) {
     k.nonNegative("jitter.host_rank_cv", j.host_rank_cv);
 }
 
+// A measured compile section: positive ratios and kernels per region, non-negative host costs and compile times.
+void checkCompile(const Checks& k, const CompileRates& c) {
+    if (!c.measured) return;
+    k.positive("compile.forward.kernels_per_region", c.forward.kernels_per_region);
+    k.positive("compile.forward.time_ratio", c.forward.time_ratio);
+    k.positive("compile.backward.kernels_per_region", c.backward.kernels_per_region);
+    k.positive("compile.backward.time_ratio", c.backward.time_ratio);
+    k.positive("compile.gemm_time_ratio", c.gemm_time_ratio);
+    k.positive("compile.gemm_time_ratio_max_autotune", c.gemm_time_ratio_max_autotune);
+    k.nonNegative("compile.graph_host_us", c.graph_host_us);
+    k.positive("compile.kernel_host_ratio", c.kernel_host_ratio);
+    k.nonNegative("compile.cudagraph_kernel_host_us", c.cudagraph_kernel_host_us);
+    k.nonNegative("compile.compile_s_per_block", c.compile_s_per_block);
+    k.nonNegative("compile.compile_s_per_block_max_autotune", c.compile_s_per_block_max_autotune);
+}
+
 }  // namespace
 
 void checkProfile(const YamlReader& r, int version, const HardwareProfile& p) {
@@ -335,6 +351,7 @@ void checkProfile(const YamlReader& r, int version, const HardwareProfile& p) {
     checkLinks(k, p.links);
     checkInterference(k, p.interference);
     checkJitter(k, p.jitter);
+    checkCompile(k, p.compile);
 }
 
 }  // namespace stepsim

@@ -292,6 +292,26 @@ void describe(V& v, PowerModel& p) {
 }
 
 template <class V>
+void describe(V& v, CompilePhaseRates& c) {
+    v.field("kernels_per_region", c.kernels_per_region);
+    v.field("time_ratio", c.time_ratio);
+}
+
+template <class V>
+void describe(V& v, CompileRates& c) {
+    v.field("measured", c.measured);
+    v.section("forward", c.forward);
+    v.section("backward", c.backward);
+    v.field("gemm_time_ratio", c.gemm_time_ratio);
+    v.field("gemm_time_ratio_max_autotune", c.gemm_time_ratio_max_autotune);
+    v.field("graph_host_us", c.graph_host_us);
+    v.field("kernel_host_ratio", c.kernel_host_ratio);
+    v.field("cudagraph_kernel_host_us", c.cudagraph_kernel_host_us);
+    v.field("compile_s_per_block", c.compile_s_per_block);
+    v.field("compile_s_per_block_max_autotune", c.compile_s_per_block_max_autotune);
+}
+
+template <class V>
 void describe(V& v, ProfileDocument& d) {
     HardwareProfile& p = d.profile;
     v.field("stepsim_profile", d.stepsim_profile);
@@ -308,6 +328,7 @@ void describe(V& v, ProfileDocument& d) {
     v.section("interference", p.interference);
     v.section("jitter", p.jitter);
     v.section("power", p.power);
+    v.section("compile", p.compile);
 }
 
 namespace {

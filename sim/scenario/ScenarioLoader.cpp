@@ -90,11 +90,16 @@ void describe(V& v, FsdpSpec& f) {
 
 template <class V>
 void describe(V& v, CompileSpec& c) {
-    v.unmodelled("enabled", c.enabled, "torch.compile");
-    v.unmodelled("fullgraph", c.fullgraph, "torch.compile");
-    v.unmodelled("dynamic", c.dynamic, "torch.compile");
-    v.unmodelled("mode", c.mode, "torch.compile");
-    v.unmodelled("optimize_ddp", c.optimize_ddp, "torch.compile");
+    v.field("enabled", c.enabled);
+    v.field("fullgraph", c.fullgraph);
+    v.field("dynamic", c.dynamic);
+    v.field("mode", c.mode);
+    v.field("optimize_ddp", c.optimize_ddp);
+    v.unmodelled("loss", c.loss, "the loss compiled with the model (not measured)");
+    v.unmodelled("optimizer", c.optimizer, "a compiled optimizer step (not measured)");
+    v.field("graph_breaks", c.graph_breaks);
+    v.field("comm_fusion_depth", c.comm_fusion_depth);
+    v.field("async_collectives", c.async_collectives);
 }
 
 template <class V>
@@ -298,6 +303,29 @@ void requireModel(const YamlReader& r, const YAML::Node& root, const Scenario& s
                    "missing: a transformer model needs its layers and hidden (nothing defaults to a built-in model)");
 }
 
+// torch.compile's keys: the values it models, and none set while compile is off (they would change nothing).
+void checkCompileKeys(const YamlReader& r, const CompileSpec& c) {
+    if (c.dynamic == std::optional<bool>(true))
+        r.fail("compile.dynamic", "dynamic: true (kernels compiled for symbolic shapes) is not modelled yet by this "
+                                  "stepsim version; null and false compile the step's fixed shapes once");
+    if (c.graph_breaks < 0) r.fail("compile.graph_breaks", fmt::format("expected an integer >= 0, got {}", c.graph_breaks));
+    if (c.fullgraph && c.graph_breaks > 0)
+        r.fail("compile.graph_breaks", "fullgraph: true allows no graph break (torch.compile raises at the first one)");
+    if (c.comm_fusion_depth < 1 || c.comm_fusion_depth > 8)
+        r.fail("compile.comm_fusion_depth",
+               fmt::format("expected 1 (no fusion) to 8 collectives merged into one, got {}", c.comm_fusion_depth));
+    if (c.enabled) return;
+    const CompileSpec d;
+    const char* what = "a compile setting with compile.enabled: false changes nothing: set compile.enabled: true";
+    if (c.fullgraph != d.fullgraph) r.fail("compile.fullgraph", what);
+    if (c.dynamic != d.dynamic) r.fail("compile.dynamic", what);
+    if (c.mode != d.mode) r.fail("compile.mode", what);
+    if (c.optimize_ddp != d.optimize_ddp) r.fail("compile.optimize_ddp", what);
+    if (c.graph_breaks != d.graph_breaks) r.fail("compile.graph_breaks", what);
+    if (c.comm_fusion_depth != d.comm_fusion_depth) r.fail("compile.comm_fusion_depth", what);
+    if (c.async_collectives != d.async_collectives) r.fail("compile.async_collectives", what);
+}
+
 // Values of modelled keys that this version does not model yet (keys modelled at their default only are marked in
 // describe() with unmodelled()).
 void refuseUnmodelledValues(const YamlReader& r, const Scenario& s) {
@@ -326,6 +354,7 @@ void refuseUnmodelledValues(const YamlReader& r, const Scenario& s) {
         if (f.forward_prefetch != d.forward_prefetch) refuse("fsdp.forward_prefetch", what);
         if (f.limit_all_gathers != d.limit_all_gathers) refuse("fsdp.limit_all_gathers", what);
     }
+    checkCompileKeys(r, s.compile);
     r.failUnmodelled();
 }
 

@@ -18,13 +18,15 @@ DdpSchedule::DdpSchedule(const StepContext& c, ProgramBuilder& b, std::vector<st
       b_(b),
       order_(std::move(ready_order)),
       grad_dtype_(c.sc.training.param_dtype == DType::fp32 ? "fp32" : "bf16"),
-      compress_(c.sc.ddp.comm_hook == CommHook::fp16_compress || c.sc.ddp.comm_hook == CommHook::bf16_compress) {
+      compress_(c.sc.ddp.comm_hook == CommHook::fp16_compress || c.sc.ddp.comm_hook == CommHook::bf16_compress),
+      defer_(c.sc.compile.enabled && c.sc.compile.optimize_ddp == DdpCompileStrategy::no_optimization),
+      traced_(c.sc.compile.enabled && c.sc.compile.optimize_ddp == DdpCompileStrategy::python_reducer) {
     const LaunchRates& launch = c.cost.profile().launch;
     // One eager op: the reducer's per-parameter copy back; a bucket's all-reduce costs what issuing one through
     // torch.distributed's NCCL process group does (events, work object, NCCL group).
     eager_s_ = launch.eager_host.median_us * 1e-6;
     nccl_s_ = launch.nccl_host.median_us * 1e-6;
-    hook_s_ = launch.ddp_hook_host_us * 1e-6;
+    hook_s_ = traced_ ? 0.0 : launch.ddp_hook_host_us * 1e-6;
     std::vector<GradParam> ready;
     for (std::size_t i : order_) ready.push_back({c.params[i].name, c.params[i].numel * c.pe, grad_dtype_});
     rebuilt_ = assignBuckets(ready, c.sc.ddp.first_bucket_mb * kMiB, c.sc.ddp.bucket_cap_mb * kMiB);
@@ -60,13 +62,21 @@ void DdpSchedule::beginBackward(bool last) {
 
 void DdpSchedule::gradReady(std::size_t i) {
     if (!sync_) return;
+    if (defer_) {
+        deferred_.push_back(i);
+        return;
+    }
+    onReady(i);
+}
+
+void DdpSchedule::onReady(std::size_t i) {
     // DDP's autograd hook: copy (and divide) the gradient into its bucket, one mul_out per parameter;
     // with gradient_as_bucket_view the gradient is the bucket's view and it is an in-place div_ of the
     // same bytes (H200 traces, PyTorch 2.11: one such kernel per parameter in both, 3.0 ms a step of
     // the 1.4B model). The hook's host cost (calibrated per parameter tensor) includes launching it.
     if (hook_s_ > 0) b_.host("ddp hook", hook_s_);
     b_.mem(c_.params[i].name + " copy to bucket", 2 * c_.pe * c_.params[i].numel, MemKind::elementwise,
-           KernelClass::copy);
+           traced_ ? KernelClass::memory : KernelClass::copy);
     b_.last().host_s = 0.0;
     if (--pending_[bucket_of_[i]] > 0) return;
     launchReadyBuckets();
@@ -94,6 +104,8 @@ void DdpSchedule::launchReadyBuckets() {
 
 void DdpSchedule::endBackward() {
     if (!sync_) return;
+    for (std::size_t i : deferred_) onReady(i);  // optimize_ddp none: after the whole backward graph
+    deferred_.clear();
     // finalize_backward: wait for each bucket, then copy it back into the gradients, one
     // copy_ per parameter (reducer.cpp's copy_bucket_to_grad, issued from C++: one eager op each).
     const std::vector<Bucket>& buckets = *buckets_;

@@ -11,6 +11,10 @@
 //     unless gradient_as_bucket_view, each bucket is copied back into the gradients, one eager op per parameter.
 // The first step reduces everything in one bucket; later steps use the buckets rebuilt in gradient-ready order
 // (DdpBuckets.hpp). On one GPU there is no communication: the schedule adds nothing.
+// Compiled (compile.enabled), by compile.optimize_ddp: ddp_optimizer runs the hooks as above (CompileTransform splits
+// the graphs at the buckets); python_reducer (compiled autograd traces the reducer) has no per-parameter hook on the
+// host and its bucket copies are graph kernels (fusible); none (one graph for the whole backward) makes every gradient
+// ready only when the backward graph ends: the hooks, copies and all-reduces all follow the last backward kernel.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,12 +41,16 @@ public:
 
 private:
     void launchReadyBuckets();
+    void onReady(std::size_t param);
 
     const StepContext& c_;
     ProgramBuilder& b_;
     std::vector<std::size_t> order_;
     std::string grad_dtype_;
     bool compress_;
+    bool defer_;   // compiled with optimize_ddp none: gradients ready at the end of the backward graph
+    bool traced_;  // compiled with optimize_ddp python_reducer: the reducer traced into the graph
+    std::vector<std::size_t> deferred_;
     double eager_s_, nccl_s_, hook_s_;  // host costs: one eager op, an NCCL issue, DDP's hook per parameter
     std::vector<Bucket> rebuilt_;       // the buckets of the steps after the first
     std::vector<Bucket> initial_;       // the first step's single bucket

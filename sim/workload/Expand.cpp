@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/base/InputError.hpp"
+#include "sim/workload/CompileTransform.hpp"
 #include "sim/workload/DdpSchedule.hpp"
 #include "sim/workload/Fsdp2Schedule.hpp"
 #include "sim/workload/OptimizerStep.hpp"
@@ -43,7 +44,6 @@ void checkSupported(const Scenario& sc) {
     }
     if (sc.parallel.tp != 1) unsupported("parallel.tp", "tensor parallelism");
     if (sc.parallel.pp != 1) unsupported("parallel.pp", "pipeline parallelism");
-    if (sc.compile.enabled) unsupported("compile.enabled", "torch.compile");
     if (sc.fp8.enabled) unsupported("fp8.enabled", "FP8 training");
     if (sc.training.compute_dtype == DType::fp8) unsupported("training.compute_dtype", "FP8 compute (FP8 training)");
     if (sc.checkpoint.interval_steps > 0) unsupported("checkpoint.interval_steps", "checkpoint I/O");
@@ -120,6 +120,11 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
     for (int step = 0; step < sc.sim.steps; ++step)
         flops_per_step = trainingStep(c, shard, b, *schedule, step, out.params);
 
+    if (sc.compile.enabled) {
+        const CompileReport compiled = compileProgram(prog, sc, cost.profile());
+        out.compile_time_s = compiled.compile_time_s;
+        out.compiled_graphs_per_step = compiled.graphs_per_step;
+    }
     Workload& w = out.workload;
     w.steps = sc.sim.steps;
     w.groups = schedule->groups();

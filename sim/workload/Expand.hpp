@@ -39,6 +39,10 @@ struct Expansion {
     std::vector<Bucket> buckets;         // the rebuilt DDP buckets (steps after the first)
     MemoryEstimate memory;               // bytes per GPU (the schedule's: FSDP2 sets its own)
     double params = 0.0;                 // parameter count
+    // torch.compile (CompileTransform.hpp): the first step's compile time, reported apart from the simulated steps
+    // (which run compiled from the first), and the compiled graphs called per step; 0 when not compiled.
+    double compile_time_s = 0.0;
+    int compiled_graphs_per_step = 0;
     std::vector<std::string> warnings;
 };
 

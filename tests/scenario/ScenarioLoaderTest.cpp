@@ -91,7 +91,7 @@ TEST(ScenarioLoader, NameDefaultsToTheFileStem) {
 
 TEST(ScenarioLoader, EnumSpellingsOfScenarioMdAreRead) {
     Scenario s = readSchema(
-        "stepsim: 1\nparallel: {data: fsdp2, pp_schedule: interleaved}\ncompile: {mode: max_autotune, dynamic: true}\n"
+        "stepsim: 1\nparallel: {data: fsdp2, pp_schedule: interleaved}\ncompile: {mode: max-autotune, dynamic: true}\n"
         "nccl: {algo: ring, proto: ll128, nvls: off}\n",
         "x.yaml");
     EXPECT_EQ(s.parallel.data, DataParallel::fsdp2);
@@ -270,7 +270,7 @@ TEST(ScenarioLoader, OverridesReplaceFileValues) {
 }
 
 TEST(ScenarioLoader, OverrideCreatesAnAbsentSection) {
-    Scenario s = readSchema("stepsim: 1\n", "x.yaml", {"compile.enabled=true", "compile.mode=reduce_overhead"});
+    Scenario s = readSchema("stepsim: 1\n", "x.yaml", {"compile.enabled=true", "compile.mode=reduce-overhead"});
     EXPECT_TRUE(s.compile.enabled);
     EXPECT_EQ(s.compile.mode, CompileMode::reduce_overhead);
 }

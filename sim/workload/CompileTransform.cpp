@@ -1,0 +1,286 @@
+#include "sim/workload/CompileTransform.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sim/base/InputError.hpp"
+
+namespace stepsim {
+
+bool usesCudaGraphs(CompileMode mode) {
+    return mode == CompileMode::reduce_overhead || mode == CompileMode::max_autotune;
+}
+
+namespace {
+
+constexpr std::uint8_t kCompute = 0;  // ProgramBuilder's kComputeStream
+
+// The loss's kernels (cross-entropy's log-softmax, its casts, nll_loss, the loss scaling): outside torch.compile(model).
+bool isLossOp(const std::string& name) {
+    return name.find("loss") != std::string::npos || name.find("log_softmax") != std::string::npos ||
+           name.find("logits") != std::string::npos;
+}
+
+// A kernel the compiled model runs: forward or backward, on the compute stream, not the loss's and not a copy of the
+// data-parallel wrapper (class copy).
+bool inTerritory(const Op& op, const Program& p) {
+    if (op.kind != OpKind::kernel || op.stream != kCompute) return false;
+    if (op.phase != Phase::forward && op.phase != Phase::backward) return false;
+    if (op.cls == KernelClass::copy || op.cls == KernelClass::comm) return false;
+    return !isLossOp(p.names[op.name]);
+}
+
+struct Span {
+    std::size_t begin = 0, end = 0;  // [first territory op, last territory op + 1)
+    int step = 0;
+    Phase phase = Phase::forward;
+};
+
+// One span per micro-step's forward and backward: territory ops of one step and phase, in program order.
+std::vector<Span> findSpans(const Program& p) {
+    std::vector<Span> spans;
+    for (std::size_t i = 0; i < p.ops.size(); ++i) {
+        const Op& op = p.ops[i];
+        if (!inTerritory(op, p)) continue;
+        if (spans.empty() || spans.back().step != op.step || spans.back().phase != op.phase)
+            spans.push_back({i, i + 1, op.step, op.phase});
+        else
+            spans.back().end = i + 1;
+    }
+    return spans;
+}
+
+// Marks a graph start before the GEMMs at fractions j/(pieces) of the span's GEMMs, j = 1 .. pieces−1.
+void splitByGemms(const Program& p, const Span& s, int pieces, std::vector<char>& start) {
+    if (pieces <= 1) return;
+    std::vector<std::size_t> gemms;
+    for (std::size_t i = s.begin; i < s.end; ++i)
+        if (p.ops[i].kind == OpKind::kernel && p.ops[i].cls == KernelClass::gemm && inTerritory(p.ops[i], p))
+            gemms.push_back(i);
+    for (int j = 1; j < pieces; ++j) {
+        const std::size_t g = gemms.size() * std::size_t(j) / std::size_t(pieces);
+        if (g > 0 && g < gemms.size()) start[gemms[g]] = 1;
+    }
+}
+
+// The graph starts: each span's first op, the graph breaks, and the splits of compiled DDP and FSDP2.
+std::vector<char> graphStarts(const Program& p, const std::vector<Span>& spans, const Scenario& sc) {
+    std::vector<char> start(p.ops.size(), 0);
+    const bool fsdp = sc.parallel.data == DataParallel::fsdp2;
+    const bool ddp_split = sc.parallel.data == DataParallel::ddp &&
+                           sc.compile.optimize_ddp == DdpCompileStrategy::ddp_optimizer;
+    for (std::size_t k = 0; k < spans.size(); ++k) {
+        const Span& s = spans[k];
+        start[s.begin] = 1;
+        splitByGemms(p, s, sc.compile.graph_breaks + 1, start);
+        bool after_collective = false;
+        for (std::size_t i = s.begin; i < s.end; ++i) {
+            const Op& op = p.ops[i];
+            if (op.kind == OpKind::collective) {
+                after_collective = true;
+            } else if (after_collective && inTerritory(op, p)) {
+                if (fsdp || (ddp_split && s.phase == Phase::backward)) start[i] = 1;
+                after_collective = false;
+            }
+        }
+        // DDPOptimizer splits the forward as the backward: one piece per bucket (the next span is this one's backward).
+        if (ddp_split && s.phase == Phase::forward && k + 1 < spans.size() && spans[k + 1].step == s.step) {
+            int buckets = 0;
+            for (std::size_t i = spans[k + 1].begin; i < spans[k + 1].end; ++i)
+                buckets += p.ops[i].kind == OpKind::collective ? 1 : 0;
+            splitByGemms(p, s, buckets, start);
+        }
+    }
+    return start;
+}
+
+// What the rewrite needs of the scenario and the profile.
+struct Rates {
+    const CompileRates& c;
+    bool cuda_graphs;
+    double gemm_ratio;
+    bool sync_collectives;
+};
+
+double kernelHost(const Rates& r, double eager_host_s) {
+    return r.cuda_graphs ? r.c.cudagraph_kernel_host_us * 1e-6 : r.c.kernel_host_ratio * eager_host_s;
+}
+
+// Emits the fused kernels of the region p.ops[b, e) (all memory-bound, one phase). `target` is the running target of
+// kernels per phase, so the counts round to kernels_per_region on average.
+void emitRegion(Program& p, std::size_t b, std::size_t e, const Rates& r, double& target, long& emitted,
+                std::vector<Op>& out) {
+    const Op first = p.ops[b];
+    const CompilePhaseRates& pr = first.phase == Phase::backward ? r.c.backward : r.c.forward;
+    double work = 0, bytes = 0, host = 0, flops = 0;
+    for (std::size_t i = b; i < e; ++i) {
+        work += p.ops[i].work_s;
+        bytes += p.ops[i].bytes;
+        host += p.ops[i].host_s;
+        flops += p.ops[i].flops;
+    }
+    target += pr.kernels_per_region;
+    const long k = std::max(1L, std::lround(target) - emitted);
+    emitted += k;
+    const double n = double(e - b);
+    const std::uint32_t name =
+        p.intern(e - b == 1 ? "triton " + p.names[first.name]
+                            : fmt::format("triton fused {} (+{})", p.names[first.name], e - b - 1));
+    for (long j = 0; j < k; ++j) {
+        Op op = first;
+        op.name = name;
+        op.mem = MemKind::elementwise;
+        op.work_s = work * pr.time_ratio / double(k);
+        op.bytes = bytes * pr.time_ratio / double(k);
+        op.flops = flops / double(k);
+        op.host_s = kernelHost(r, host / n);
+        out.push_back(op);
+    }
+}
+
+Op hostWork(Program& p, const Op& at, const std::string& name, double seconds) {
+    Op op;
+    op.kind = OpKind::host_work;
+    op.cls = KernelClass::other;
+    op.phase = at.phase;
+    op.step = at.step;
+    op.stream = kCompute;
+    op.name = p.intern(name);
+    op.host_s = seconds;
+    return op;
+}
+
+bool fusible(const Op& op, const Program& p) { return inTerritory(op, p) && op.cls == KernelClass::memory; }
+
+// The rewrite: graph calls, fused regions, GEMM and attention launches, synchronous collectives. Returns the graphs.
+int rewrite(Program& p, const std::vector<Span>& spans, const std::vector<char>& start, const Rates& r) {
+    std::vector<Op> out;
+    out.reserve(p.ops.size());
+    std::vector<char> in_span(p.ops.size(), 0);
+    for (const Span& s : spans) std::fill(in_span.begin() + long(s.begin), in_span.begin() + long(s.end), 1);
+    double target[2] = {0, 0};
+    long emitted[2] = {0, 0};
+    int graphs = 0;
+    const std::string graph_name = r.cuda_graphs ? "CUDA graph replay" : "compiled graph call";
+    for (std::size_t i = 0; i < p.ops.size();) {
+        const Op op = p.ops[i];
+        if (start[i]) {
+            out.push_back(hostWork(p, op, graph_name, r.c.graph_host_us * 1e-6));
+            ++graphs;
+        }
+        if (fusible(op, p)) {
+            std::size_t e = i + 1;
+            while (e < p.ops.size() && fusible(p.ops[e], p) && !start[e] && p.ops[e].phase == op.phase) ++e;
+            const int ph = op.phase == Phase::backward ? 1 : 0;
+            emitRegion(p, i, e, r, target[ph], emitted[ph], out);
+            i = e;
+            continue;
+        }
+        Op o = op;
+        if (inTerritory(o, p)) {
+            if (o.cls == KernelClass::gemm) o.work_s *= r.gemm_ratio;
+            o.host_s = kernelHost(r, o.host_s);
+        }
+        out.push_back(o);
+        if (r.sync_collectives && o.kind == OpKind::collective && in_span[i]) {
+            // The graph waits for the collective where it was issued (wait_tensor right after it).
+            Op rec = hostWork(p, o, "record", 0.0);
+            rec.kind = OpKind::record_event;
+            rec.stream = o.stream;
+            rec.event = p.events++;
+            Op wait = rec;
+            wait.kind = OpKind::wait_event;
+            wait.stream = kCompute;
+            out.push_back(rec);
+            out.push_back(wait);
+        }
+        ++i;
+    }
+    p.ops = std::move(out);
+    return graphs;
+}
+
+bool isReduction(CollectiveKind k) { return k == CollectiveKind::all_reduce || k == CollectiveKind::reduce_scatter; }
+
+// comm_fusion_depth: chunks of `depth` consecutive collectives of one kind, group and stream in a step merge into one.
+// A reduction is issued where the chunk's last was (the done events recorded after the earlier ones move after it);
+// an all_gather where the first was (the later ones' data has arrived with it).
+void fuseCollectives(Program& p, int depth) {
+    if (depth <= 1) return;
+    // Chunks by collective op index.
+    std::vector<std::size_t> coll;
+    for (std::size_t i = 0; i < p.ops.size(); ++i)
+        if (p.ops[i].kind == OpKind::collective) coll.push_back(i);
+    // Collectives that may merge: one step, kind, process group and stream.
+    auto sameKey = [&](std::size_t i, std::size_t j) {
+        const Op& a = p.ops[i];
+        const Op& b = p.ops[j];
+        const CollectiveCall& ca = p.collectives[a.collective];
+        const CollectiveCall& cb = p.collectives[b.collective];
+        return a.step == b.step && a.stream == b.stream && ca.kind == cb.kind && ca.group == cb.group;
+    };
+    std::vector<char> drop(p.ops.size(), 0);
+    std::vector<std::size_t> merged_into(p.ops.size(), 0);
+    for (std::size_t a = 0; a < coll.size();) {
+        std::size_t b = a + 1;
+        while (b < coll.size() && b - a < std::size_t(depth) && sameKey(coll[b], coll[a])) ++b;
+        const bool reduction = isReduction(p.collectives[p.ops[coll[a]].collective].kind);
+        const std::size_t keep = reduction ? coll[b - 1] : coll[a];
+        CollectiveCall& kept = p.collectives[p.ops[keep].collective];
+        for (std::size_t j = a; j < b; ++j) {
+            if (coll[j] == keep) continue;
+            kept.bytes += p.collectives[p.ops[coll[j]].collective].bytes;
+            drop[coll[j]] = 1;
+            merged_into[coll[j]] = keep;
+        }
+        p.ops[keep].bytes = kept.bytes;
+        a = b;
+    }
+    std::vector<Op> out;
+    std::vector<std::vector<Op>> held(p.ops.size());  // done-event records moved after their merged reduction
+    for (std::size_t i = 0; i < p.ops.size(); ++i) {
+        if (drop[i] == 2) continue;
+        if (drop[i] == 1) {
+            const std::size_t keep = merged_into[i];
+            if (keep > i && i + 1 < p.ops.size() && p.ops[i + 1].kind == OpKind::record_event &&
+                p.ops[i + 1].stream == p.ops[i].stream) {
+                held[keep].push_back(p.ops[i + 1]);
+                drop[i + 1] = 2;  // moved, not lost
+            }
+            continue;
+        }
+        out.push_back(p.ops[i]);
+        for (const Op& h : held[i]) out.push_back(h);
+    }
+    p.ops = std::move(out);
+}
+
+}  // namespace
+
+CompileReport compileProgram(Program& p, const Scenario& sc, const HardwareProfile& profile) {
+    const CompileRates& c = profile.compile;
+    if (!c.measured)
+        throw inputError(sc.source, 0, "compile.enabled",
+                         fmt::format("profile {} has no torch.compile measurements (its compile section); fit one with "
+                                     "calibration/pytorch/compile_kernels.py's records (docs/compile.md)",
+                                     profile.name));
+    const bool autotune = sc.compile.mode == CompileMode::max_autotune ||
+                          sc.compile.mode == CompileMode::max_autotune_no_cudagraphs;
+    const Rates r{c, usesCudaGraphs(sc.compile.mode), autotune ? c.gemm_time_ratio_max_autotune : c.gemm_time_ratio,
+                  !sc.compile.async_collectives};
+    const std::vector<Span> spans = findSpans(p);
+    const std::vector<char> start = graphStarts(p, spans, sc);
+    CompileReport report;
+    const int graphs = rewrite(p, spans, start, r);
+    fuseCollectives(p, sc.compile.comm_fusion_depth);
+    report.graphs_per_step = graphs / std::max(1, sc.sim.steps);
+    report.compile_time_s =
+        (autotune ? c.compile_s_per_block_max_autotune : c.compile_s_per_block) * double(sc.model.layers);
+    return report;
+}
+
+}  // namespace stepsim

@@ -1,0 +1,44 @@
+#pragma once
+// torch.compile as a transformation of the Program a schedule produced (eager kernels, DDP or FSDP2 around them), with
+// the rates of the profile's `compile` section (CompileRates, fitted by calibration/fit/CompileFit.hpp from
+// calibration/pytorch/compile_kernels.py's blocks). docs/compile.md is the user's account.
+//
+// Compiled territory: the model's forward and backward kernels on the compute stream (the loss, the optimizer,
+// zero_grad and the data-parallel wrapper's own copies stay eager).
+//
+// Graphs. A compiled span is one micro-step's forward (or backward) territory. It is one graph, split into more
+//   - by graph_breaks: N breaks cut it before the GEMMs at fractions 1/(N+1), ..., N/(N+1) of its GEMMs;
+//   - under DDP with optimize_ddp ddp_optimizer: the backward after each bucket's all-reduce launch (DDPOptimizer's
+//     split at bucket boundaries), the forward into as many pieces by GEMM count;
+//   - under FSDP2: after every collective (its hooks run between the per-block graphs).
+//   Calling a graph costs the host graph_host_us (a host_work op at the graph's first op).
+// Fusion. Inside a graph, a region (a maximal run of memory-bound kernels between GEMM/attention kernels, events,
+//   collectives and graph starts) of n eager kernels with time W and bytes B becomes k kernels, k the running
+//   rounding of kernels_per_region (forward or backward), each W·time_ratio / k long. Their bytes: B·time_ratio / k
+//   (the fused kernels stream at the eager kernels' achieved bandwidth; the bytes are not measured).
+// GEMMs keep their library kernels, their time × gemm_time_ratio (max-autotune modes: gemm_time_ratio_max_autotune);
+//   attention stays SDPA.
+// Host. A compiled kernel's launch costs kernel_host_ratio × the eager launch it replaces; under CUDA graphs
+//   (reduce-overhead, max-autotune) cudagraph_kernel_host_us, the graph's replay graph_host_us.
+// Collectives in compiled spans (S7, S8, S11):
+//   comm_fusion_depth k: every k consecutive collectives of one kind, group and stream in a step become one of their
+//     summed size: a reduction (all_reduce, reduce_scatter) where the last of them was, an all_gather where the first was;
+//   async_collectives false: the compute stream waits for each collective right after its launch (no overlap).
+#include "sim/base/Program.hpp"
+#include "sim/base/Scenario.hpp"
+#include "sim/cost/HardwareProfile.hpp"
+
+namespace stepsim {
+
+struct CompileReport {
+    double compile_time_s = 0.0;  // first step's compile time: compile_s_per_block (of the mode) × layers
+    int graphs_per_step = 0;      // compiled graphs called per training step
+};
+
+// Throws InputError when the profile's compile section was not measured.
+CompileReport compileProgram(Program& p, const Scenario& sc, const HardwareProfile& profile);
+
+// Whether `mode` runs its graphs under CUDA graphs (reduce-overhead, max-autotune).
+bool usesCudaGraphs(CompileMode mode);
+
+}  // namespace stepsim

@@ -1,0 +1,183 @@
+// CompileTransform, through expand: what torch.compile does to a step's kernels, launches and collectives.
+#include "sim/workload/CompileTransform.hpp"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "sim/base/InputError.hpp"
+#include "sim/scenario/ProfileYaml.hpp"
+#include "sim/workload/Expand.hpp"
+#include "tests/workload/ExpandScenarios.hpp"
+
+namespace stepsim {
+namespace {
+
+// A profile with compile rates of the kind the fit makes (fewer, faster kernels per region; graph calls cost the host).
+HardwareProfile compiledProfile() {
+    HardwareProfile p = builtinProfile("h200-sxm");
+    p.compile.measured = true;
+    p.compile.forward = {1.5, 0.6};
+    p.compile.backward = {2.0, 0.65};
+    p.compile.gemm_time_ratio = 1.0;
+    p.compile.gemm_time_ratio_max_autotune = 0.9;
+    p.compile.graph_host_us = 300;
+    p.compile.kernel_host_ratio = 0.9;
+    p.compile.cudagraph_kernel_host_us = 2;
+    p.compile.compile_s_per_block = 3;
+    p.compile.compile_s_per_block_max_autotune = 60;
+    return p;
+}
+
+Scenario compiled(Scenario sc, CompileMode mode = CompileMode::default_) {
+    sc.compile.enabled = true;
+    sc.compile.fullgraph = true;
+    sc.compile.mode = mode;
+    return sc;
+}
+
+struct StepTotals {
+    int kernels = 0, collectives = 0, graph_calls = 0;
+    double bytes = 0, work_s = 0, kernel_host_s = 0, host_work_s = 0;
+};
+
+StepTotals totals(const Program& p, int step = 1) {
+    StepTotals t;
+    for (const Op& op : p.ops) {
+        if (op.step != step) continue;
+        if (op.kind == OpKind::kernel) {
+            ++t.kernels;
+            t.bytes += op.bytes;
+            t.work_s += op.work_s;
+            t.kernel_host_s += op.host_s;
+        } else if (op.kind == OpKind::collective) {
+            ++t.collectives;
+        } else if (op.kind == OpKind::host_work) {
+            t.host_work_s += op.host_s;
+            const std::string& n = p.names[op.name];
+            if (n == "compiled graph call" || n == "CUDA graph replay") ++t.graph_calls;
+        }
+    }
+    return t;
+}
+
+// Inductor fuses each run of memory-bound kernels: the compiled step launches fewer kernels, moves fewer bytes and
+// takes less kernel time than the eager one of the same model.
+TEST(CompileTransform, CompiledStepLaunchesFewerKernelsAndMovesFewerBytes) {
+    const HardwareProfile prof = compiledProfile();
+    CostModel cost(prof, NcclSpec{}, true);
+    const StepTotals eager = totals(expand(tiny(1), cost).workload.programs[0]);
+    const Expansion ce = expand(compiled(tiny(1)), cost);
+    const StepTotals comp = totals(ce.workload.programs[0]);
+    EXPECT_LT(comp.kernels, eager.kernels);
+    EXPECT_LT(comp.bytes, eager.bytes);
+    EXPECT_LT(comp.work_s, eager.work_s);
+    EXPECT_EQ(comp.graph_calls, 2);  // one forward graph, one backward graph
+    EXPECT_DOUBLE_EQ(ce.compile_time_s, 3.0 * 2);
+}
+
+// Under CUDA graphs (reduce-overhead) a kernel costs the host only what remains per kernel in a replay, not its
+// launch: the step's kernel host time falls to kernels × cudagraph_kernel_host_us.
+TEST(CompileTransform, CudaGraphsRemoveThePerKernelLaunchCost) {
+    HardwareProfile prof = compiledProfile();
+    prof.compile.cudagraph_kernel_host_us = 0;
+    CostModel cost(prof, NcclSpec{}, true);
+    const Program def = expand(compiled(tiny(1)), cost).workload.programs[0];
+    const Program ro = expand(compiled(tiny(1), CompileMode::reduce_overhead), cost).workload.programs[0];
+    double territory_host_ro = 0, territory_host_def = 0;
+    for (const Program* p : {&def, &ro})
+        for (const Op& op : p->ops)
+            if (op.step == 1 && op.kind == OpKind::kernel && (op.phase == Phase::forward || op.phase == Phase::backward) &&
+                op.cls != KernelClass::copy && p->names[op.name].find("loss") == std::string::npos &&
+                p->names[op.name].find("log_softmax") == std::string::npos &&
+                p->names[op.name].find("logits") == std::string::npos)
+                (p == &ro ? territory_host_ro : territory_host_def) += op.host_s;
+    EXPECT_GT(territory_host_def, 0.0);
+    EXPECT_EQ(territory_host_ro, 0.0);
+    EXPECT_EQ(totals(ro).graph_calls, 2);
+}
+
+// graph_breaks: N breaks make N + 1 graphs of the forward and of the backward, each call paying graph_host_us.
+TEST(CompileTransform, GraphBreaksAddGraphCalls) {
+    const HardwareProfile prof = compiledProfile();
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = compiled(tiny(1));
+    sc.compile.fullgraph = false;
+    sc.compile.graph_breaks = 1;
+    const StepTotals t = totals(expand(sc, cost).workload.programs[0]);
+    EXPECT_EQ(t.graph_calls, 4);
+}
+
+// optimize_ddp none: one graph for the whole backward, so DDP's hooks fire after it and every all-reduce is launched
+// after the last backward kernel of the model; ddp_optimizer launches the first bucket before it.
+TEST(CompileTransform, OptimizeDdpNoneStartsEveryAllReduceAfterTheLastBackwardKernel) {
+    const HardwareProfile prof = compiledProfile();
+    CostModel cost(prof, NcclSpec{}, true);
+    auto firstCollectiveAfterLastBackward = [&](DdpCompileStrategy strategy) {
+        Scenario sc = compiled(tiny(2));
+        sc.compile.optimize_ddp = strategy;
+        sc.ddp.bucket_cap_mb = 1;
+        const Program p = expand(sc, cost).workload.programs[0];
+        std::size_t last_backward = 0, first_collective = p.ops.size();
+        for (std::size_t i = 0; i < p.ops.size(); ++i) {
+            const Op& op = p.ops[i];
+            if (op.step != 1) continue;
+            if (op.kind == OpKind::kernel && op.phase == Phase::backward && op.cls != KernelClass::copy) last_backward = i;
+            if (op.kind == OpKind::collective) first_collective = std::min(first_collective, i);
+        }
+        return first_collective > last_backward;
+    };
+    EXPECT_TRUE(firstCollectiveAfterLastBackward(DdpCompileStrategy::no_optimization));
+    EXPECT_FALSE(firstCollectiveAfterLastBackward(DdpCompileStrategy::ddp_optimizer));
+}
+
+// ddp_optimizer splits the backward graph after each bucket's all-reduce: more graph calls than python_reducer's one.
+TEST(CompileTransform, DdpOptimizerSplitsTheGraphsAtBuckets) {
+    const HardwareProfile prof = compiledProfile();
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = compiled(tiny(2));
+    sc.ddp.bucket_cap_mb = 1;
+    const Expansion split = expand(sc, cost);
+    sc.compile.optimize_ddp = DdpCompileStrategy::python_reducer;
+    const Expansion traced = expand(sc, cost);
+    EXPECT_GT(split.buckets.size(), 1u);
+    EXPECT_GT(totals(split.workload.programs[0]).graph_calls, totals(traced.workload.programs[0]).graph_calls);
+    EXPECT_EQ(totals(traced.workload.programs[0]).graph_calls, 2);
+}
+
+// comm_fusion_depth k merges k consecutive all-reduces into one: the count falls to ceil(n / k), the bytes stay.
+TEST(CompileTransform, FusionDepthDividesTheCollectiveCount) {
+    const HardwareProfile prof = compiledProfile();
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = compiled(tiny(2));
+    sc.ddp.bucket_cap_mb = 0.25;
+    const StepTotals one = totals(expand(sc, cost).workload.programs[0]);
+    ASSERT_GE(one.collectives, 6);
+    for (int k : {2, 3, 4}) {
+        sc.compile.comm_fusion_depth = k;
+        const Program p = expand(sc, cost).workload.programs[0];
+        double bytes = 0, bytes_one = 0;
+        for (const Op& op : p.ops)
+            if (op.step == 1 && op.kind == OpKind::collective) bytes += op.bytes;
+        sc.compile.comm_fusion_depth = 1;
+        for (const Op& op : expand(sc, cost).workload.programs[0].ops)
+            if (op.step == 1 && op.kind == OpKind::collective) bytes_one += op.bytes;
+        EXPECT_EQ(totals(p).collectives, (one.collectives + k - 1) / k) << "k = " << k;
+        EXPECT_DOUBLE_EQ(bytes, bytes_one);
+    }
+}
+
+// A profile without compile measurements cannot price a compiled step: refused, naming the key.
+TEST(CompileTransform, ProfileWithoutCompileRatesIsRefused) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    try {
+        expand(compiled(tiny(1)), cost);
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("compile.enabled"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace stepsim
