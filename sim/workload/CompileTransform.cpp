@@ -123,9 +123,13 @@ void emitRegion(Program& p, std::size_t b, std::size_t e, const Rates& r, double
         host += p.ops[i].host_s;
         flops += p.ops[i].flops;
     }
+    // A region never becomes more kernels than it had: Inductor does not split one eager kernel (the DDP hooks' copies
+    // cut a backward into many one-kernel regions).
     target += pr.kernels_per_region;
-    const long k = std::max(1L, std::lround(target) - emitted);
+    const long want = std::lround(target) - emitted;
+    const long k = std::clamp(want, 1L, long(e - b));
     emitted += k;
+    if (k != want) target = double(emitted);  // a capped (or raised) region carries no debt to the next
     const double n = double(e - b);
     const std::uint32_t name =
         p.intern(e - b == 1 ? "triton " + p.names[first.name]
@@ -204,17 +208,20 @@ int rewrite(Program& p, const std::vector<Span>& spans, const std::vector<char>&
     return graphs;
 }
 
-bool isReduction(CollectiveKind k) { return k == CollectiveKind::all_reduce || k == CollectiveKind::reduce_scatter; }
+// The collectives the fusion merges: all-reduces (DDP's buckets) and all-gathers (FSDP2's blocks). Reduce-scatters are
+// left alone: FSDP2 waits for each one before the next block's (its buffers), so holding one back for the next would
+// wait on itself.
+bool mergeable(CollectiveKind k) { return k == CollectiveKind::all_reduce || k == CollectiveKind::all_gather; }
 
 // comm_fusion_depth: chunks of `depth` consecutive collectives of one kind, group and stream in a step merge into one.
-// A reduction is issued where the chunk's last was (the done events recorded after the earlier ones move after it);
+// An all-reduce is issued where the chunk's last was (the done events recorded after the earlier ones move after it);
 // an all_gather where the first was (the later ones' data has arrived with it).
 void fuseCollectives(Program& p, int depth) {
     if (depth <= 1) return;
     // Chunks by collective op index.
     std::vector<std::size_t> coll;
     for (std::size_t i = 0; i < p.ops.size(); ++i)
-        if (p.ops[i].kind == OpKind::collective) coll.push_back(i);
+        if (p.ops[i].kind == OpKind::collective && mergeable(p.collectives[p.ops[i].collective].kind)) coll.push_back(i);
     // Collectives that may merge: one step, kind, process group and stream.
     auto sameKey = [&](std::size_t i, std::size_t j) {
         const Op& a = p.ops[i];
@@ -228,7 +235,7 @@ void fuseCollectives(Program& p, int depth) {
     for (std::size_t a = 0; a < coll.size();) {
         std::size_t b = a + 1;
         while (b < coll.size() && b - a < std::size_t(depth) && sameKey(coll[b], coll[a])) ++b;
-        const bool reduction = isReduction(p.collectives[p.ops[coll[a]].collective].kind);
+        const bool reduction = p.collectives[p.ops[coll[a]].collective].kind == CollectiveKind::all_reduce;
         const std::size_t keep = reduction ? coll[b - 1] : coll[a];
         CollectiveCall& kept = p.collectives[p.ops[keep].collective];
         for (std::size_t j = a; j < b; ++j) {

@@ -14,15 +14,16 @@
 //   Calling a graph costs the host graph_host_us (a host_work op at the graph's first op).
 // Fusion. Inside a graph, a region (a maximal run of memory-bound kernels between GEMM/attention kernels, events,
 //   collectives and graph starts) of n eager kernels with time W and bytes B becomes k kernels, k the running
-//   rounding of kernels_per_region (forward or backward), each W·time_ratio / k long. Their bytes: B·time_ratio / k
+//   rounding of kernels_per_region (forward or backward) capped at n, each W·time_ratio / k long. Their bytes: B·time_ratio / k
 //   (the fused kernels stream at the eager kernels' achieved bandwidth; the bytes are not measured).
 // GEMMs keep their library kernels, their time × gemm_time_ratio (max-autotune modes: gemm_time_ratio_max_autotune);
 //   attention stays SDPA.
 // Host. A compiled kernel's launch costs kernel_host_ratio × the eager launch it replaces; under CUDA graphs
 //   (reduce-overhead, max-autotune) cudagraph_kernel_host_us, the graph's replay graph_host_us.
 // Collectives in compiled spans (S7, S8, S11):
-//   comm_fusion_depth k: every k consecutive collectives of one kind, group and stream in a step become one of their
-//     summed size: a reduction (all_reduce, reduce_scatter) where the last of them was, an all_gather where the first was;
+//   comm_fusion_depth k: every k consecutive all-reduces (or all-gathers) of one group and stream in a step become one
+//     of their summed size: an all-reduce where the last of them was, an all-gather where the first was (FSDP2's
+//     reduce-scatters stay one per block);
 //   async_collectives false: the compute stream waits for each collective right after its launch (no overlap).
 #include "sim/base/Program.hpp"
 #include "sim/base/Scenario.hpp"

@@ -285,7 +285,7 @@ TEST(ProfileYaml, MissingFieldIsRejected) {
 TEST(ProfileYaml, MissingSectionIsRejected) {
     std::string text = writeProfile(builtinProfile("h100-sxm"));
     text = text.substr(0, text.find("power:"));
-    EXPECT_EQ(errorOf(text), "p.yaml:2: power: missing (every key is required here)");
+    EXPECT_EQ(errorOf(text), "p.yaml:2: power: missing (every key is required here; also missing: compile)");
 }
 
 TEST(ProfileYaml, P99BelowMedianIsRejected) {

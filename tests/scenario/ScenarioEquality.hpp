@@ -59,6 +59,11 @@ inline void expectSameScenario(const Scenario& a, const Scenario& b) {
     EXPECT_EQ(a.compile.dynamic, b.compile.dynamic);
     EXPECT_EQ(a.compile.mode, b.compile.mode);
     EXPECT_EQ(a.compile.optimize_ddp, b.compile.optimize_ddp);
+    EXPECT_EQ(a.compile.loss, b.compile.loss);
+    EXPECT_EQ(a.compile.optimizer, b.compile.optimizer);
+    EXPECT_EQ(a.compile.graph_breaks, b.compile.graph_breaks);
+    EXPECT_EQ(a.compile.comm_fusion_depth, b.compile.comm_fusion_depth);
+    EXPECT_EQ(a.compile.async_collectives, b.compile.async_collectives);
     EXPECT_EQ(a.fp8.enabled, b.fp8.enabled);
     EXPECT_EQ(a.fp8.recipe, b.fp8.recipe);
     EXPECT_EQ(a.fp8.fp8_all_gather, b.fp8.fp8_all_gather);
