@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/base/InputError.hpp"
+#include "sim/run/Simulate.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/workload/Expand.hpp"
 #include "tests/workload/ExpandScenarios.hpp"
@@ -165,6 +166,21 @@ TEST(CompileTransform, FusionDepthDividesTheCollectiveCount) {
         EXPECT_EQ(totals(p).collectives, (one.collectives + k - 1) / k) << "k = " << k;
         EXPECT_DOUBLE_EQ(bytes, bytes_one);
     }
+}
+
+// Functional collectives with the wait deferred to first use hide at least the communication that synchronous ones
+// (the compute stream waiting at each launch) hide, and the synchronous ones expose some.
+TEST(CompileTransform, AsyncCollectivesHideAtLeastWhatSynchronousOnesHide) {
+    const HardwareProfile prof = compiledProfile();
+    Scenario sc = compiled(tiny(8));
+    sc.jitter.enabled = false;
+    sc.ddp.bucket_cap_mb = 1;
+    const Results async = simulate(sc, prof).results;
+    sc.compile.async_collectives = false;
+    const Results sync = simulate(sc, prof).results;
+    EXPECT_GE(async.overlap_ms, sync.overlap_ms);
+    EXPECT_LE(async.exposed_comm_ms, sync.exposed_comm_ms);
+    EXPECT_GT(sync.exposed_comm_ms, 0.0);
 }
 
 // A profile without compile measurements cannot price a compiled step: refused, naming the key.
