@@ -1,6 +1,7 @@
 // CompileTransform, through expand: what torch.compile does to a step's kernels, launches and collectives.
 #include "sim/workload/CompileTransform.hpp"
 
+#include <filesystem>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include "sim/base/InputError.hpp"
 #include "sim/run/Simulate.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
+#include "sim/scenario/ScenarioLoader.hpp"
 #include "sim/workload/Expand.hpp"
 #include "tests/workload/ExpandScenarios.hpp"
 
@@ -181,6 +183,24 @@ TEST(CompileTransform, AsyncCollectivesHideAtLeastWhatSynchronousOnesHide) {
     EXPECT_GE(async.overlap_ms, sync.overlap_ms);
     EXPECT_LE(async.exposed_comm_ms, sync.exposed_comm_ms);
     EXPECT_GT(sync.exposed_comm_ms, 0.0);
+}
+
+// The seed's compile cases (scenarios/compile/) load and run to the end with the built-in profile (no deadlock: FSDP2
+// with collective fusion once stopped there), and report a compile time exactly when compiled.
+TEST(CompileTransform, SeedScenariosRun) {
+    const std::filesystem::path dir = std::filesystem::path(STEPSIM_SOURCE_DIR) / "scenarios" / "compile";
+    int count = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        if (entry.path().extension() != ".yaml") continue;
+        SCOPED_TRACE(entry.path().string());
+        Scenario sc = loadScenario(entry.path());
+        sc.sim.steps = 2;
+        const Simulation s = simulate(sc, resolveProfile(sc.cluster, sc.source));
+        EXPECT_GT(s.results.step_time_ms, 0.0);
+        EXPECT_EQ(s.results.compile_time_s.has_value(), sc.compile.enabled);
+        ++count;
+    }
+    EXPECT_EQ(count, 6);
 }
 
 // A profile without compile measurements cannot price a compiled step: refused, naming the key.
