@@ -103,7 +103,10 @@ SweepOutcome runSweep(const SweepOptions& opt, std::ostream& out) {
     }
 
     const int threads = ranks.threadsPerRank(opt.threads);
-    Progress progress(out, ranks.root() && !opt.quiet && opt.progress.value_or(stdoutIsTerminal()), objective);
+    // Under mpirun a rank's stdout is Open MPI's forwarding (a terminal to isatty even when mpirun's output goes to a
+    // file): progress there only when asked for.
+    const bool terminal = ranks.size() == 1 && stdoutIsTerminal();
+    Progress progress(out, ranks.root() && !opt.quiet && opt.progress.value_or(terminal), objective);
     std::size_t budget = opt.max_points.value_or(std::numeric_limits<std::size_t>::max());
     std::set<std::string> listed, run_now;
     const auto evaluate = [&](const std::vector<SweepPoint>& batch) {

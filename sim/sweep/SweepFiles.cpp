@@ -146,6 +146,7 @@ std::string writePlot(const std::filesystem::path& dir, const std::vector<PointR
     gp << "# gnuplot " << (dir / "plot.gp").string() << "  (plot.dat: x index, x value, the objective's best over the "
        << "other knobs)\n"
        << "set terminal svg size 900,540 font 'sans,12' background rgb 'white'\n"
+       << "set termoption noenhanced\n"
        << "set output " << quoteGnuplot((dir / "plot.svg").string()) << '\n'
        << "set title " << quoteGnuplot(fmt::format("{} ({}), best over the other knobs", o.key,
                                                    o.goal == SweepGoal::maximize ? "higher is better" : "lower is better"))
