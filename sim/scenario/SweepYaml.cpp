@@ -167,8 +167,10 @@ bool hasSweepSection(const std::filesystem::path& file) {
 }
 
 SweepSpec loadSweepSpec(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
-    const std::string text = readText(file);
-    const std::string source = file.string();
+    return parseSweepSpec(readText(file), file.string(), overrides);
+}
+
+SweepSpec parseSweepSpec(const std::string& text, const std::string& source, const std::vector<std::string>& overrides) {
     YAML::Node root;
     try {
         root = YAML::Load(text);
@@ -176,7 +178,8 @@ SweepSpec loadSweepSpec(const std::filesystem::path& file, const std::vector<std
         throw inputError(source, e.mark.is_null() ? 0 : e.mark.line + 1, "", "YAML syntax error: " + e.msg);
     }
     YamlReader r(source, YamlReader::Missing::keep_default);
-    if (!root.IsMap() || !root["sweep"].IsDefined())
+    requireQuotesClosedOnTheirLine(r, root, text);
+    if (!root.IsMap() || !static_cast<const YAML::Node&>(root)["sweep"].IsDefined())
         throw inputError(source, 0, "sweep",
                          "missing: a sweep file is a scenario with a `sweep:` section (docs/sweep.md), e.g. "
                          "sweep: {grid: {ddp.bucket_cap_mb: [1, 5, 25, 100]}}");

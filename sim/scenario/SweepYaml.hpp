@@ -30,5 +30,8 @@ bool hasSweepSection(const std::filesystem::path& file);
 // The `sweep:` section of `file`, checked against the base scenario (the file without it, with `overrides`, the
 // `--set` strings, applied). A file without a `sweep:` section is an InputError.
 SweepSpec loadSweepSpec(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});
+// The same from the file's text; `source` names it in errors.
+SweepSpec parseSweepSpec(const std::string& text, const std::string& source,
+                         const std::vector<std::string>& overrides = {});
 
 }  // namespace stepsim

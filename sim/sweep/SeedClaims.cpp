@@ -104,7 +104,7 @@ std::vector<ClaimVerdict> checkSeedClaims(const std::vector<PointRecord>& record
                 side = [&c, hi = *hi, lo = *lo](const PointRecord& r) {
                     const std::string* v = settingOf(r, c.key);
                     if (!v) return -1;
-                    const double x = std::stod(*v);
+                    const double x = std::strtod(v->c_str(), nullptr);
                     return x == hi ? 0 : x == lo ? 1 : -1;
                 };
             } else {

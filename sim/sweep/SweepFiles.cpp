@@ -117,7 +117,10 @@ std::string writePlot(const std::filesystem::path& dir, const std::vector<PointR
         std::strtod(v.c_str(), &end);
         return !v.empty() && *end == '\0';
     });
-    if (numeric) std::sort(xs.begin(), xs.end(), [](const auto& a, const auto& b) { return std::stod(a) < std::stod(b); });
+    if (numeric)
+        std::sort(xs.begin(), xs.end(), [](const std::string& a, const std::string& b) {
+            return std::strtod(a.c_str(), nullptr) < std::strtod(b.c_str(), nullptr);
+        });
     std::vector<std::string> ys{""};
     if (y) {
         ys.clear();
