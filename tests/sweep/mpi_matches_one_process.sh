@@ -5,8 +5,10 @@ set -euo pipefail
 stepsim=$1 mpiexec=$2 file=$3 work=$4
 rm -rf "$work" && mkdir -p "$work"
 "$stepsim" sweep "$file" --out "$work/one" --threads 1 -q
-# CI runs as root, and on fewer cores than ranks: Open MPI refuses both unless told.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# CI runs as root, and on fewer cores than ranks: Open MPI refuses both unless told. In containers without ptrace
+# the shared-memory transport's single-copy mechanism (CMA) fails: copy through the shared buffer instead.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+       OMPI_MCA_btl_vader_single_copy_mechanism=none
 "$mpiexec" -n 2 "$stepsim" sweep "$file" --out "$work/two" --threads 1 -q
 cmp "$work/one/results.csv" "$work/two/results.csv"
 cmp "$work/one/results.json" "$work/two/results.json"
