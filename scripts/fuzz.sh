@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes the scenario, --set, topology and profile readers with libFuzzer (Debian's clang), under ASan and UBSan.
-# Usage: scripts/fuzz.sh [SECONDS_PER_TARGET (default 60)] [TARGET...]   (targets: scenario set topology profile)
+# Usage: scripts/fuzz.sh [SECONDS_PER_TARGET (default 60)] [TARGET...]   (targets: scenario set topology profile sweep)
 # Each target's corpus (build-fuzz/corpus/TARGET) is seeded from the repository's files; a crash, hang, leak or
 # sanitizer report stops the run with the input saved as build-fuzz/crash-* and a non-zero exit status.
 set -euo pipefail
@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(scenario set topology profile)
+[ ${#targets[@]} -gt 0 ] || targets=(scenario set topology profile sweep)
 jobs=${STEPSIM_JOBS:-$(nproc)}
 flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPSIM_BUILD_TESTS=ON \
@@ -21,6 +21,7 @@ for t in "${targets[@]}"; do
     scenario) cp scenarios/*.yaml "$corpus"/; ls scenarios/validation/*.yaml | head -20 | xargs -I{} cp {} "$corpus"/ ;;
     set) printf '%s\n' ddp.bucket_cap_mb=100 'parallel={tp: 2}' 'name="x"' model.layers=4 > "$corpus"/seed.txt ;;
     topology) cp topology/examples/*.yaml "$corpus"/ ;;
+    sweep) cp scenarios/sweeps/*.yaml tests/sweep/data/*.yaml "$corpus"/ ;;
     profile) for p in calibration/profiles/*/profile.yaml; do cp "$p" "$corpus/$(basename "$(dirname "$p")").yaml"; done ;;
   esac
   echo "fuzz_$t: ${seconds}s"

@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(cmake g++ ninja-build pkg-config
           libboost-graph-dev libeigen3-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
           libcli11-dev nlohmann-json3-dev libfmt-dev
+          libopenmpi-dev openmpi-bin gnuplot-nox   # the MPI sweep runner; sweep plots
           clang libclang-rt-14-dev)   # scripts/fuzz.sh: libFuzzer
 missing=()
 for p in "${packages[@]}"; do

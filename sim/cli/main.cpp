@@ -9,6 +9,7 @@
 
 #include "sim/cli/CalibrateCommand.hpp"
 #include "sim/cli/CollectiveCommand.hpp"
+#include "sim/cli/SweepCommand.hpp"
 #include "sim/cli/TopoCommand.hpp"
 #include "sim/base/InputError.hpp"
 #include "sim/report/JsonReport.hpp"
@@ -16,6 +17,7 @@
 #include "sim/report/TraceReport.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/ScenarioLoader.hpp"
+#include "sim/scenario/SweepYaml.hpp"
 #include "sim/run/Simulate.hpp"
 #include "sim/run/Validation.hpp"
 
@@ -53,6 +55,9 @@ void addRunCommand(CLI::App& app) {
                   "all the same, with fits_memory: false)");
     run->callback([=] {
         const stepsim::Scenario sc = stepsim::loadScenario(*file, *sets);
+        if (stepsim::hasSweepSection(*file))
+            std::cerr << "note: " << *file << " has a sweep: section; run simulates the scenario as given (stepsim "
+                      << "sweep " << *file << " --out DIR runs the sweep)\n";
         const stepsim::HardwareProfile profile = stepsim::resolveProfile(sc.cluster, *file);
         const stepsim::Simulation sim = stepsim::simulate(sc, profile);
         if (!json->empty())
@@ -130,6 +135,7 @@ int main(int argc, char** argv) {
     addValidateCommand(app);
     stepsim::addCollectiveCommand(app);
     stepsim::addTopoCommand(app);
+    stepsim::addSweepCommand(app);
     stepsim::addCalibrateCommands(app);
     try {
         app.parse(argc, argv);

@@ -50,11 +50,21 @@ std::string hostBoundWarning(const Workload& workload, const Results& results,
 }
 
 Simulation simulate(const Scenario& sc, const HardwareProfile& profile) {
-    const bool nvswitch = nvSwitchNode(sc.cluster.node);
-    CostModel cost(profile, sc.nccl, nvswitch, sc.cluster.network);
+    const CostModel cost = scenarioCostModel(sc, profile);
+    return simulate(sc, profile, cost, scenarioFabric(sc));
+}
+
+CostModel scenarioCostModel(const Scenario& sc, const HardwareProfile& profile) {
+    return CostModel(profile, sc.nccl, nvSwitchNode(sc.cluster.node), sc.cluster.network);
+}
+
+Fabric scenarioFabric(const Scenario& sc) {
+    return clusterFabric(sc.cluster, std::filesystem::path(sc.source).parent_path().string());
+}
+
+Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const CostModel& cost, const Fabric& fabric) {
     Simulation sim;
     sim.expansion = expand(sc, cost);
-    const Fabric fabric = clusterFabric(sc.cluster, std::filesystem::path(sc.source).parent_path().string());
     const double peak = cost.peakFlops(sc.training.compute_dtype);
     std::vector<Results> samples;
     for (int i = 0; i < sc.sim.samples; ++i) {

@@ -8,7 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "sim/cost/CostModel.hpp"
 #include "sim/cost/HardwareProfile.hpp"
+#include "sim/net/Fabric.hpp"
 #include "sim/metrics/Results.hpp"
 #include "sim/engine/Timeline.hpp"
 #include "sim/base/Scenario.hpp"
@@ -29,6 +31,14 @@ struct Simulation {
 };
 
 Simulation simulate(const Scenario& sc, const HardwareProfile& profile);
+
+// The same with the cost model and fabric given: they depend only on the profile and the scenario's `cluster:` and
+// `nccl:` sections, so a sweep builds them once for the points that share those (a CostModel memoizes GEMM queries
+// and is not shared between threads). simulate(sc, profile) is simulate(sc, profile, scenarioCostModel(sc, profile),
+// scenarioFabric(sc)).
+Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const CostModel& cost, const Fabric& fabric);
+CostModel scenarioCostModel(const Scenario& sc, const HardwareProfile& profile);
+Fabric scenarioFabric(const Scenario& sc);
 
 // The share of a step the host spends issuing kernels (metrics' hostIssueMs over the rank's step time, the largest
 // over ranks) from which a step counts as host-bound: read off the validation's table, where configurations under it

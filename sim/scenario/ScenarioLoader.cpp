@@ -502,6 +502,8 @@ Scenario parseScenario(std::string_view yaml, const std::string& source, const s
     if (!root.IsMap())
         throw inputError(source, root.Mark().is_null() ? 0 : root.Mark().line + 1, "",
                          "expected a scenario: a mapping that starts with `stepsim: 1`, got " + describeNode(root));
+    // A sweep file's `sweep:` section (SweepYaml.hpp reads it): the scenario is the rest of the file.
+    if (static_cast<const YAML::Node&>(root)["sweep"].IsDefined()) root.remove("sweep");
     std::vector<std::string> override_paths;
     for (const auto& o : overrides) override_paths.push_back(applyOverride(root, source, o));
 

@@ -257,3 +257,28 @@ TEST(Cli, CollectiveTableOfTooManySizesExitsTwo) {
 }
 
 }  // namespace
+
+TEST(Cli, SweepWritesItsFilesAndRecommends) {
+    const auto dir = tmp("sweep-out");
+    std::filesystem::remove_all(dir);
+    const Result r = sh(kBin + " sweep " + (kSrc / "tests/sweep/data/toy.yaml").string() + " --out " + dir.string());
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("best: "), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("\033[K"), std::string::npos) << "no progress line when stdout is not a terminal";
+    for (const char* f : {"points.jsonl", "results.csv", "results.json"}) EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;
+    EXPECT_EQ(nlohmann::json::parse(slurp(dir / "results.json"))["records"].size(), 19u);
+}
+
+TEST(Cli, SweepBadKeyExitsTwoWithFileLineAndKey) {
+    const auto f = tmp("bad-sweep.yaml");
+    std::ofstream(f) << "stepsim: 1\nmodel: {layers: 2, hidden: 512, heads: 8}\nsweep:\n  grid: {ddp.bucket: [1]}\n";
+    const Result r = sh(kBin + " sweep " + f.string() + " --out " + tmp("bad-sweep-out").string());
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find(f.string() + ":4: sweep.grid.ddp.bucket"), std::string::npos) << r.out;
+}
+
+TEST(Cli, RunOnASweepFileRunsTheScenarioAsGivenWithANote) {
+    const Result r = sh(kBin + " run -q " + (kSrc / "tests/sweep/data/toy.yaml").string());
+    EXPECT_EQ(r.status, 0);
+    EXPECT_NE(r.out.find("has a sweep: section; run simulates the scenario as given"), std::string::npos) << r.out;
+}

@@ -1,0 +1,113 @@
+#include "sim/sweep/PointEvaluator.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "sim/base/InputError.hpp"
+#include "sim/report/JsonReport.hpp"
+#include "sim/run/Simulate.hpp"
+#include "sim/scenario/ProfileYaml.hpp"
+#include "sim/scenario/ScenarioLoader.hpp"
+
+namespace stepsim {
+
+namespace {
+
+// The overrides of a point under the given key prefixes, as one string: the part of the point a shared object
+// depends on.
+std::string keyOf(const SweepPoint& p, std::initializer_list<std::string_view> prefixes) {
+    std::string k;
+    for (const SweepSetting& s : p.settings)
+        for (std::string_view pre : prefixes)
+            if (s.key.starts_with(pre)) k += s.key + "=" + s.value + "\n";
+    return k;
+}
+
+// The report's JSON flattened to one level: nested objects' keys joined with '.', lists and names left out.
+void flatten(const nlohmann::ordered_json& j, const std::string& prefix, nlohmann::ordered_json& out) {
+    for (const auto& [k, v] : j.items()) {
+        if (prefix.empty() && (k == "name" || k == "warnings")) continue;
+        if (v.is_object()) flatten(v, prefix + k + ".", out);
+        else if (!v.is_array()) out[prefix + k] = v;
+    }
+}
+
+}  // namespace
+
+long dataRanks(const Scenario& sc) {
+    return static_cast<long>(sc.cluster.nodes) * sc.cluster.gpus_per_node / (sc.parallel.tp * sc.parallel.pp);
+}
+
+PointEvaluator::PointEvaluator(const std::filesystem::path& file, std::vector<std::string> overrides,
+                               const SweepSpec& spec)
+    : source_(file.string()), overrides_(std::move(overrides)), spec_(spec) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw inputError(source_, 0, "", "cannot open the sweep file (does it exist?)");
+    std::ostringstream text;
+    text << in.rdbuf();
+    text_ = text.str();
+    base_ = parseScenario(text_, source_, overrides_);
+}
+
+PointEvaluator::Shared PointEvaluator::shared(const Scenario& sc, const SweepPoint& point) const {
+    const std::string cluster = keyOf(point, {"cluster."});
+    const std::string cost = keyOf(point, {"cluster.", "nccl."});
+    Shared s;
+    {
+        const std::lock_guard lock(mutex_);
+        s.profile = profiles_[cluster];
+        s.fabric = fabrics_[cluster];
+        s.cost = costs_[{std::this_thread::get_id(), cost}];
+    }
+    if (!s.profile) s.profile = std::make_shared<const HardwareProfile>(resolveProfile(sc.cluster, source_));
+    if (!s.fabric) s.fabric = std::make_shared<const Fabric>(scenarioFabric(sc));
+    if (!s.cost) s.cost = std::make_shared<const CostModel>(scenarioCostModel(sc, *s.profile));
+    const std::lock_guard lock(mutex_);
+    // The first built is kept (two threads may build the same profile at once; both are equal).
+    if (!profiles_[cluster]) profiles_[cluster] = s.profile;
+    if (!fabrics_[cluster]) fabrics_[cluster] = s.fabric;
+    costs_[{std::this_thread::get_id(), cost}] = s.cost;
+    return s;
+}
+
+PointRecord PointEvaluator::evaluate(const SweepPoint& point) const {
+    PointRecord r;
+    r.key = point.key;
+    r.settings = point.settings;
+    std::vector<std::string> o = overrides_;
+    for (const SweepSetting& s : point.settings) o.push_back(s.key + "=" + s.value);
+    try {
+        const Scenario sc = parseScenario(text_, source_, o);
+        if (spec_.global_batch) {
+            const long gb = static_cast<long>(sc.training.micro_batch) * sc.training.grad_accum * dataRanks(sc);
+            if (gb != *spec_.global_batch) {
+                r.reason = fmt::format("global batch {} (micro_batch {} x grad_accum {} x {} data ranks), not the "
+                                       "constraint's {}",
+                                       gb, sc.training.micro_batch, sc.training.grad_accum, dataRanks(sc),
+                                       *spec_.global_batch);
+                return r;
+            }
+        }
+        const Shared sh = shared(sc, point);
+        const Simulation sim = simulate(sc, *sh.profile, *sh.cost, *sh.fabric);
+        r.results = nlohmann::ordered_json::object();
+        flatten(toJson(sim.results, sc.name, sim.gpu_memory_gib), "", r.results);
+        if (spec_.gpu_hour_usd && sim.results.tokens_per_s > 0)
+            r.results["cost_per_token"] = *spec_.gpu_hour_usd * static_cast<double>(sc.cluster.nodes) *
+                                          sc.cluster.gpus_per_node / 3600.0 / sim.results.tokens_per_s;
+        r.warnings = sim.results.warnings;
+        r.feasible = true;
+        if (spec_.fits_memory && !sim.fitsMemory()) {
+            r.feasible = false;
+            r.reason = fmt::format("does not fit: peak memory {:.2f} GiB, the GPU has {:.2f} GiB",
+                                   sim.results.peak_memory_gib.value_or(0.0), sim.gpu_memory_gib);
+        }
+    } catch (const InputError& e) {
+        r.feasible = false;
+        r.results = nlohmann::ordered_json::object();
+        r.reason = e.what();
+    }
+    return r;
+}
+
+}  // namespace stepsim
