@@ -49,17 +49,22 @@ std::string hostBoundWarning(const Workload& workload, const Results& results,
                        h.host_ms, h.step_ms, 100.0 * h.share, between);
 }
 
-Simulation simulate(const Scenario& sc, const HardwareProfile& profile) {
+Simulation simulate(const Scenario& sc, const HardwareProfile& profile, bool link_usage) {
     const bool nvswitch = nvSwitchNode(sc.cluster.node);
     CostModel cost(profile, sc.nccl, nvswitch, sc.cluster.network);
     Simulation sim;
     sim.expansion = expand(sc, cost);
-    const Fabric fabric = clusterFabric(sc.cluster, std::filesystem::path(sc.source).parent_path().string());
+    Fabric fabric = clusterFabric(sc.cluster, std::filesystem::path(sc.source).parent_path().string());
+    // checkpoint.storage_GBps: each node's storage takes writes at that rate (CheckpointIo.hpp).
+    if (sc.checkpoint.storage_GBps)
+        for (Link& l : fabric.links)
+            if (l.kind == LinkKind::storage) l.capacity_Bps = *sc.checkpoint.storage_GBps * 1e9;
     const double peak = cost.peakFlops(sc.training.compute_dtype);
     std::vector<Results> samples;
     for (int i = 0; i < sc.sim.samples; ++i) {
-        Engine engine(sim.expansion.workload, cost, fabric,
-                      engineConfig(cost, sc.jitter.enabled, sc.sim.seed + std::uint64_t(i)));
+        EngineConfig cfg = engineConfig(cost, sc.jitter.enabled, sc.sim.seed + std::uint64_t(i));
+        cfg.link_usage = link_usage && i == 0;  // the first sample's links, for the series and heat map
+        Engine engine(sim.expansion.workload, cost, fabric, cfg);
         Timeline tl = engine.run();
         samples.push_back(computeMetrics(tl, sim.expansion.workload, peak));
         for (const std::string& w : tl.warnings) samples.back().warnings.push_back(w);

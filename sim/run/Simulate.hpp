@@ -28,7 +28,9 @@ struct Simulation {
     bool fitsMemory() const { return !results.peak_memory_gib || *results.peak_memory_gib <= gpu_memory_gib; }
 };
 
-Simulation simulate(const Scenario& sc, const HardwareProfile& profile);
+// `link_usage`: record every link's load over time (Results::link_utilization, the trace's counters, the heat map);
+// off, the engine pays nothing for it.
+Simulation simulate(const Scenario& sc, const HardwareProfile& profile, bool link_usage = false);
 
 // The share of a step the host spends issuing kernels (metrics' hostIssueMs over the rank's step time, the largest
 // over ranks) from which a step counts as host-bound: read off the validation's table, where configurations under it
