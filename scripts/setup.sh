@@ -4,7 +4,8 @@ set -euo pipefail
 packages=(cmake g++ ninja-build pkg-config
           libboost-graph-dev libeigen3-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
           libcli11-dev nlohmann-json3-dev libfmt-dev
-          clang libclang-rt-14-dev)   # scripts/fuzz.sh: libFuzzer
+          clang libclang-rt-14-dev    # scripts/fuzz.sh: libFuzzer
+          gnuplot-nox)                # stepsim run --plot: the link-utilization heat map
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

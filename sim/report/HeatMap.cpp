@@ -1,5 +1,6 @@
 #include "sim/report/HeatMap.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 
@@ -33,7 +34,7 @@ std::filesystem::path writeHeatMap(const LinkUtilization& u, const std::string& 
         dat << "# link bin_start_ms utilization class   (LinkUtilization.hpp; one block per link)\n";
         for (std::size_t l = 0; l < u.links.size(); ++l) {
             for (std::size_t b = 0; b < u.links[l].util.size(); ++b) {
-                const double x = u.links[l].util[b];
+                const double x = std::round(u.links[l].util[b] * 1e4) * 1e-4;  // as printed, so the class matches
                 dat << fmt::format("{} {:.6g} {:.4f} {}\n", l, double(b) * u.bin_ms, x,
                                    utilizationClassName(utilizationClass(x)));
             }
@@ -49,7 +50,7 @@ std::filesystem::path writeHeatMap(const LinkUtilization& u, const std::string& 
     os << fmt::format("set title \"{} — link utilization (cold < 30%, hot 60–85%)\" noenhanced\n", quoted(title));
     os << "set xlabel 'time (ms)'\nunset key\n";
     os << fmt::format("set xrange [0:{:.6g}]\nset yrange [-0.5:{}.5]\n", u.bin_ms * u.bins, rows - 1);
-    os << "set cbrange [0:1]\nset cbtics ('0' 0, '30%' 0.3, '60%' 0.6, '85%' 0.85, '100%' 1)\n";
+    os << "set cbrange [0:1]\nset cbtics ('0' 0, '30%%' 0.3, '60%%' 0.6, '85%%' 0.85, '100%%' 1)\n";
     os << "set palette defined (0 '#2c6db5', 0.3 '#2c6db5', 0.3 '#f2d45c', 0.6 '#f2d45c', 0.6 '#f08a24', "
           "0.85 '#f08a24', 0.85 '#c0392b', 1 '#c0392b')\n";
     os << "set ytics (";
