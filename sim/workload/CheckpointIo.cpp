@@ -1,6 +1,7 @@
 #include "sim/workload/CheckpointIo.hpp"
 
 #include <stdexcept>
+#include <string>
 
 #include "sim/base/InputError.hpp"
 
@@ -8,16 +9,23 @@ namespace stepsim {
 
 double checkpointStateBytes(double params, double param_bytes) { return 3.0 * params * param_bytes; }
 
-CheckpointIo::CheckpointIo(StepContext& c, ProgramBuilder& b, Program& p, double params, double state_share)
+CheckpointIo::CheckpointIo(StepContext& c, ProgramBuilder& b, Program& p, double params, double state_share,
+                           double param_bytes)
     : c_(c), b_(b), p_(p) {
     if (c.sc.checkpoint.interval_steps <= 0) return;
     if (!c.cost.profile().io.measured())
         throw inputError(c.sc.source, 0, "checkpoint.interval_steps",
                          "checkpointing needs the profile's io section (torch.distributed.checkpoint measured by "
                          "calibration/pytorch/io_transfer.py); profile '" + c.cost.profile().name + "' has none");
+    if (c.sc.sim.steps <= c.sc.checkpoint.interval_steps)
+        throw inputError(c.sc.source, 0, "checkpoint.interval_steps",
+                         "a checkpoint every " + std::to_string(c.sc.checkpoint.interval_steps) +
+                             " steps needs sim.steps of at least " + std::to_string(c.sc.checkpoint.interval_steps + 1) +
+                             " (one whole interval after the first step, which the results leave out), got sim.steps " +
+                             std::to_string(c.sc.sim.steps));
     p_.streams.push_back({StreamKind::copy, "checkpoint"});
     stream_ = static_cast<std::uint8_t>(p_.streams.size() - 1);
-    state_bytes_ = checkpointStateBytes(params * state_share, c.pe);
+    state_bytes_ = checkpointStateBytes(params * state_share, param_bytes);
     written_bytes_ = state_share >= 1.0 ? state_bytes_ / c.world : state_bytes_;
 }
 

@@ -24,8 +24,9 @@ namespace stepsim {
 
 class CheckpointIo {
 public:
-    // `state_share`: the fraction of the parameters whose optimizer state this rank holds (the schedule's).
-    CheckpointIo(StepContext& c, ProgramBuilder& b, Program& p, double params, double state_share);
+    // `state_share`: the fraction of the parameters whose optimizer state this rank holds (the schedule's);
+    // `param_bytes`: the bytes of a parameter as the optimizer holds it (training.param_dtype's).
+    CheckpointIo(StepContext& c, ProgramBuilder& b, Program& p, double params, double state_share, double param_bytes);
     // After step `step`'s end: a checkpoint if one is due.
     void afterStep(int step);
 

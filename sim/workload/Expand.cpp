@@ -120,7 +120,7 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
     const std::unique_ptr<ParallelSchedule> schedule = makeSchedule(c, shard, b);
     prog.streams = schedule->streams();
     InputPipeline input(c, b, prog);
-    CheckpointIo checkpoint(c, b, prog, out.params, schedule->optimizerShare());
+    CheckpointIo checkpoint(c, b, prog, out.params, schedule->optimizerShare(), shard.pe);
     double flops_per_step = 0.0;
     for (int step = 0; step < sc.sim.steps; ++step)
         flops_per_step = trainingStep(c, shard, b, *schedule, step, out.params, input, checkpoint);

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/base/InputError.hpp"
 #include "sim/metrics/LinkUtilization.hpp"
 #include "sim/report/HeatMap.hpp"
 #include "sim/run/Simulate.hpp"
@@ -46,6 +47,17 @@ TEST(IoMetrics, AsyncCheckpointBlocksOnlyForItsStaging) {
     EXPECT_GE(sync.results.checkpoint->blocking_ms, sync_ms);
     EXPECT_LT(async.results.checkpoint->blocking_ms, sync.results.checkpoint->blocking_ms);
     EXPECT_NEAR(sync.results.checkpoint->ms_per_step, sync.results.checkpoint->blocking_ms / 2, 1e-9);
+}
+
+// A checkpoint interval the simulated steps cannot hold is refused, naming the key and what it needs.
+TEST(IoMetrics, CheckpointIntervalNeedsTheSteps) {
+    try {
+        run({"checkpoint.interval_steps=5"});
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("checkpoint.interval_steps"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("sim.steps of at least 6"), std::string::npos) << e.what();
+    }
 }
 
 // The main thread loading 30 ms batches itself leaves the GPU idle between steps (S10's compute-idle); two workers
