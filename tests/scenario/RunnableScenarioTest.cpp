@@ -130,7 +130,7 @@ TEST(RunnableScenario, ExplainMarksTheKeysNotModelledYet) {
     const std::string text = explainScenario(parseScenario("stepsim: 1\n" + kModel, "x.yaml"));
     EXPECT_THAT(text, HasSubstr("static_graph: false"));
     EXPECT_THAT(text, HasSubstr("# the only value modelled yet"));
-    EXPECT_THAT(text, ::testing::ContainsRegex("pin_memory: false +# the only value modelled yet"));
+    EXPECT_THAT(text, ::testing::ContainsRegex("find_unused_parameters: false +# the only value modelled yet"));
     EXPECT_THAT(text, ::testing::Not(::testing::ContainsRegex("bucket_cap_mb: [0-9.]+ +# not modelled")));
 }
 
