@@ -4,8 +4,9 @@ set -euo pipefail
 packages=(cmake g++ ninja-build pkg-config
           libboost-graph-dev libeigen3-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
           libcli11-dev nlohmann-json3-dev libfmt-dev
-          libopenmpi-dev openmpi-bin gnuplot-nox   # the MPI sweep runner; sweep plots
-          clang libclang-rt-14-dev)   # scripts/fuzz.sh: libFuzzer
+          libopenmpi-dev openmpi-bin   # the MPI sweep runner
+          gnuplot-nox                  # sweep plots, stepsim run --plot: the link-utilization heat map
+          clang libclang-rt-14-dev)    # scripts/fuzz.sh: libFuzzer
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -16,6 +16,16 @@ Fabric clusterFabric(const NodeTemplate& node, const ClusterSpec& spec) {
     f.gpus_per_node = spec.gpus_per_node;
     f.nvls_capable = nvSwitchNode(spec.node);
     f.route = [graph](int src, int dst) { return src == dst ? Route{} : graph->route(src, dst); };
+    f.host_route = [graph](int gpu, bool to_gpu) {
+        const auto cpu = graph->hostCpu(gpu);
+        if (!cpu) return Route{};
+        return to_gpu ? graph->route(*cpu, graph->gpu(gpu)) : graph->route(graph->gpu(gpu), *cpu);
+    };
+    f.storage_route = [graph](int gpu) {
+        const auto cpu = graph->hostCpu(gpu);
+        const auto disk = graph->storageOf(gpu);
+        return cpu && disk ? graph->route(*cpu, *disk) : Route{};
+    };
     return f;
 }
 

@@ -8,6 +8,7 @@
 #include "calibration/fit/InterferenceFit.hpp"
 #include "calibration/fit/JitterFit.hpp"
 #include "calibration/fit/LaunchFit.hpp"
+#include "calibration/fit/IoFit.hpp"
 #include "calibration/fit/LinkFit.hpp"
 #include "calibration/fit/MemoryFit.hpp"
 #include "calibration/fit/PowerFit.hpp"
@@ -52,6 +53,7 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
     fitNormGrids(s);
     reportPyTorchKernels(s);
     fitLinks(s);
+    fitIo(s);
     fitInterference(s);
     fitTrainingInterference(s);
     fitKernelJitter(s);

@@ -142,6 +142,30 @@ void parseTransfer(const Line& L, RawData& d) {
     d.transfers.push_back({L.str("op"), L.num("size_bytes"), L.num("bytes_moved"), L.times()});
 }
 
+void parseIoCopy(const Line& L, RawData& d) {
+    const std::string dir = L.str("direction");
+    if (dir != "h2d" && dir != "d2h") throw inputError(L.file, L.line, "direction", "expected h2d or d2h, got '" + dir + "'");
+    const json& pinned = L.at("pinned");
+    if (!pinned.is_boolean()) throw inputError(L.file, L.line, "pinned", "expected true or false");
+    d.io_copies.push_back({dir, pinned.get<bool>(), L.num("bytes"), L.num("device_us"), L.num("host_us")});
+}
+
+void parseIoDisk(const Line& L, RawData& d) {
+    const double s = L.num("seconds");
+    d.io_saves.push_back({"disk", L.num("bytes"), s * 1e3, s * 1e3, 0, 0, 0});
+}
+
+void parseIoDcp(const Line& L, RawData& d) {
+    RawIoSave v{L.str("mode"), L.num("bytes"), L.num("blocking_ms"), L.num("total_ms"), L.j.value("rep", 0), 0, 0};
+    if (v.mode != "sync" && v.mode != "async_default" && v.mode != "async_pinned")
+        throw inputError(L.file, L.line, "mode", "expected sync, async_default or async_pinned, got '" + v.mode + "'");
+    if (L.j.contains("launch_us_during")) {
+        v.launch_us_during = L.num("launch_us_during");
+        v.launch_us_after = L.num("launch_us_after");
+    }
+    d.io_saves.push_back(v);
+}
+
 void parseLaunch(const Line& L, RawData& d) {
     const json& j = L.j;
     RawLaunch l;
@@ -460,6 +484,12 @@ const std::map<std::string, Parser, std::less<>> kParsers = {
     {"gemm", parseGemm},
     {"memory", parseMemory},
     {"transfer", parseTransfer},
+    {"copy", parseIoCopy},
+    {"copy_pair", parseNothing},  // read by hand (NOTES.md): two copies on one PCIe link share it
+    {"disk", parseIoDisk},
+    {"dcp", parseIoDcp},
+    {"env", parseNothing},
+    {"note", parseNothing},
     {"launch", parseLaunch},
     {"interference", parseInterference},
     {"interference_training", parseInterferenceTraining},

@@ -50,6 +50,20 @@ struct RawTransfer {  // op ∈ peer_ce, peer_sm, peer_ce_both, h2d_pinned, d2h_
     RawTimes time;
 };
 
+// calibration/pytorch/io_transfer.py: host↔device copies through PyTorch (copy), a local-disk write (disk) and
+// torch.distributed.checkpoint saves (dcp: mode sync, async_default or async_pinned).
+struct RawIoCopy {
+    std::string direction;  // h2d or d2h
+    bool pinned = false;
+    double bytes = 0, device_us = 0, host_us = 0;
+};
+struct RawIoSave {
+    std::string mode;  // dcp: sync, async_default, async_pinned; disk: "disk"
+    double bytes = 0, blocking_ms = 0, total_ms = 0;
+    int rep = 0;
+    double launch_us_during = 0, launch_us_after = 0;  // async: the host's cost per launch beside the write, after it
+};
+
 struct RawLaunch {  // op ∈ host_enqueue, device_gap, device_period, graph_per_kernel, graph_host_launch, ...
     std::string op;
     RawTimes time;
@@ -216,6 +230,8 @@ struct RawData {
     std::vector<RawGemm> gemms;
     std::vector<RawMemory> memory;
     std::vector<RawTransfer> transfers;
+    std::vector<RawIoCopy> io_copies;
+    std::vector<RawIoSave> io_saves;
     std::vector<RawLaunch> launches;
     std::vector<RawCheckpointHost> checkpoint_host;
     std::vector<RawAccumulateHost> accumulate_host;

@@ -24,6 +24,33 @@ enum class OpKind : std::uint8_t {
     host_sync,     // host blocks until `event` has completed (cudaEventSynchronize / .item())
     host_work,     // host thread busy for `host_s` (Python, data loading, hooks); no GPU work
     step_end,      // marker on `stream`: records the time the step `step` finished on this rank
+    transfer,      // data moved between the GPU, host memory and storage, or a loader worker's CPU time, on
+                   // `stream`; `collective` indexes Program::transfers (Transfers.hpp)
+};
+
+// What a transfer op moves (InputPipeline.hpp, CheckpointIo.hpp): a host-to-device or device-to-host copy over the
+// GPU's PCIe link, a write of host memory to the node's storage, or a DataLoader worker's CPU time for one batch
+// (no data moved: `seconds` of a worker process).
+enum class TransferKind : std::uint8_t { h2d, d2h, storage_write, loader_work };
+constexpr std::string_view transferKindName(TransferKind k) {
+    switch (k) {
+        case TransferKind::h2d: return "h2d";
+        case TransferKind::d2h: return "d2h";
+        case TransferKind::storage_write: return "storage_write";
+        case TransferKind::loader_work: return "loader_work";
+    }
+    return "h2d";
+}
+
+struct TransferCall {
+    TransferKind kind = TransferKind::h2d;
+    bool pinned = false;    // copies: from or into page-locked host memory
+    double bytes = 0.0;
+    double cap_Bps = 0.0;   // the rate one such transfer reaches alone (the profile's), 0 for loader work
+    double alpha_s = 0.0;   // its fixed cost before the data moves
+    double seconds = 0.0;   // loader_work: the worker's CPU time; a checkpoint's staging: the host's planning before it
+    int checkpoint = -1;    // the checkpoint it belongs to (CheckpointIo.hpp), -1: input pipeline
+    bool blocking = false;  // the host waits for it (a pageable copy, a checkpoint's blocking part)
 };
 
 // What a kernel is, for pricing and for reports.
@@ -124,6 +151,7 @@ struct Program {
     std::vector<StreamInfo> streams;
     std::vector<std::string> names;
     std::vector<CollectiveCall> collectives;
+    std::vector<TransferCall> transfers;
     std::vector<Op> ops;
     std::uint32_t events = 0;  // number of distinct event ids used
 
@@ -150,6 +178,7 @@ struct Workload {
     double model_flops_per_step = 0.0;  // per GPU, for MFU (6·N·tokens + attention)
     double tokens_per_step = 0.0;       // per GPU
     double samples_per_step = 0.0;      // per GPU
+    int checkpoint_interval = 0;        // steps between checkpoints (CheckpointIo.hpp), 0: none
 };
 
 }  // namespace stepsim

@@ -126,11 +126,17 @@ struct Fp8Spec {
 struct DataLoaderSpec {
     bool pin_memory = false;
     int num_workers = 0;
+    int prefetch_factor = 2;          // batches each worker keeps in flight (torch.utils.data.DataLoader's)
+    double batch_cpu_ms = 0.0;        // CPU time to load and collate one batch (in a worker, or the main thread)
+    std::optional<double> sample_bytes;  // host bytes per sample copied to the GPU; default: seq_len + 1 int64 tokens
+    bool modelled = false;               // the scenario has a data_loader section (set by the loader)
 };
 
 struct CheckpointSpec {
     int interval_steps = 0;  // 0: never
     CheckpointMode mode = CheckpointMode::sync;
+    bool pinned_staging = false;            // async staging into page-locked host memory
+    std::optional<double> storage_GBps;     // write rate per node; default: the profile's (io.dcp_*_write_gbps)
 };
 
 struct NcclSpec {

@@ -12,6 +12,7 @@
 #include "sim/cli/SweepCommand.hpp"
 #include "sim/cli/TopoCommand.hpp"
 #include "sim/base/InputError.hpp"
+#include "sim/report/HeatMap.hpp"
 #include "sim/report/JsonReport.hpp"
 #include "sim/report/TextSummary.hpp"
 #include "sim/report/TraceReport.hpp"
@@ -40,7 +41,11 @@ void addRunCommand(CLI::App& app) {
     auto trace = std::make_shared<std::string>();
     auto sets = std::make_shared<std::vector<std::string>>();
     auto quiet = std::make_shared<bool>(false);
+    auto plot = std::make_shared<std::string>();
     run->add_option("FILE", *file, "Scenario YAML file (schema: docs/scenario.md in the repository)")->required();
+    run->add_option("--plot", *plot,
+                    "Write the link-utilization heat map (links x time, gnuplot) into this folder: "
+                    "link_utilization.png, .dat and .gp");
     run->add_option("--json", *json, "Write the results as JSON (stable keys, units in the names) to this file");
     run->add_option("--trace", *trace,
                     "Write a Chrome/Perfetto trace (pid = rank, tid = stream) to this file; open in ui.perfetto.dev");
@@ -59,7 +64,14 @@ void addRunCommand(CLI::App& app) {
             std::cerr << "note: " << *file << " has a sweep: section; run simulates the scenario as given (stepsim "
                       << "sweep " << *file << " --out DIR runs the sweep)\n";
         const stepsim::HardwareProfile profile = stepsim::resolveProfile(sc.cluster, *file);
-        const stepsim::Simulation sim = stepsim::simulate(sc, profile);
+        // Link usage is recorded when a report that shows it is asked for (it costs nothing otherwise).
+        const stepsim::Simulation sim =
+            stepsim::simulate(sc, profile, !json->empty() || !trace->empty() || !plot->empty());
+        if (!plot->empty() && sim.results.link_utilization) {
+            const auto gp = stepsim::writeHeatMap(*sim.results.link_utilization, sc.name, *plot);
+            if (!stepsim::runGnuplot(gp))
+                std::cerr << "stepsim: gnuplot did not run; the heat map's data and script are in " << *plot << '\n';
+        }
         if (!json->empty())
             openOutput(*json) << stepsim::toJson(sim.results, sc.name, sim.gpu_memory_gib).dump(2) << '\n';
         if (!trace->empty()) {

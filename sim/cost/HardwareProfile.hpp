@@ -216,6 +216,22 @@ struct LinkRates {
     double storage_gbps = 5.0;      // checkpoint writes, per node
 };
 
+// Host↔device copies through PyTorch and torch.distributed.checkpoint's saves (calibration/pytorch/io_transfer.py,
+// fitted by calibration/fit/IoFit.cpp; 0 everywhere: not measured, and checkpointing is refused). Copies: a tensor's
+// `.to()` from pinned memory (non-blocking) or pageable memory (synchronous), device time = α + bytes / rate.
+// dcp.save (sync) blocks for α_sync + bytes / d2h_pageable + bytes / sync_write; async_save blocks for its staging,
+// α_stage + bytes / stage (pinned_staging: stage_pinned), then writes beside the training loop at async_write after
+// α_async_write. storage_write_gbps: a plain fsync'd write of the same disk.
+struct IoRates {
+    double copy_alpha_us = 0;
+    double h2d_pinned_gbps = 0, h2d_pageable_gbps = 0, d2h_pinned_gbps = 0, d2h_pageable_gbps = 0;
+    double storage_write_gbps = 0;
+    double dcp_sync_overhead_ms = 0, dcp_sync_write_gbps = 0;
+    double dcp_stage_overhead_ms = 0, dcp_stage_gbps = 0, dcp_stage_pinned_gbps = 0;
+    double dcp_async_write_overhead_ms = 0, dcp_async_write_gbps = 0;
+    bool measured() const { return dcp_sync_write_gbps > 0 && d2h_pageable_gbps > 0; }
+};
+
 // Slowdown of a training step's compute kernels beside a resident NCCL kernel, by kernel class (PyTorch's
 // kernels beside bucket-sized all-reduces: calibration/pytorch/interference_training.py). 0: not measured, the
 // class takes Interference::compute_slowdown. memory covers every memory-bound class (elementwise, optimizer,
@@ -307,6 +323,7 @@ struct HardwareProfile {
     NcclModel nccl;
     std::vector<CollectiveFit> collectives;
     LinkRates links;
+    IoRates io;
     Interference interference;
     JitterRates jitter;
     PowerModel power;                 // PowerModel.hpp

@@ -7,19 +7,23 @@
 #include <fmt/format.h>
 
 #include "sim/engine/GpuCompute.hpp"
+#include "sim/engine/LinkUsage.hpp"
 #include "sim/engine/Streams.hpp"
+#include "sim/engine/Transfers.hpp"
 #include "sim/net/CollectiveAlgorithms.hpp"
 
 namespace stepsim {
 
 Collectives::Collectives(EngineContext& ctx, const CostModel& cost, const Fabric& fabric, const EngineConfig& cfg,
-                         Streams& streams, GpuCompute& gpus)
+                         Streams& streams, GpuCompute& gpus, Transfers& transfers, LinkUsage* usage)
     : ctx_(ctx),
       cost_(cost),
       fabric_(fabric),
       cfg_(cfg),
       streams_(streams),
       gpus_(gpus),
+      transfers_(transfers),
+      usage_(usage),
       net_(fabric.links),
       gpu_flows_(ctx.w.programs.size()) {
     const int ranks = static_cast<int>(ctx.w.programs.size());
@@ -107,6 +111,7 @@ void Collectives::startFlows(std::uint32_t id) {
 }
 
 void Collectives::rescheduleFlows() {
+    if (usage_) usage_->record(ctx_.now, net_, net_.changed());
     for (FlowId f : net_.changed()) {
         const Time t = net_.completion(f);
         if (t != Time::max()) ctx_.queue.push(t, kFlowDone, f, net_.version(f));
@@ -120,8 +125,35 @@ void Collectives::refreshFlowCaps(int gpu) {
     }
 }
 
+void Collectives::startTransferFlow(const Route& route, double bytes, double cap_Bps, std::uint32_t rank,
+                                    std::uint32_t id) {
+    const FlowId f = net_.add(ctx_.now, route, bytes, cap_Bps, rank);
+    if (flow_inst_.size() <= f) flow_inst_.resize(f + 1), flow_base_cap_.resize(f + 1);
+    flow_inst_[f] = kTransferFlow | id;
+    flow_base_cap_[f] = cap_Bps;
+    rescheduleFlows();
+}
+
 void Collectives::flowDone(FlowId f) {
     const std::uint32_t id = flow_inst_[f];
+    if (id & kTransferFlow) {
+        const Route left = usage_ ? net_.route(f) : Route{};
+        net_.remove(ctx_.now, f);
+        if (usage_) usage_->record(ctx_.now, net_, {}, left);
+        rescheduleFlows();
+        transfers_.flowDone(id & ~kTransferFlow);
+        return;
+    }
+    if (usage_) {
+        const Route left = net_.route(f);
+        auto& fl = gpu_flows_[net_.owner(f)];
+        fl.erase(std::find(fl.begin(), fl.end(), f));
+        net_.remove(ctx_.now, f);
+        usage_->record(ctx_.now, net_, {}, left);
+        rescheduleFlows();
+        if (--instances_[id].flows_left == 0) finish(id);
+        return;
+    }
     auto& fl = gpu_flows_[net_.owner(f)];
     fl.erase(std::find(fl.begin(), fl.end(), f));
     net_.remove(ctx_.now, f);

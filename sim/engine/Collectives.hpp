@@ -22,12 +22,14 @@
 namespace stepsim {
 
 class GpuCompute;
+class LinkUsage;
 class Streams;
+class Transfers;
 
 class Collectives {
 public:
     Collectives(EngineContext& ctx, const CostModel& cost, const Fabric& fabric, const EngineConfig& cfg,
-                Streams& streams, GpuCompute& gpus);
+                Streams& streams, GpuCompute& gpus, Transfers& transfers, LinkUsage* usage);
 
     // The collective `op` at the head of stream `slot` arrives: its NCCL kernel is resident from now.
     void arrive(std::uint32_t slot, const Op& op);
@@ -36,6 +38,8 @@ public:
     // kFlowDone: the event is the flow's latest completion, and the flow ends.
     bool current(FlowId f, std::uint32_t version) const { return net_.active(f) && net_.version(f) == version; }
     void flowDone(FlowId f);
+    // A host transfer's data (Transfers.hpp) as a flow on the same network: its end calls Transfers::flowDone(id).
+    void startTransferFlow(const Route& route, double bytes, double cap_Bps, std::uint32_t rank, std::uint32_t id);
     // The GPU went from idle to computing or back: the caps of the flows it sources change.
     void computeChanged(int gpu) {
         if (!gpu_flows_[gpu].empty()) refreshFlowCaps(gpu);
@@ -69,13 +73,16 @@ private:
     const EngineConfig& cfg_;
     Streams& streams_;
     GpuCompute& gpus_;
+    Transfers& transfers_;
+    LinkUsage* usage_;  // null unless link usage is recorded
     FlowNetwork net_;
     std::vector<std::vector<int>> group_pos_;                 // [group][rank] → position or -1
     std::vector<std::vector<std::uint32_t>> group_next_seq_;  // [group][position]
     std::vector<std::vector<std::uint32_t>> group_instances_; // [group][seq] → instance
     std::vector<int> group_nodes_;                            // [group] → nodes its ranks span
     std::vector<Instance> instances_;
-    std::vector<std::uint32_t> flow_inst_;                    // flow → collective instance
+    static constexpr std::uint32_t kTransferFlow = 1u << 31;
+    std::vector<std::uint32_t> flow_inst_;                    // flow → collective instance, or kTransferFlow | id
     std::vector<double> flow_base_cap_;                       // flow → its bound alone (B/s)
     std::vector<std::vector<FlowId>> gpu_flows_;              // [gpu] → flows sourced there
 };

@@ -26,12 +26,14 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
       hosts_(ctx_, streams_, jitter_,
              cfg_.jitter ? hostSpeedFactors(static_cast<int>(w.programs.size()), cfg_.host_rank_cv, cfg_.seed)
                          : std::vector(w.programs.size(), 1.0)),
-      streams_(ctx_, hosts_, gpus_, collectives_, power_),
+      streams_(ctx_, hosts_, gpus_, collectives_, power_, transfers_),
       gpus_(ctx_, cfg_, streams_, collectives_, power_, jitter_,
             cfg_.jitter ? deviceSpeedFactors(static_cast<int>(w.programs.size()), cfg_.device_compute_cv,
                                              cfg_.device_memory_cv, cfg_.seed)
                         : std::vector(w.programs.size(), EngineConfig::filled(1.0))),
-      collectives_(ctx_, cost, fabric, cfg_, streams_, gpus_) {
+      usage_(cfg_.link_usage ? std::optional<LinkUsage>(std::in_place, ctx_.tl, fabric.links) : std::nullopt),
+      collectives_(ctx_, cost, fabric, cfg_, streams_, gpus_, transfers_, usage_ ? &*usage_ : nullptr),
+      transfers_(ctx_, fabric, streams_, collectives_) {
     const int ranks = static_cast<int>(w.programs.size());
     Timeline& tl = ctx_.tl;
     tl.host_speed = hosts_.speeds();
@@ -58,6 +60,7 @@ Timeline Engine::run() {
                 break;
             case kAlphaDone: collectives_.startFlows(e.target); break;
             case kStreamWake: streams_.tryStart(e.target); break;
+            case kTransferDone: transfers_.timerDone(e.target); break;
             case kFlowDone:
                 if (collectives_.current(e.target, e.version)) collectives_.flowDone(e.target);
                 break;

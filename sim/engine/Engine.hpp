@@ -11,9 +11,12 @@
 //   Collectives  the barrier of member ranks, latency α, then flows on the FlowNetwork               (Collectives.hpp)
 //   PowerState   each step's clock under the power limit, from the previous step's load           (PowerState.hpp)
 //   Jitter       the seeded per-rank draws; GPU and host speeds fixed for the run                     (Jitter.hpp)
+//   Transfers    host↔GPU copies, storage writes and loader work, as flows beside NCCL's          (Transfers.hpp)
 // They share the clock, the event queue and the timeline (EngineContext.hpp) and call each other directly.
 // The profile reaches the engine through the CostModel alone: it prices collectives, and engineConfig reads the
 // engine's parameters from its profile (EngineConfig.hpp).
+#include <optional>
+
 #include "sim/base/Program.hpp"
 #include "sim/cost/CostModel.hpp"
 #include "sim/engine/Collectives.hpp"
@@ -22,9 +25,11 @@
 #include "sim/engine/GpuCompute.hpp"
 #include "sim/engine/Hosts.hpp"
 #include "sim/engine/Jitter.hpp"
+#include "sim/engine/LinkUsage.hpp"
 #include "sim/engine/PowerState.hpp"
 #include "sim/engine/Streams.hpp"
 #include "sim/engine/Timeline.hpp"
+#include "sim/engine/Transfers.hpp"
 #include "sim/net/Fabric.hpp"
 
 namespace stepsim {
@@ -43,7 +48,9 @@ private:
     Hosts hosts_;
     Streams streams_;
     GpuCompute gpus_;
+    std::optional<LinkUsage> usage_;  // when cfg.link_usage
     Collectives collectives_;
+    Transfers transfers_;
 };
 
 }  // namespace stepsim

@@ -22,6 +22,7 @@ struct EngineConfig {
     }
 
     bool jitter = true;
+    bool link_usage = false;      // record every link's load over time (LinkUsage.hpp): Timeline::link_samples
     std::uint64_t seed = 1;
     double host_sigma = 0.0;      // lognormal σ of host launch times
     double kernel_cv = 0.0;       // coefficient of variation of kernel durations

@@ -17,6 +17,7 @@ enum EventKind : std::uint32_t {
     kAlphaDone,   // target: collective instance, its latency paid (Collectives)
     kFlowDone,    // target: flow, version: the flow's (Collectives)
     kStreamWake,  // target: stream slot (Streams)
+    kTransferDone,  // target: transfer id, its α paid or its loader work done (Transfers)
 };
 
 struct EngineContext {

@@ -8,11 +8,13 @@
 #include "sim/engine/GpuCompute.hpp"
 #include "sim/engine/Hosts.hpp"
 #include "sim/engine/PowerState.hpp"
+#include "sim/engine/Transfers.hpp"
 
 namespace stepsim {
 
-Streams::Streams(EngineContext& ctx, Hosts& hosts, GpuCompute& gpus, Collectives& collectives, PowerState& power)
-    : ctx_(ctx), hosts_(hosts), gpus_(gpus), collectives_(collectives), power_(power) {
+Streams::Streams(EngineContext& ctx, Hosts& hosts, GpuCompute& gpus, Collectives& collectives, PowerState& power,
+                 Transfers& transfers)
+    : ctx_(ctx), hosts_(hosts), gpus_(gpus), collectives_(collectives), power_(power), transfers_(transfers) {
     const std::vector<Program>& programs = ctx.w.programs;
     event_done_.resize(programs.size());
     for (std::size_t r = 0; r < programs.size(); ++r) {
@@ -28,7 +30,9 @@ Streams::Streams(EngineContext& ctx, Hosts& hosts, GpuCompute& gpus, Collectives
 }
 
 void Streams::enqueue(int rank, std::uint32_t op) {
-    const std::uint32_t slot = slotOf(rank, ctx_.w.programs[rank].ops[op].stream);
+    const Op& o = ctx_.w.programs[rank].ops[op];
+    if (o.kind == OpKind::transfer) transfers_.issued(rank, op);
+    const std::uint32_t slot = slotOf(rank, o.stream);
     streams_[slot].queue.push_back(op);
     tryStart(slot);
 }
@@ -59,6 +63,7 @@ void Streams::tryStart(std::uint32_t slot) {
                 }
                 break;
             case OpKind::kernel: gpus_.startKernel(slot, op); return;
+            case OpKind::transfer: transfers_.start(slot, op); return;
             case OpKind::collective:
                 // A compute kernel's CTAs hold the SMs: the NCCL kernel's blocks are placed once it ends.
                 if (gpus_.computing(st.rank)) {

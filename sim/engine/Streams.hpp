@@ -21,6 +21,7 @@ class Collectives;
 class GpuCompute;
 class Hosts;
 class PowerState;
+class Transfers;
 
 class Streams {
 public:
@@ -35,7 +36,8 @@ public:
         Time start;                         // when it started
     };
 
-    Streams(EngineContext& ctx, Hosts& hosts, GpuCompute& gpus, Collectives& collectives, PowerState& power);
+    Streams(EngineContext& ctx, Hosts& hosts, GpuCompute& gpus, Collectives& collectives, PowerState& power,
+            Transfers& transfers);
 
     std::uint32_t slotOf(int rank, std::uint8_t stream) const { return base_[rank] + stream; }
     Stream& operator[](std::uint32_t slot) { return streams_[slot]; }
@@ -69,6 +71,7 @@ private:
     GpuCompute& gpus_;
     Collectives& collectives_;
     PowerState& power_;
+    Transfers& transfers_;
     std::vector<std::uint32_t> base_;                  // [rank] → its first stream's slot
     std::vector<Stream> streams_;                      // [slot]
     std::vector<std::vector<std::uint8_t>> event_done_;  // [rank][event]

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/base/Time.hpp"
+#include "sim/base/Link.hpp"
 #include "sim/base/Program.hpp"
 
 namespace stepsim {
@@ -32,6 +33,22 @@ struct CollectiveRecord {
     std::string algo, proto;   // what the cost model chose
 };
 
+// One transfer op (Program::transfers) as it ran: issued by the host, started at its stream's head, ended.
+struct TransferRecord {
+    std::int32_t rank = 0;
+    std::uint32_t call = 0;  // index into the rank's Program::transfers
+    int step = 0;
+    Time issued, start, end;
+};
+
+// The load on one link of the flow network from `t` until its next sample (bytes/s); recorded only when asked
+// (EngineConfig::link_usage).
+struct LinkSample {
+    Time t;
+    LinkId link = 0;
+    double Bps = 0.0;
+};
+
 struct Timeline {
     int ranks = 0;
     std::vector<Span> spans;                   // in completion order
@@ -39,6 +56,9 @@ struct Timeline {
     std::vector<std::vector<Time>> step_end;   // [rank][step]: when the step's last GPU op finished
     std::vector<std::vector<double>> clock_mhz;  // [rank][step]: the SM clock it ran at (0: power not modelled)
     std::vector<double> host_speed;              // [rank]: the factor on its host costs (Engine's hostSpeedFactors)
+    std::vector<TransferRecord> transfers;     // in completion order
+    std::vector<LinkSample> link_samples;      // in time order (EngineConfig::link_usage)
+    std::vector<Link> links;                   // the flow network's links, when link_samples were recorded
     std::vector<std::string> warnings;
     std::uint64_t events = 0;                  // events processed by the engine
 };

@@ -1,5 +1,8 @@
 #include "sim/metrics/Metrics.hpp"
 
+#include "sim/metrics/IoMetrics.hpp"
+#include "sim/metrics/LinkUtilization.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -314,6 +317,9 @@ Results computeMetrics(const Timeline& tl, const Workload& wl, double peak_flops
     out.warnings = tl.warnings;
     throughput(out, wl, peak_flops, m.ranks);
     out.collectives = collectiveResults(tl, wl, m);
+    out.input = inputResults(tl, wl);
+    out.checkpoint = checkpointResults(tl, wl, wl.checkpoint_interval);
+    out.link_utilization = linkUtilization(tl);
     return out;
 }
 
@@ -370,6 +376,15 @@ Results aggregateSamples(const std::vector<Results>& samples) {
         }
     if (mem_n > 0) out.peak_memory_gib = mem_sum / mem_n;
     if (samples.front().sm_clock_mhz) out.sm_clock_mhz = mean([](const Results& s) { return s.sm_clock_mhz.value_or(0.0); });
+    // The input pipeline's step classes and the link series are the first sample's; checkpoint times the mean.
+    out.input = samples.front().input;
+    out.link_utilization = samples.front().link_utilization;
+    out.checkpoint = samples.front().checkpoint;
+    if (out.checkpoint) {
+        out.checkpoint->blocking_ms = mean([](const Results& s) { return s.checkpoint ? s.checkpoint->blocking_ms : 0.0; });
+        out.checkpoint->ms_per_step = mean([](const Results& s) { return s.checkpoint ? s.checkpoint->ms_per_step : 0.0; });
+        out.checkpoint->write_ms = mean([](const Results& s) { return s.checkpoint ? s.checkpoint->write_ms : 0.0; });
+    }
 
     std::set<std::string> seen;
     for (const Results& s : samples)

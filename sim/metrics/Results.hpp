@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/metrics/IoResults.hpp"
+
 namespace stepsim {
 
 // One rank's breakdown, averaged over the measured steps.
@@ -81,6 +83,10 @@ struct Results {
     std::optional<int> compiled_graphs_per_step;
 
     std::optional<double> peak_memory_gib;   // per GPU; filled by the caller from the memory model
+
+    std::optional<InputResults> input;            // a data_loader section (IoMetrics.hpp)
+    std::optional<CheckpointResults> checkpoint;  // checkpoint.interval_steps > 0
+    std::optional<LinkUtilization> link_utilization;  // when the engine recorded link usage
 
     std::vector<std::string> warnings;
     std::vector<RankResults> per_rank;

@@ -15,6 +15,11 @@ struct Fabric {
     int gpus_per_node = 0;
     bool nvls_capable = false;  // NVSwitch with in-network reduction (NCCL's NVLS)
     std::function<Route(int src_gpu, int dst_gpu)> route;
+    // Host side (checkpoint and input copies, Transfers.hpp): between a GPU and its host CPU's memory over PCIe
+    // (`to_gpu`: host to device), and from that host memory to the node's storage. Unset: no such links (a
+    // transfer then moves at its own rate alone).
+    std::function<Route(int gpu, bool to_gpu)> host_route;
+    std::function<Route(int gpu)> storage_route;
 
     int nodeOf(int gpu) const { return gpus_per_node > 0 ? gpu / gpus_per_node : 0; }
 };

@@ -42,6 +42,7 @@ public:
     double rate(FlowId id) const { return flows_[id].rate; }
     double remaining(FlowId id) const { return flows_[id].remaining; }
     std::uint32_t owner(FlowId id) const { return flows_[id].owner; }
+    const Route& route(FlowId id) const { return flows_[id].route; }
     std::uint32_t version(FlowId id) const { return flows_[id].version; }
     bool active(FlowId id) const { return id < flows_.size() && flows_[id].active; }
 

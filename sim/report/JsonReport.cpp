@@ -65,6 +65,39 @@ nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name
         j["fits_memory"] = *r.peak_memory_gib <= *gpu_memory_gib;
         j["memory_shortfall_gib"] = num(std::max(0.0, *r.peak_memory_gib - *gpu_memory_gib));
     }
+    if (r.checkpoint) {
+        j["checkpoint_blocking_ms"] = num(r.checkpoint->blocking_ms);
+        j["checkpoint_ms_per_step"] = num(r.checkpoint->ms_per_step);
+        j["checkpoint"] = {{"count", r.checkpoint->count}, {"blocking_ms", num(r.checkpoint->blocking_ms)},
+                           {"ms_per_step", num(r.checkpoint->ms_per_step)}, {"write_ms", num(r.checkpoint->write_ms)},
+                           {"staged_bytes", num(r.checkpoint->staged_bytes)},
+                           {"written_bytes", num(r.checkpoint->written_bytes)}};
+    }
+    if (r.input) {
+        ordered_json in;
+        in["h2d_ms"] = num(r.input->h2d_ms);
+        in["h2d_GBps"] = num(r.input->h2d_GBps);
+        in["steps"] = ordered_json::array();
+        for (const StepIoClass& s : r.input->steps)
+            in["steps"].push_back({{"step", s.step}, {"h2d_bound", s.h2d_bound}, {"compute_idle", s.compute_idle},
+                                   {"max_h2d_us", num(s.max_h2d_us)}, {"max_kernel_gap_us", num(s.max_kernel_gap_us)}});
+        j["input_pipeline"] = std::move(in);
+    }
+    if (r.link_utilization) {
+        const LinkUtilization& u = *r.link_utilization;
+        ordered_json lu;
+        lu["bin_ms"] = num(u.bin_ms);
+        lu["bins"] = u.bins;
+        lu["links_total"] = u.links_total;
+        lu["links"] = ordered_json::array();
+        for (const LinkSeries& s : u.links) {
+            ordered_json e{{"name", s.name}, {"kind", s.kind}, {"capacity_GBps", num(s.capacity_GBps)},
+                           {"peak", num(s.peak)}, {"util", ordered_json::array()}};
+            for (double x : s.util) e["util"].push_back(num(x));
+            lu["links"].push_back(std::move(e));
+        }
+        j["link_utilization"] = std::move(lu);
+    }
     j["warnings"] = ordered_json::array();
     for (const std::string& w : r.warnings) j["warnings"].push_back(w);
 

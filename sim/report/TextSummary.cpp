@@ -71,6 +71,17 @@ std::string textSummary(const Results& r, const std::string& name) {
         line("peak memory", *r.peak_memory_gib, 2, "GiB");
     else
         fmt::format_to(out, "  {:<16}{:>14}\n", "peak memory", "n/a");
+    if (r.checkpoint)
+        line("checkpoint", r.checkpoint->blocking_ms, 1, "ms",
+             fmt::format("blocking each, {:.1f} ms per step; write {:.1f} ms", r.checkpoint->ms_per_step,
+                         r.checkpoint->write_ms));
+    if (r.input) {
+        int h2d = 0, idle = 0;
+        for (const StepIoClass& s : r.input->steps) h2d += s.h2d_bound, idle += s.compute_idle;
+        line("H2D copies", r.input->h2d_ms, 3, "ms",
+             fmt::format("{:.1f} GB/s; steps H2D-bound {}, compute-idle {} of {}", r.input->h2d_GBps, h2d, idle,
+                         r.input->steps.size()));
+    }
     if (r.warnings.empty()) {
         fmt::format_to(out, "  no warnings\n");
     } else {

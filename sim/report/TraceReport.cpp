@@ -166,6 +166,31 @@ void writeTrace(std::ostream& os, const Timeline& tl, const Workload& wl) {
                              ph, c, jsonString(fname), s.rank, static_cast<int>(s.stream), micros(mid)));
         }
     }
+    // Transfers (host copies, storage writes, loader work) as slices on their streams.
+    for (const TransferRecord& t : tl.transfers) {
+        const Program& p = wl.programs[static_cast<std::size_t>(t.rank)];
+        const TransferCall& c = p.transfers[t.call];
+        std::uint8_t stream = 0;
+        for (const Op& op : p.ops)
+            if (op.kind == OpKind::transfer && op.collective == t.call) {
+                stream = op.stream;
+                break;
+            }
+        emit(fmt::format(R"({{"ph":"X","name":"{}","cat":"transfer","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"bytes":{},"pinned":{},"checkpoint":{},"step":{}}}}})",
+                         transferKindName(c.kind), t.rank, int(stream), micros(t.start), micros(t.end - t.start),
+                         number(c.bytes), c.pinned ? "true" : "false", c.checkpoint, t.step));
+    }
+
+    // Link utilization as counter tracks (one process "links", a counter per link), when recorded.
+    if (!tl.link_samples.empty()) {
+        const int pid = tl.ranks;
+        emit(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"links"}}}})", pid));
+        for (const LinkSample& s : tl.link_samples) {
+            const Link& l = tl.links[s.link];
+            emit(fmt::format(R"({{"ph":"C","name":{},"pid":{},"ts":{},"args":{{"util_pct":{}}}}})", jsonString(l.name),
+                             pid, micros(s.t), number(l.capacity_Bps > 0 ? 100.0 * s.Bps / l.capacity_Bps : 0.0)));
+        }
+    }
     os << "\n]}\n";
 }
 

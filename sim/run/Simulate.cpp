@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -49,9 +50,9 @@ std::string hostBoundWarning(const Workload& workload, const Results& results,
                        h.host_ms, h.step_ms, 100.0 * h.share, between);
 }
 
-Simulation simulate(const Scenario& sc, const HardwareProfile& profile) {
+Simulation simulate(const Scenario& sc, const HardwareProfile& profile, bool link_usage) {
     const CostModel cost = scenarioCostModel(sc, profile);
-    return simulate(sc, profile, cost, scenarioFabric(sc));
+    return simulate(sc, profile, cost, scenarioFabric(sc), link_usage);
 }
 
 CostModel scenarioCostModel(const Scenario& sc, const HardwareProfile& profile) {
@@ -62,14 +63,25 @@ Fabric scenarioFabric(const Scenario& sc) {
     return clusterFabric(sc.cluster, std::filesystem::path(sc.source).parent_path().string());
 }
 
-Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const CostModel& cost, const Fabric& fabric) {
+Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const CostModel& cost, const Fabric& shared,
+                    bool link_usage) {
     Simulation sim;
     sim.expansion = expand(sc, cost);
+    // checkpoint.storage_GBps: each node's storage takes writes at that rate (CheckpointIo.hpp); the fabric a sweep
+    // shares between points is copied only then.
+    std::optional<Fabric> own;
+    if (sc.checkpoint.storage_GBps) {
+        own = shared;
+        for (Link& l : own->links)
+            if (l.kind == LinkKind::storage) l.capacity_Bps = *sc.checkpoint.storage_GBps * 1e9;
+    }
+    const Fabric& fabric = own ? *own : shared;
     const double peak = cost.peakFlops(sc.training.compute_dtype);
     std::vector<Results> samples;
     for (int i = 0; i < sc.sim.samples; ++i) {
-        Engine engine(sim.expansion.workload, cost, fabric,
-                      engineConfig(cost, sc.jitter.enabled, sc.sim.seed + std::uint64_t(i)));
+        EngineConfig cfg = engineConfig(cost, sc.jitter.enabled, sc.sim.seed + std::uint64_t(i));
+        cfg.link_usage = link_usage && i == 0;  // the first sample's links, for the series and heat map
+        Engine engine(sim.expansion.workload, cost, fabric, cfg);
         Timeline tl = engine.run();
         samples.push_back(computeMetrics(tl, sim.expansion.workload, peak));
         for (const std::string& w : tl.warnings) samples.back().warnings.push_back(w);

@@ -30,13 +30,16 @@ struct Simulation {
     bool fitsMemory() const { return !results.peak_memory_gib || *results.peak_memory_gib <= gpu_memory_gib; }
 };
 
-Simulation simulate(const Scenario& sc, const HardwareProfile& profile);
+// `link_usage`: record every link's load over time (Results::link_utilization, the trace's counters, the heat map);
+// off, the engine pays nothing for it.
+Simulation simulate(const Scenario& sc, const HardwareProfile& profile, bool link_usage = false);
 
 // The same with the cost model and fabric given: they depend only on the profile and the scenario's `cluster:` and
 // `nccl:` sections, so a sweep builds them once for the points that share those (a CostModel memoizes GEMM queries
 // and is not shared between threads). simulate(sc, profile) is simulate(sc, profile, scenarioCostModel(sc, profile),
 // scenarioFabric(sc)).
-Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const CostModel& cost, const Fabric& fabric);
+Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const CostModel& cost, const Fabric& fabric,
+                    bool link_usage = false);
 CostModel scenarioCostModel(const Scenario& sc, const HardwareProfile& profile);
 Fabric scenarioFabric(const Scenario& sc);
 

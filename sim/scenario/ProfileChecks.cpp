@@ -283,6 +283,20 @@ void checkLinks(const Checks& k, const LinkRates& l) {
     k.positive("links.storage_gbps", l.storage_gbps);
 }
 
+// The io section: every figure 0 (not measured) or non-negative.
+void checkIo(const Checks& k, const IoRates& io) {
+    for (const auto& [name, v] :
+         {std::pair{"io.copy_alpha_us", io.copy_alpha_us}, {"io.h2d_pinned_gbps", io.h2d_pinned_gbps},
+          {"io.h2d_pageable_gbps", io.h2d_pageable_gbps}, {"io.d2h_pinned_gbps", io.d2h_pinned_gbps},
+          {"io.d2h_pageable_gbps", io.d2h_pageable_gbps}, {"io.storage_write_gbps", io.storage_write_gbps},
+          {"io.dcp_sync_overhead_ms", io.dcp_sync_overhead_ms}, {"io.dcp_sync_write_gbps", io.dcp_sync_write_gbps},
+          {"io.dcp_stage_overhead_ms", io.dcp_stage_overhead_ms}, {"io.dcp_stage_gbps", io.dcp_stage_gbps},
+          {"io.dcp_stage_pinned_gbps", io.dcp_stage_pinned_gbps},
+          {"io.dcp_async_write_overhead_ms", io.dcp_async_write_overhead_ms},
+          {"io.dcp_async_write_gbps", io.dcp_async_write_gbps}})
+        k.nonNegative(name, v);
+}
+
 // Slowdowns are >= 1 (0 in a per-class entry: not measured); sizes ascend; the lag's tile both set or both 0.
 void checkInterference(const Checks& k, const Interference& i) {
     k.slowdown("interference.compute_slowdown", i.compute_slowdown);
@@ -349,6 +363,7 @@ void checkProfile(const YamlReader& r, int version, const HardwareProfile& p) {
     checkNccl(k, p.nccl);
     checkCollectives(k, p.collectives);
     checkLinks(k, p.links);
+    checkIo(k, p.io);
     checkInterference(k, p.interference);
     checkJitter(k, p.jitter);
     checkCompile(k, p.compile);

@@ -246,6 +246,23 @@ void describe(V& v, LinkRates& l) {
 }
 
 template <class V>
+void describe(V& v, IoRates& io) {
+    v.field("copy_alpha_us", io.copy_alpha_us);
+    v.field("h2d_pinned_gbps", io.h2d_pinned_gbps);
+    v.field("h2d_pageable_gbps", io.h2d_pageable_gbps);
+    v.field("d2h_pinned_gbps", io.d2h_pinned_gbps);
+    v.field("d2h_pageable_gbps", io.d2h_pageable_gbps);
+    v.field("storage_write_gbps", io.storage_write_gbps);
+    v.field("dcp_sync_overhead_ms", io.dcp_sync_overhead_ms);
+    v.field("dcp_sync_write_gbps", io.dcp_sync_write_gbps);
+    v.field("dcp_stage_overhead_ms", io.dcp_stage_overhead_ms);
+    v.field("dcp_stage_gbps", io.dcp_stage_gbps);
+    v.field("dcp_stage_pinned_gbps", io.dcp_stage_pinned_gbps);
+    v.field("dcp_async_write_overhead_ms", io.dcp_async_write_overhead_ms);
+    v.field("dcp_async_write_gbps", io.dcp_async_write_gbps);
+}
+
+template <class V>
 void describe(V& v, ClassSlowdown& c) {
     v.field("gemm", c.gemm);
     v.field("attention", c.attention);
@@ -325,6 +342,7 @@ void describe(V& v, ProfileDocument& d) {
     v.section("nccl", p.nccl);
     v.sectionList("collectives", p.collectives);
     v.section("links", p.links);
+    v.section("io", p.io);
     v.section("interference", p.interference);
     v.section("jitter", p.jitter);
     v.section("power", p.power);

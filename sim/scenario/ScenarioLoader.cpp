@@ -111,14 +111,19 @@ void describe(V& v, Fp8Spec& f) {
 
 template <class V>
 void describe(V& v, DataLoaderSpec& d) {
-    v.unmodelled("pin_memory", d.pin_memory, "the data loader");
-    v.unmodelled("num_workers", d.num_workers, "the data loader");
+    v.field("pin_memory", d.pin_memory);
+    v.field("num_workers", d.num_workers);
+    v.field("prefetch_factor", d.prefetch_factor);
+    v.field("batch_cpu_ms", d.batch_cpu_ms);
+    v.field("sample_bytes", d.sample_bytes);
 }
 
 template <class V>
 void describe(V& v, CheckpointSpec& c) {
-    v.unmodelled("interval_steps", c.interval_steps, "checkpoint I/O");
-    v.unmodelled("mode", c.mode, "checkpoint I/O");
+    v.field("interval_steps", c.interval_steps);
+    v.field("mode", c.mode);
+    v.field("pinned_staging", c.pinned_staging);
+    v.field("storage_GBps", c.storage_GBps);
 }
 
 template <class V>
@@ -286,6 +291,14 @@ void validate(const YamlReader& r, const Scenario& s) {
     positive("ddp.first_bucket_mb", s.ddp.first_bucket_mb);
     atLeast("data_loader.num_workers", s.data_loader.num_workers, 0);
     atLeast("checkpoint.interval_steps", s.checkpoint.interval_steps, 0);
+    atLeast("data_loader.prefetch_factor", s.data_loader.prefetch_factor, 1);
+    if (!(s.data_loader.batch_cpu_ms >= 0.0))
+        r.fail("data_loader.batch_cpu_ms", fmt::format("expected 0 or a positive time, got {}", s.data_loader.batch_cpu_ms));
+    if (s.data_loader.sample_bytes && !(*s.data_loader.sample_bytes > 0.0))
+        r.fail("data_loader.sample_bytes", fmt::format("expected a positive size, got {}", *s.data_loader.sample_bytes));
+    if (s.checkpoint.storage_GBps && !(*s.checkpoint.storage_GBps > 0.0))
+        r.fail("checkpoint.storage_GBps", fmt::format("expected a positive rate, got {}", *s.checkpoint.storage_GBps));
+
     atLeast("sim.steps", s.sim.steps, 1);
     atLeast("sim.samples", s.sim.samples, 1);
 }
@@ -514,6 +527,9 @@ Scenario parseScenario(std::string_view yaml, const std::string& source, const s
     YamlMapReader top(reader, root, "");
     top.readStruct(root, "", s);
     s.source = source;
+    s.data_loader.modelled = reader.present("data_loader");
+    for (const char* key : {"pin_memory", "num_workers", "prefetch_factor", "batch_cpu_ms", "sample_bytes"})
+        s.data_loader.modelled = s.data_loader.modelled || reader.present(std::string("data_loader.") + key);
     if (s.name.empty() && !reader.present("name")) {
         s.name = std::filesystem::path(source).stem().string();
         if (s.name.empty()) s.name = "scenario";

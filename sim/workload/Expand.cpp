@@ -8,9 +8,11 @@
 #include <fmt/format.h>
 
 #include "sim/base/InputError.hpp"
+#include "sim/workload/CheckpointIo.hpp"
 #include "sim/workload/CompileTransform.hpp"
 #include "sim/workload/DdpSchedule.hpp"
 #include "sim/workload/Fsdp2Schedule.hpp"
+#include "sim/workload/InputPipeline.hpp"
 #include "sim/workload/OptimizerStep.hpp"
 #include "sim/workload/ParallelSchedule.hpp"
 #include "sim/workload/ProgramBuilder.hpp"
@@ -46,7 +48,6 @@ void checkSupported(const Scenario& sc) {
     if (sc.parallel.pp != 1) unsupported("parallel.pp", "pipeline parallelism");
     if (sc.fp8.enabled) unsupported("fp8.enabled", "FP8 training");
     if (sc.training.compute_dtype == DType::fp8) unsupported("training.compute_dtype", "FP8 compute (FP8 training)");
-    if (sc.checkpoint.interval_steps > 0) unsupported("checkpoint.interval_steps", "checkpoint I/O");
     if (sc.ddp.comm_hook == CommHook::powersgd) unsupported("ddp.comm_hook", "PowerSGD");
     if (sc.training.optimizer != Optimizer::adamw) unsupported("training.optimizer", "an optimizer other than adamw");
 }
@@ -66,12 +67,13 @@ std::unique_ptr<ParallelSchedule> makeSchedule(StepContext& c, const StepContext
 // One training step: zero_grad, the micro-steps (the schedule synchronizes the last one's gradients), the optimizer
 // step. Returns the step's model FLOPs.
 double trainingStep(StepContext& c, const StepContext& shard, ProgramBuilder& b, ParallelSchedule& schedule, int step,
-                    double params) {
+                    double params, InputPipeline& input, CheckpointIo& checkpoint) {
     b.step = step;
     schedule.beginStep(step);
     zeroGrad(b, c);
     const double flops_before = b.model_flops;
     for (int micro = 0; micro < c.sc.training.grad_accum; ++micro) {
+        input.batch(step, micro);
         TransformerStep ms(c, b, /*accumulate=*/micro > 0 && schedule.autogradAccumulates(), &schedule);
         ms.forward();
         schedule.beginBackward(micro == c.sc.training.grad_accum - 1);
@@ -81,6 +83,7 @@ double trainingStep(StepContext& c, const StepContext& shard, ProgramBuilder& b,
     const double flops = b.model_flops - flops_before;
     optimizerStep(b, shard, params * schedule.optimizerShare());
     b.stepEnd();
+    checkpoint.afterStep(step);
     return flops;
 }
 
@@ -116,9 +119,11 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
     ProgramBuilder b(c, prog);
     const std::unique_ptr<ParallelSchedule> schedule = makeSchedule(c, shard, b);
     prog.streams = schedule->streams();
+    InputPipeline input(c, b, prog);
+    CheckpointIo checkpoint(c, b, prog, out.params, schedule->optimizerShare(), shard.pe);
     double flops_per_step = 0.0;
     for (int step = 0; step < sc.sim.steps; ++step)
-        flops_per_step = trainingStep(c, shard, b, *schedule, step, out.params);
+        flops_per_step = trainingStep(c, shard, b, *schedule, step, out.params, input, checkpoint);
 
     if (sc.compile.enabled) {
         const CompileReport compiled = compileProgram(prog, sc, cost.profile());
@@ -131,6 +136,7 @@ Expansion expand(const Scenario& sc, const CostModel& cost) {
     w.model_flops_per_step = flops_per_step;
     w.tokens_per_step = double(c.t.T) * sc.training.grad_accum;
     w.samples_per_step = double(c.t.b) * sc.training.grad_accum;
+    w.checkpoint_interval = sc.checkpoint.interval_steps;
     w.programs.assign(c.world, prog);
     out.memory = estimateMemory(c, c.world > 1);
     schedule->report(out);

@@ -71,6 +71,16 @@ void ProgramBuilder::collective(const std::string& name, CollectiveKind kind, do
     p_.ops.push_back(op);
 }
 
+void ProgramBuilder::transfer(const std::string& name, const TransferCall& t, std::uint8_t stream) {
+    Op op = base(name, KernelClass::copy);
+    op.kind = OpKind::transfer;
+    op.stream = stream;
+    op.bytes = t.bytes;
+    op.collective = static_cast<std::uint32_t>(p_.transfers.size());
+    p_.transfers.push_back(t);
+    p_.ops.push_back(op);
+}
+
 void ProgramBuilder::stepEnd() {
     Op op = base("step end", KernelClass::other);
     op.kind = OpKind::step_end;

@@ -39,6 +39,8 @@ public:
     // On `stream` (default the NCCL stream, kCommStream), in process group `group` (Workload::groups).
     void collective(const std::string& name, CollectiveKind kind, double bytes, const std::string& dtype,
                     std::uint8_t stream = kCommStream, int group = 0);
+    // A transfer op (Transfers.hpp) on `stream`; its host cost is a launch's.
+    void transfer(const std::string& name, const TransferCall& t, std::uint8_t stream);
     Op& last() { return p_.ops.back(); }
     void stepEnd();
 
