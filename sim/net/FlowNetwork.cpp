@@ -39,6 +39,7 @@ FlowId FlowNetwork::add(Time now, const Route& route, double bytes, double cap_B
     f.active = true;
     ++f.version;
     ++active_count_;
+    ++topology_epoch_;
     for (LinkId l : route) link_flows_[l].push_back(id);
     reshare(now, {id}, {});
     // A new flow is always reported, even if its first rate happens to be 0.
@@ -51,6 +52,7 @@ void FlowNetwork::remove(Time now, FlowId id) {
     f.active = false;
     ++f.version;
     --active_count_;
+    ++topology_epoch_;
     for (LinkId l : f.route) {
         auto& v = link_flows_[l];
         v.erase(std::find(v.begin(), v.end(), id));
@@ -116,7 +118,13 @@ void FlowNetwork::collectComponent(const std::vector<FlowId>& seeds, const std::
 
 void FlowNetwork::reshare(Time now, const std::vector<FlowId>& seeds, const std::vector<LinkId>& seed_links) {
     changed_.clear();
-    collectComponent(seeds, seed_links);
+    // Reuse: one seed flow, inside the component last collected from one flow, nothing added or removed since.
+    const bool same_component = seed_links.empty() && seeds.size() == 1 && component_epoch_ == topology_epoch_ &&
+                                flow_mark_[seeds.front()] == mark_;
+    if (!same_component) {
+        collectComponent(seeds, seed_links);
+        component_epoch_ = seed_links.empty() && seeds.size() == 1 ? topology_epoch_ : UINT64_MAX;
+    }
 
     for (LinkId l : comp_links_) {
         link_left_[l] = links_[l].capacity_Bps;

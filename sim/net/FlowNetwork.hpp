@@ -14,6 +14,10 @@
 // (flows joined transitively by shared links), so only that component is refilled, and only flows whose
 // rate actually changed are reported in `changed()` for rescheduling (SimGrid's lazy, component-local update).
 // A flow's remaining bytes are advanced to `now` only when its rate changes.
+// The component is kept between refills: re-bounding a flow of the component last collected from one flow, with no
+// flow added or removed since, refills that same component (the same flows in the same order, so the same rates
+// bit for bit) without walking and sorting it again; compute kernels starting and ending beside a collective do this
+// once per kernel.
 #include <cstdint>
 #include <vector>
 
@@ -78,6 +82,9 @@ private:
     std::vector<LinkId> comp_links_;
     std::vector<std::uint32_t> flow_mark_, link_mark_;
     std::uint32_t mark_ = 0;
+    // add/remove count; the count when comp_flows_ was collected as one flow's connected component (else none).
+    std::uint64_t topology_epoch_ = 0;
+    std::uint64_t component_epoch_ = UINT64_MAX;
     std::vector<double> link_left_;
     std::vector<std::uint32_t> link_unfrozen_;
     std::vector<double> new_rate_;
