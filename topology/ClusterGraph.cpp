@@ -54,6 +54,8 @@ struct ClusterGraph::Caches {
     std::unordered_map<VertexId, std::vector<std::int64_t>> dist;        // per destination vertex
     std::unordered_map<std::uint64_t, Route> route;                      // per (src, dst) rank pair
     std::unordered_map<std::uint64_t, std::vector<PathShare>> routes;    // per (src, dst) rank pair
+    std::vector<std::int64_t> partial;                                   // distancesUntil's, kUnreached between uses
+    std::vector<VertexId> touched;                                       // the entries of `partial` set
 };
 
 ClusterGraph::ClusterGraph() : caches_(std::make_unique<Caches>()) {}
@@ -200,10 +202,53 @@ const std::vector<std::int64_t>& ClusterGraph::distancesTo(VertexId dst) const {
     return caches_->dist.emplace(dst, std::move(dist)).first->second;
 }
 
+const std::vector<std::int64_t>& ClusterGraph::distancesUntil(VertexId dst, VertexId src) const {
+    auto it = caches_->dist.find(dst);
+    if (it != caches_->dist.end()) return it->second;
+    // The same Dijkstra as distancesTo, stopped when `src` is settled. Then every vertex closer to dst than src has
+    // its exact distance, and walk() reads no other: a next hop y of a vertex `at` on the path is taken only when
+    // dist[y] + cost(at → y) == dist[at] ≤ dist[src], i.e. y is closer than src; an unsettled vertex's tentative
+    // distance is ≥ its true one, so it can match only where it is exact. The route is the one of the full search,
+    // found in the ball around dst that reaches src (a node, a leaf's nodes) instead of the whole cluster.
+    const Reverse& rev = reverse();
+    auto& dist = caches_->partial;
+    auto& touched = caches_->touched;
+    for (VertexId v : touched) dist[v] = kUnreached;
+    touched.clear();
+    dist.resize(vertexCount(), kUnreached);
+    using Item = std::pair<std::int64_t, VertexId>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+    dist[dst] = 0;
+    touched.push_back(dst);
+    heap.emplace(0, dst);
+    while (!heap.empty()) {
+        const auto [d, v] = heap.top();
+        heap.pop();
+        if (d != dist[v]) continue;
+        if (v == src) break;
+        if (rev.is_gpu[v] && v != dst) continue;
+        for (std::size_t i = rev.offsets[v]; i < rev.offsets[v + 1]; ++i) {
+            const VertexId u = rev.from[i];
+            const std::int64_t nd = d + rev.cost[i];
+            if (nd < dist[u]) {
+                if (dist[u] == kUnreached) touched.push_back(u);
+                dist[u] = nd;
+                heap.emplace(nd, u);
+            }
+        }
+    }
+    return dist;
+}
+
 std::vector<PathShare> ClusterGraph::walk(VertexId from, VertexId to, std::uint64_t key, bool multipath) const {
     if (from >= vertexCount() || to >= vertexCount()) throw std::out_of_range("ClusterGraph: no such vertex");
     if (from == to) return {PathShare{}};
-    const auto& dist = distancesTo(to);
+    return walk(distancesTo(to), from, to, key, multipath);
+}
+
+std::vector<PathShare> ClusterGraph::walk(const std::vector<std::int64_t>& dist, VertexId from, VertexId to,
+                                          std::uint64_t key, bool multipath) const {
+    if (from == to) return {PathShare{}};
     if (dist[from] == kUnreached)
         throw std::runtime_error(fmt::format("no route from {} to {}", g_[from].name, g_[to].name));
 
@@ -267,7 +312,7 @@ const Route& ClusterGraph::route(int src_rank, int dst_rank) const {
     auto it = caches_->route.find(id);
     if (it != caches_->route.end()) return it->second;
     const std::uint64_t key = static_cast<std::uint64_t>(src_rank) + static_cast<std::uint64_t>(dst_rank);
-    auto paths = walk(s, d, key, /*multipath=*/false);
+    auto paths = walk(distancesUntil(d, s), s, d, key, /*multipath=*/false);
     return caches_->route.emplace(id, std::move(paths.front().route)).first->second;
 }
 
@@ -278,7 +323,7 @@ const std::vector<PathShare>& ClusterGraph::routes(int src_rank, int dst_rank) c
     auto it = caches_->routes.find(id);
     if (it != caches_->routes.end()) return it->second;
     const std::uint64_t key = static_cast<std::uint64_t>(src_rank) + static_cast<std::uint64_t>(dst_rank);
-    return caches_->routes.emplace(id, walk(s, d, key, /*multipath=*/true)).first->second;
+    return caches_->routes.emplace(id, walk(distancesUntil(d, s), s, d, key, /*multipath=*/true)).first->second;
 }
 
 Route ClusterGraph::route(VertexId from, VertexId to) const {

@@ -170,7 +170,11 @@ private:
     };
     const Reverse& reverse() const;                                     // caller holds the cache lock
     const std::vector<std::int64_t>& distancesTo(VertexId dst) const;  // caller holds the cache lock
+    // Distances to `dst`, exact for every vertex closer than `src` (a search stopped there; valid until the next call).
+    const std::vector<std::int64_t>& distancesUntil(VertexId dst, VertexId src) const;  // caller holds the cache lock
     std::vector<PathShare> walk(VertexId from, VertexId to, std::uint64_t key, bool multipath) const;
+    std::vector<PathShare> walk(const std::vector<std::int64_t>& dist, VertexId from, VertexId to, std::uint64_t key,
+                                bool multipath) const;
     std::optional<VertexId> nearestOfKind(int rank, VertexKind kind) const;
     void invalidate();
 

@@ -27,6 +27,7 @@ FlowId FlowNetwork::add(Time now, const Route& route, double bytes, double cap_B
         id = static_cast<FlowId>(flows_.size());
         flows_.emplace_back();
         flow_mark_.push_back(0);
+        flow_component_.push_back(0);
         new_rate_.push_back(0.0);
     }
     Flow& f = flows_[id];
@@ -39,6 +40,7 @@ FlowId FlowNetwork::add(Time now, const Route& route, double bytes, double cap_B
     f.active = true;
     ++f.version;
     ++active_count_;
+    ++topology_epoch_;
     for (LinkId l : route) link_flows_[l].push_back(id);
     reshare(now, {id}, {});
     // A new flow is always reported, even if its first rate happens to be 0.
@@ -51,6 +53,7 @@ void FlowNetwork::remove(Time now, FlowId id) {
     f.active = false;
     ++f.version;
     --active_count_;
+    ++topology_epoch_;
     for (LinkId l : f.route) {
         auto& v = link_flows_[l];
         v.erase(std::find(v.begin(), v.end(), id));
@@ -87,7 +90,8 @@ void FlowNetwork::collectComponent(const std::vector<FlowId>& seeds, const std::
     ++mark_;
     comp_flows_.clear();
     comp_links_.clear();
-    std::vector<LinkId> stack;
+    std::vector<LinkId>& stack = stack_;
+    stack.clear();
     for (FlowId f : seeds) {
         if (flow_mark_[f] == mark_) continue;
         flow_mark_[f] = mark_;
@@ -116,20 +120,30 @@ void FlowNetwork::collectComponent(const std::vector<FlowId>& seeds, const std::
 
 void FlowNetwork::reshare(Time now, const std::vector<FlowId>& seeds, const std::vector<LinkId>& seed_links) {
     changed_.clear();
-    collectComponent(seeds, seed_links);
+    const std::vector<FlowId>* flows = &comp_flows_;
+    const std::vector<LinkId>* links = &comp_links_;
+    if (seed_links.empty() && seeds.size() == 1) {
+        const Component& c = componentOf(seeds.front());
+        flows = &c.flows;
+        links = &c.links;
+    } else {
+        collectComponent(seeds, seed_links);
+    }
+    const std::vector<FlowId>& comp_flows = *flows;
+    const std::vector<LinkId>& comp_links = *links;
 
-    for (LinkId l : comp_links_) {
+    for (LinkId l : comp_links) {
         link_left_[l] = links_[l].capacity_Bps;
         link_unfrozen_[l] = static_cast<std::uint32_t>(link_flows_[l].size());
     }
-    for (FlowId f : comp_flows_) new_rate_[f] = kUnfrozen;
+    for (FlowId f : comp_flows) new_rate_[f] = kUnfrozen;
 
-    std::size_t unfrozen = comp_flows_.size();
+    std::size_t unfrozen = comp_flows.size();
     while (unfrozen > 0) {
         double level = std::numeric_limits<double>::infinity();
-        for (LinkId l : comp_links_)
+        for (LinkId l : comp_links)
             if (link_unfrozen_[l] > 0) level = std::min(level, std::max(0.0, link_left_[l]) / link_unfrozen_[l]);
-        for (FlowId f : comp_flows_)
+        for (FlowId f : comp_flows)
             if (new_rate_[f] == kUnfrozen) level = std::min(level, flows_[f].cap);
         const double tie = level * (1.0 + kTie);
 
@@ -141,17 +155,32 @@ void FlowNetwork::reshare(Time now, const std::vector<FlowId>& seeds, const std:
                 --link_unfrozen_[l];
             }
         };
-        for (FlowId f : comp_flows_)
+        for (FlowId f : comp_flows)
             if (new_rate_[f] == kUnfrozen && flows_[f].cap <= tie) freeze(f);
-        for (LinkId l : comp_links_) {
+        for (LinkId l : comp_links) {
             if (link_unfrozen_[l] == 0) continue;
             if (std::max(0.0, link_left_[l]) / link_unfrozen_[l] > tie) continue;
             for (FlowId f : link_flows_[l])
                 if (new_rate_[f] == kUnfrozen) freeze(f);
         }
     }
-    for (FlowId f : comp_flows_)
+    for (FlowId f : comp_flows)
         if (new_rate_[f] != flows_[f].rate) setRate(now, f, new_rate_[f]);
+}
+
+const FlowNetwork::Component& FlowNetwork::componentOf(FlowId f) {
+    if (components_epoch_ != topology_epoch_) {
+        for (const Component& c : components_)
+            for (FlowId g : c.flows) flow_component_[g] = 0;
+        components_.clear();
+        components_epoch_ = topology_epoch_;
+    }
+    if (flow_component_[f] == 0) {
+        collectComponent({f}, {});
+        components_.push_back(Component{comp_flows_, comp_links_});
+        for (FlowId g : comp_flows_) flow_component_[g] = static_cast<std::uint32_t>(components_.size());
+    }
+    return components_[flow_component_[f] - 1];
 }
 
 void FlowNetwork::setRate(Time now, FlowId id, double r) {

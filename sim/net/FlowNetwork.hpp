@@ -14,6 +14,10 @@
 // (flows joined transitively by shared links), so only that component is refilled, and only flows whose
 // rate actually changed are reported in `changed()` for rescheduling (SimGrid's lazy, component-local update).
 // A flow's remaining bytes are advanced to `now` only when its rate changes.
+// Components are kept between refills: re-bounding a flow whose connected component was collected (from one flow)
+// since the last add or remove refills that same component (the same flows in the same order, so the same rates
+// bit for bit) without walking and sorting it again; compute kernels starting and ending beside a collective do this
+// once per kernel.
 #include <cstdint>
 #include <vector>
 
@@ -62,9 +66,16 @@ private:
         std::uint32_t version = 0;
         bool active = false;
     };
+    // A connected component: its flows and links, each ascending.
+    struct Component {
+        std::vector<FlowId> flows;
+        std::vector<LinkId> links;
+    };
 
     void reshare(Time now, const std::vector<FlowId>& seeds, const std::vector<LinkId>& seed_links);
     void collectComponent(const std::vector<FlowId>& seeds, const std::vector<LinkId>& seed_links);
+    // The connected component of one flow, from the kept ones or collected (and kept).
+    const Component& componentOf(FlowId f);
     void setRate(Time now, FlowId id, double r);
 
     std::vector<Link> links_;
@@ -79,6 +90,12 @@ private:
     std::vector<LinkId> comp_links_;
     std::vector<std::uint32_t> flow_mark_, link_mark_;
     std::uint32_t mark_ = 0;
+    // Connected components collected since the last add/remove (`topology_epoch_` counts those), and each flow's
+    // (index + 1 into components_, 0 for none) while components_epoch_ == topology_epoch_.
+    std::uint64_t topology_epoch_ = 0, components_epoch_ = 0;
+    std::vector<Component> components_;
+    std::vector<std::uint32_t> flow_component_;
+    std::vector<LinkId> stack_;
     std::vector<double> link_left_;
     std::vector<std::uint32_t> link_unfrozen_;
     std::vector<double> new_rate_;

@@ -96,5 +96,31 @@ TEST(FlowNetwork, ProgressiveFillingOnAChain) {
     EXPECT_DOUBLE_EQ(n.rate(c), 6);
 }
 
+// Kept components follow flows joining and leaving them. Links L0, L1 (C=10): a on L0, c on L1, re-bounded (each
+// component kept); e on L0+L1 joins them: a capped to 1, c to 3 leave e min(10 − 1, 10 − 3) = 7, which needs c in
+// a's component. e leaves: c re-bounded to 8 gets 8 alone (its component, c alone, is
+// the one refilled), a keeps 1.
+TEST(FlowNetwork, KeptComponentsFollowJoinsAndLeaves) {
+    FlowNetwork n(links({10, 10}));
+    FlowId a = n.add(Time{}, {0}, 100, kInf, 0);
+    FlowId c = n.add(Time{}, {1}, 100, kInf, 0);
+    n.setCap(Time{}, a, 4);
+    n.setCap(Time{}, c, 3);
+    EXPECT_DOUBLE_EQ(n.rate(a), 4);
+    EXPECT_DOUBLE_EQ(n.rate(c), 3);
+    FlowId e = n.add(Time{}, {0, 1}, 100, kInf, 0);
+    EXPECT_DOUBLE_EQ(n.rate(e), 6);  // L0: 10 − 4
+    n.setCap(Time{}, a, 1);
+    EXPECT_DOUBLE_EQ(n.rate(a), 1);
+    EXPECT_DOUBLE_EQ(n.rate(e), 7);  // L1: 10 − 3
+    n.setCap(Time{}, c, 2);
+    EXPECT_DOUBLE_EQ(n.rate(e), 8);
+    n.remove(Time{}, e);
+    n.setCap(Time{}, c, 8);
+    EXPECT_DOUBLE_EQ(n.rate(c), 8);
+    EXPECT_DOUBLE_EQ(n.rate(a), 1);
+    EXPECT_EQ(n.changed(), std::vector<FlowId>{c});  // c's component is c alone again: nothing else refilled
+}
+
 }  // namespace
 }  // namespace stepsim

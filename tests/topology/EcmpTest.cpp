@@ -44,6 +44,25 @@ TEST(Ecmp, CrossRailPairsSpreadOverSpines) {
     EXPECT_EQ(used.size(), 8u);
 }
 
+// Expectations: a route between GPU ranks, found by the search stopped at the source (distancesUntil), is the route
+// the search over the whole cluster gives: graph b is made to hold the whole search's distances to each destination
+// first (a route between vertices computes and caches them), graph a is not; every pair's route is the same.
+TEST(Ecmp, StoppedSearchGivesTheWholeSearchsRoute) {
+    const ClusterGraph a = cluster(hgxH100Node(), 6);
+    const ClusterGraph b = cluster(hgxH100Node(), 6);
+    const int n = a.gpuCount();
+    int crossing_spines = 0;
+    for (int d = 0; d < n; ++d) {
+        b.route(b.gpu((d + 1) % n), b.gpu(d));  // caches b's distances to d, from the whole search
+        for (int s = 0; s < n; ++s) {
+            ASSERT_EQ(a.route(s, d), b.route(s, d)) << s << "->" << d;
+            ASSERT_EQ(a.routes(s, d).size(), b.routes(s, d).size()) << s << "->" << d;
+            for (LinkId id : a.route(s, d)) crossing_spines += a.vertex(a.linkTarget(id)).kind == VertexKind::spine;
+        }
+    }
+    EXPECT_GT(crossing_spines, 0);  // the pairs include routes over the spines, the largest searches
+}
+
 // Expectations: route() is cached: asking twice returns the same object.
 TEST(Ecmp, RoutesAreCached) {
     const ClusterGraph g = cluster(hgxH100Node(), 2);
