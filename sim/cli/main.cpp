@@ -47,6 +47,10 @@ void addRunCommand(CLI::App& app) {
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     run->add_flag("-q,--quiet", *quiet, "Print nothing on stdout");
+    auto threads = std::make_shared<int>(0);
+    run->add_option("--threads", *threads, "Threads for the Monte-Carlo samples (sim.samples); 0: one per core. The "
+                                           "results are the same at any count")
+        ->check(CLI::NonNegativeNumber);
     auto require_fit = std::make_shared<bool>(false);
     run->add_flag("--require-fit", *require_fit,
                   "Exit with status 4 when the estimated peak memory exceeds the GPU's (the results are written "
@@ -54,7 +58,7 @@ void addRunCommand(CLI::App& app) {
     run->callback([=] {
         const stepsim::Scenario sc = stepsim::loadScenario(*file, *sets);
         const stepsim::HardwareProfile profile = stepsim::resolveProfile(sc.cluster, *file);
-        const stepsim::Simulation sim = stepsim::simulate(sc, profile);
+        const stepsim::Simulation sim = stepsim::simulate(sc, profile, *threads);
         if (!json->empty())
             openOutput(*json) << stepsim::toJson(sim.results, sc.name, sim.gpu_memory_gib).dump(2) << '\n';
         if (!trace->empty()) {

@@ -31,7 +31,7 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
             cfg_.jitter ? deviceSpeedFactors(static_cast<int>(w.programs.size()), cfg_.device_compute_cv,
                                              cfg_.device_memory_cv, cfg_.seed)
                         : std::vector(w.programs.size(), EngineConfig::filled(1.0))),
-      collectives_(ctx_, cost, fabric, cfg_, streams_, gpus_) {
+      collectives_(ctx_, cost, fabric, cfg_, streams_, gpus_, jitter_) {
     const int ranks = static_cast<int>(w.programs.size());
     Timeline& tl = ctx_.tl;
     tl.host_speed = hosts_.speeds();

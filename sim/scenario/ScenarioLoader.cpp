@@ -1,6 +1,7 @@
 #include "sim/scenario/ScenarioLoader.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -124,8 +125,18 @@ void describe(V& v, NcclSpec& n) {
 }
 
 template <class V>
+void describe(V& v, StragglerSpec& g) {
+    v.field("target", g.target);
+    v.field("ranks", g.ranks);
+    v.field("random", g.random);
+    v.field("factor", g.factor);
+    v.field("cv", g.cv);
+}
+
+template <class V>
 void describe(V& v, JitterSpec& j) {
     v.field("enabled", j.enabled);
+    v.sectionList("stragglers", j.stragglers);
 }
 
 template <class V>
@@ -200,6 +211,31 @@ std::string applyOverride(YAML::Node& root, const std::string& source, const std
     }
     cur[parts.back()] = value;
     return key;
+}
+
+// jitter.stragglers: each names its ranks (fixed, inside the world) or how many to draw per step, never both, and a
+// positive factor with a cv of 0 or more.
+void validateStragglers(const YamlReader& r, const Scenario& s) {
+    const int world = s.cluster.worldSize();
+    for (std::size_t i = 0; i < s.jitter.stragglers.size(); ++i) {
+        const StragglerSpec& g = s.jitter.stragglers[i];
+        const std::string at = fmt::format("jitter.stragglers[{}]", i);
+        if (g.ranks.empty() == (g.random == 0))
+            r.fail(g.ranks.empty() ? at : at + ".random",
+                   "expected either `ranks: [r, ...]` (fixed ranks) or `random: n` (n ranks drawn per step), not " +
+                       std::string(g.ranks.empty() ? "neither" : "both"));
+        for (std::size_t k = 0; k < g.ranks.size(); ++k)
+            if (g.ranks[k] < 0 || g.ranks[k] >= world)
+                r.fail(at + ".ranks", fmt::format("expected ranks from 0 to {} (the world size is {}), got {}",
+                                                  world - 1, world, g.ranks[k]));
+        if (g.random < 0 || g.random > world)
+            r.fail(at + ".random", fmt::format("expected 1 to {} ranks drawn per step, got {}", world, g.random));
+        if (!(g.factor > 0.0) || !std::isfinite(g.factor))
+            r.fail(at + ".factor", fmt::format("expected a positive slowdown factor (1.5: 50% slower), got {}", g.factor));
+        if (!(g.cv >= 0.0) || !std::isfinite(g.cv))
+            r.fail(at + ".cv", fmt::format("expected 0 (a fixed factor) or a positive coefficient of variation, got {}",
+                                           g.cv));
+    }
 }
 
 void validate(const YamlReader& r, const Scenario& s) {
@@ -283,6 +319,7 @@ void validate(const YamlReader& r, const Scenario& s) {
     atLeast("checkpoint.interval_steps", s.checkpoint.interval_steps, 0);
     atLeast("sim.steps", s.sim.steps, 1);
     atLeast("sim.samples", s.sim.samples, 1);
+    validateStragglers(r, s);
 }
 
 // What a runnable scenario needs beyond the schema: the model named (nothing defaults to a built-in model).
