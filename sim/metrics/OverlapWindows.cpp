@@ -76,15 +76,28 @@ SyncObservation observeSyncs(const Timeline& tl, const Workload& wl) {
         o.syncs.push_back({r->group, next[{r->group, r->step}]++, r->step, r->kind, r->bytes, us(r->first_arrival),
                            us(r->start), us(r->end), end_c});
     }
-    if (tl.ranks > 1)
-        for (int s = first; s < steps; ++s) {
-            double last = -1.0, sum = 0.0;
-            int n = 0;
-            for (int r = 0; r < tl.ranks; ++r) last = std::max(last, c[std::size_t(r)][std::size_t(s)]);
-            for (int r = 0; r < tl.ranks; ++r)
-                if (c[std::size_t(r)][std::size_t(s)] >= 0) sum += last - c[std::size_t(r)][std::size_t(s)], ++n;
-            if (n > 0) o.sync_idle_ms.push_back(sum / n * 1e-3);
+    if (tl.ranks > 1) {
+        // [step][rank] → the rank's arrival at its first gradient sync of the step (its NCCL kernel resident), µs.
+        std::vector<std::vector<double>> arrival(std::size_t(steps), std::vector<double>(std::size_t(tl.ranks), -1.0));
+        for (const Span& sp : tl.spans) {
+            if (sp.cls != KernelClass::comm) continue;
+            const Program& p = wl.programs[std::size_t(sp.rank)];
+            const Op& op = p.ops[sp.op];
+            if (op.kind != OpKind::collective || !isSync(p.collectives[op.collective].kind) || op.step < first ||
+                op.step >= steps)
+                continue;
+            double& a = arrival[std::size_t(op.step)][std::size_t(sp.rank)];
+            if (a < 0 || us(sp.start) < a) a = us(sp.start);
         }
+        for (int s = first; s < steps; ++s) {
+            const auto& a = arrival[std::size_t(s)];
+            if (std::any_of(a.begin(), a.end(), [](double x) { return x < 0; })) continue;  // a rank without a sync
+            const double last = *std::max_element(a.begin(), a.end());
+            double sum = 0.0;
+            for (double x : a) sum += last - x;
+            o.sync_idle_ms.push_back(sum / static_cast<double>(a.size()) * 1e-3);
+        }
+    }
     return o;
 }
 

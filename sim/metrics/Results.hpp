@@ -72,7 +72,7 @@ struct OverlapWindow {
     int observations = 0;         // samples × measured steps
 };
 
-// The idle of the ranks at the gradient sync, waiting for the slowest to finish its backward (OverlapWindows.hpp).
+// The ranks' wait at the step's first gradient sync for the last to arrive there (OverlapWindows.hpp).
 struct AccumulationIdle {
     int grad_accum = 1, ranks = 1;
     double mean_ms = 0.0, var_ms2 = 0.0;

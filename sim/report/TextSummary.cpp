@@ -71,14 +71,15 @@ std::string textSummary(const Results& r, const std::string& name) {
     line("barrier wait", c.barrier_wait_ms_mean, 3, "ms", fmt::format("mean, max {:.3f} ms", c.barrier_wait_ms_max));
     if (r.accumulation_idle)
         line("idle at sync", r.accumulation_idle->mean_ms, 3, "ms",
-             fmt::format("mean wait for the slowest backward; variance {:.4f} ms^2 (grad_accum {})",
+             fmt::format("mean wait at the first gradient sync; variance {:.4f} ms^2 (grad_accum {})",
                          r.accumulation_idle->var_ms2, r.accumulation_idle->grad_accum));
     if (!r.overlap_windows.empty()) {
-        // The windows most likely to break first (at most three), then how many break at all.
+        // How many break at all, then the three most likely to break, the narrowest window left first.
         std::vector<const OverlapWindow*> w;
         for (const OverlapWindow& x : r.overlap_windows) w.push_back(&x);
         std::stable_sort(w.begin(), w.end(), [](const OverlapWindow* a, const OverlapWindow* b) {
-            return a->break_probability > b->break_probability;
+            return a->break_probability != b->break_probability ? a->break_probability > b->break_probability
+                                                                : a->w_break_us < b->w_break_us;
         });
         const auto breaking =
             std::count_if(w.begin(), w.end(), [](const OverlapWindow* x) { return x->break_probability > 0; });
