@@ -45,6 +45,8 @@ TEST(StragglerSyntax, MistakesNameFileLineAndKey) {
                 HasSubstr("x.yaml:6: jitter.stragglers[0].factor: expected a positive slowdown factor"));
     EXPECT_THAT(errorOf(j + "    - {target: gpu, ranks: [1], cv: -1}\n"),
                 HasSubstr("x.yaml:6: jitter.stragglers[0].cv: expected 0 (a fixed factor)"));
+    EXPECT_THAT(errorOf(j + "    - {target: gpu, ranks: [1], factor: 1e9}\n"),
+                HasSubstr("x.yaml:6: jitter.stragglers[0].factor: expected a positive slowdown factor up to 1000"));
     EXPECT_THAT(errorOf(j + "    - {target: gpu, rank: [1]}\n"), HasSubstr("x.yaml:6: jitter.stragglers[0].rank: unknown key"));
     EXPECT_THAT(errorOf(std::string(kHead) + "jitter: {stragglers: 3}\n"),
                 HasSubstr("x.yaml:4: jitter.stragglers: expected a list of mappings"));
