@@ -15,8 +15,8 @@ double us(Time t) { return static_cast<double>(t.count()) * 1e-6; }
 bool isSync(CollectiveKind k) { return k == CollectiveKind::all_reduce || k == CollectiveKind::reduce_scatter; }
 
 // [step] → the index of the rank's first op that makes a compute stream wait for a gradient sync to finish (DDP's
-// finalize_backward, FSDP2's wait for its reduce-scatters); the program's size where a step has none. The kernels
-// from there on (the copies back into the gradients) wait for the syncs: they are not compute a sync hides behind.
+// finalize_backward, FSDP2's wait for an earlier reduce-scatter); the program's size where a step has none. The copies
+// from there on (DDP's copies back into the gradients) wait for the syncs: they are not compute a sync hides behind.
 std::vector<std::size_t> syncWaits(const Program& p, std::size_t steps) {
     std::vector<std::size_t> first(steps, p.ops.size());
     std::vector<bool> after_sync(p.streams.size(), false);  // the stream's last collective was a gradient sync
@@ -35,8 +35,8 @@ std::vector<std::size_t> syncWaits(const Program& p, std::size_t steps) {
     return first;
 }
 
-// [rank][step] → the end of the rank's last backward compute kernel of the step before its first wait for a gradient
-// sync (µs; −1: none).
+// [rank][step] → the end of the rank's last backward compute kernel of the step, copies issued after its first wait for
+// a gradient sync left out (µs; −1: none).
 std::vector<std::vector<double>> backwardEnds(const Timeline& tl, const Workload& wl) {
     const std::size_t steps = tl.step_end.empty() ? 0 : tl.step_end.front().size();
     std::vector<std::vector<double>> c(std::size_t(tl.ranks), std::vector<double>(steps, -1.0));
@@ -46,7 +46,7 @@ std::vector<std::vector<double>> backwardEnds(const Timeline& tl, const Workload
         if (s.cls == KernelClass::comm) continue;
         const Op& op = wl.programs[std::size_t(s.rank)].ops[s.op];
         if (op.phase != Phase::backward || op.step < 0 || std::size_t(op.step) >= steps) continue;
-        if (s.op >= waits[std::size_t(s.rank)][std::size_t(op.step)]) continue;
+        if (s.cls == KernelClass::copy && s.op >= waits[std::size_t(s.rank)][std::size_t(op.step)]) continue;
         double& e = c[std::size_t(s.rank)][std::size_t(op.step)];
         e = std::max(e, us(s.end));
     }

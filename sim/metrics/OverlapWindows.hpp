@@ -8,8 +8,9 @@
 //   first   its first member rank's NCCL kernel became resident (CollectiveRecord::first_arrival)
 //   start   its last member arrived and it began (CollectiveRecord::start);  D = end − start, its duration
 //   C       the end of the backward compute of step s: min over the group's ranks of the end of the rank's last
-//           non-communication kernel of phase backward in step s issued before the rank's first wait of a compute
-//           stream for a gradient sync (the copies back into the gradients after that wait cannot hide a sync)
+//           non-communication kernel of phase backward in step s, leaving out the copies issued after the rank's first
+//           wait of a compute stream for a gradient sync (DDP's copies back into the gradients, which wait for the
+//           syncs, cannot hide one)
 //   slack   = C − end: how long before the compute runs out the collective finished (< 0: part of it is exposed)
 // In the reference run (the same workload with the profile's noise and the scenario's stragglers off, so no rank waits
 // for another), the same collective in the same step:

@@ -123,3 +123,22 @@ TEST(MonteCarlo, DrawnAndOtherStragglersChangeTheStep) {
 
 }  // namespace
 }  // namespace stepsim::properties
+
+namespace stepsim::properties {
+namespace {
+
+// FSDP2's windows are its shards' reduce-scatters: the first to become ready has the rest of the backward to hide
+// behind (W_ideal > 0), the last has none (W_ideal < 0, broken without any noise).
+TEST(MonteCarlo, Fsdp2WindowsAreItsReduceScatters) {
+    const Simulation s = simulateSmall({"parallel.data=fsdp2"});
+    const auto& w = s.results.overlap_windows;
+    ASSERT_GE(w.size(), 2u);
+    for (const OverlapWindow& x : w) EXPECT_EQ(x.kind, "reduce_scatter");
+    EXPECT_GT(w.front().w_ideal_us, 0.0);
+    EXPECT_DOUBLE_EQ(w.front().break_probability, 0.0);
+    EXPECT_LT(w.back().w_ideal_us, 0.0);
+    EXPECT_DOUBLE_EQ(w.back().break_probability, 1.0);
+}
+
+}  // namespace
+}  // namespace stepsim::properties
