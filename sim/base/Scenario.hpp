@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace stepsim {
 
@@ -145,8 +146,25 @@ struct NcclSpec {
     Switch nvls = Switch::auto_;
 };
 
+// A straggler (docs/scenario.md, "jitter.stragglers"; the model in docs/jitter.md): what is slow, where, by how much.
+//   target gpu:  the rank's kernels take `factor` times as long        host: its host launches cost `factor` times as much
+//   target rank: both (a slow process: GPU and host)                    link: the NCCL flows it sends move at 1/factor
+// Where: `ranks` (fixed for the run), or `random: n` (n ranks drawn per step, uniformly, seeded from (sim.seed, sample,
+// straggler, step)). How much: `factor` (fixed), or with `cv` > 0 drawn per step and rank from a lognormal of mean
+// `factor` and that coefficient of variation.
+enum class StragglerTarget { gpu, host, rank, link };
+
+struct StragglerSpec {
+    StragglerTarget target = StragglerTarget::gpu;
+    std::vector<int> ranks;
+    int random = 0;
+    double factor = 1.0;
+    double cv = 0.0;
+};
+
 struct JitterSpec {
     bool enabled = true;
+    std::vector<StragglerSpec> stragglers;
 };
 
 struct SimSpec {

@@ -54,6 +54,10 @@ void addRunCommand(CLI::App& app) {
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     run->add_flag("-q,--quiet", *quiet, "Print nothing on stdout");
+    auto threads = std::make_shared<int>(0);
+    run->add_option("--threads", *threads, "Threads for the Monte-Carlo samples (sim.samples); 0: one per core. The "
+                                           "results are the same at any count")
+        ->check(CLI::NonNegativeNumber);
     auto require_fit = std::make_shared<bool>(false);
     run->add_flag("--require-fit", *require_fit,
                   "Exit with status 4 when the estimated peak memory exceeds the GPU's (the results are written "
@@ -66,7 +70,7 @@ void addRunCommand(CLI::App& app) {
         const stepsim::HardwareProfile profile = stepsim::resolveProfile(sc.cluster, *file);
         // Link usage is recorded when a report that shows it is asked for (it costs nothing otherwise).
         const stepsim::Simulation sim =
-            stepsim::simulate(sc, profile, !json->empty() || !trace->empty() || !plot->empty());
+            stepsim::simulate(sc, profile, !json->empty() || !trace->empty() || !plot->empty(), *threads);
         if (!plot->empty() && sim.results.link_utilization) {
             const auto gp = stepsim::writeHeatMap(*sim.results.link_utilization, sc.name, *plot);
             if (!stepsim::runGnuplot(gp))

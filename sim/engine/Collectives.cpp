@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/engine/GpuCompute.hpp"
+#include "sim/engine/Jitter.hpp"
 #include "sim/engine/LinkUsage.hpp"
 #include "sim/engine/Streams.hpp"
 #include "sim/engine/Transfers.hpp"
@@ -15,13 +16,14 @@
 namespace stepsim {
 
 Collectives::Collectives(EngineContext& ctx, const CostModel& cost, const Fabric& fabric, const EngineConfig& cfg,
-                         Streams& streams, GpuCompute& gpus, Transfers& transfers, LinkUsage* usage)
+                         Streams& streams, GpuCompute& gpus, Jitter& jitter, Transfers& transfers, LinkUsage* usage)
     : ctx_(ctx),
       cost_(cost),
       fabric_(fabric),
       cfg_(cfg),
       streams_(streams),
       gpus_(gpus),
+      jitter_(jitter),
       transfers_(transfers),
       usage_(usage),
       net_(fabric.links),
@@ -86,8 +88,8 @@ void Collectives::arrive(std::uint32_t slot, const Op& op) {
     ctx_.queue.push(ctx_.now + fromSeconds(in.est.alpha_s), kAlphaDone, id);
 }
 
-double Collectives::flowCap(double base_Bps, int gpu) const {
-    return base_Bps / (gpus_.computing(gpu) ? cfg_.comm_slowdown : 1.0);
+double Collectives::flowCap(double base_Bps, int gpu, int step) {
+    return base_Bps / (gpus_.computing(gpu) ? cfg_.comm_slowdown : 1.0) / jitter_.linkFactor(gpu, step);
 }
 
 void Collectives::startFlows(std::uint32_t id) {
@@ -100,7 +102,7 @@ void Collectives::startFlows(std::uint32_t id) {
     }
     in.flows_left = static_cast<int>(specs.size());
     for (const FlowSpec& s : specs) {
-        const FlowId f = net_.add(ctx_.now, fabric_.route(s.src, s.dst), s.bytes, flowCap(s.cap_Bps, s.src),
+        const FlowId f = net_.add(ctx_.now, fabric_.route(s.src, s.dst), s.bytes, flowCap(s.cap_Bps, s.src, in.step),
                                   std::uint32_t(s.src));
         if (flow_inst_.size() <= f) flow_inst_.resize(f + 1), flow_base_cap_.resize(f + 1);
         flow_inst_[f] = id;
@@ -120,7 +122,7 @@ void Collectives::rescheduleFlows() {
 
 void Collectives::refreshFlowCaps(int gpu) {
     for (FlowId f : gpu_flows_[gpu]) {
-        net_.setCap(ctx_.now, f, flowCap(flow_base_cap_[f], gpu));
+        net_.setCap(ctx_.now, f, flowCap(flow_base_cap_[f], gpu, instances_[flow_inst_[f]].step));
         rescheduleFlows();
     }
 }

@@ -8,7 +8,8 @@
 // pays the latency α of the cost model's estimate (CostModel::collective), then moves its data as the flows of the
 // chosen algorithm (CollectiveAlgorithms.hpp: rail-aligned ring, tree, NVLS, ...), each bounded by its share of the
 // calibrated bus bandwidth (÷ comm_slowdown while its source GPU computes) and sharing links max-min fairly
-// (FlowNetwork.hpp). So a collective alone reproduces its calibration exactly. It ends with its last flow.
+// (FlowNetwork.hpp). So a collective alone reproduces its calibration exactly. It ends with its last flow. A link
+// straggler (Jitter::linkFactor) divides the bound of the flows its rank sends by its factor for the step.
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -22,6 +23,7 @@
 namespace stepsim {
 
 class GpuCompute;
+class Jitter;
 class LinkUsage;
 class Streams;
 class Transfers;
@@ -29,7 +31,7 @@ class Transfers;
 class Collectives {
 public:
     Collectives(EngineContext& ctx, const CostModel& cost, const Fabric& fabric, const EngineConfig& cfg,
-                Streams& streams, GpuCompute& gpus, Transfers& transfers, LinkUsage* usage);
+                Streams& streams, GpuCompute& gpus, Jitter& jitter, Transfers& transfers, LinkUsage* usage);
 
     // The collective `op` at the head of stream `slot` arrives: its NCCL kernel is resident from now.
     void arrive(std::uint32_t slot, const Op& op);
@@ -63,7 +65,7 @@ private:
     // The instance the `pos`-th member of `group` joins with its next call.
     std::uint32_t instanceFor(int group, int pos, const CollectiveCall& call, int step);
     void finish(std::uint32_t id);
-    double flowCap(double base_Bps, int gpu) const;
+    double flowCap(double base_Bps, int gpu, int step);
     void refreshFlowCaps(int gpu);
     void rescheduleFlows();
 
@@ -73,6 +75,7 @@ private:
     const EngineConfig& cfg_;
     Streams& streams_;
     GpuCompute& gpus_;
+    Jitter& jitter_;
     Transfers& transfers_;
     LinkUsage* usage_;  // null unless link usage is recorded
     FlowNetwork net_;

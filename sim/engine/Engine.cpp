@@ -32,7 +32,7 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
                                              cfg_.device_memory_cv, cfg_.seed)
                         : std::vector(w.programs.size(), EngineConfig::filled(1.0))),
       usage_(cfg_.link_usage ? std::optional<LinkUsage>(std::in_place, ctx_.tl, fabric.links) : std::nullopt),
-      collectives_(ctx_, cost, fabric, cfg_, streams_, gpus_, transfers_, usage_ ? &*usage_ : nullptr),
+      collectives_(ctx_, cost, fabric, cfg_, streams_, gpus_, jitter_, transfers_, usage_ ? &*usage_ : nullptr),
       transfers_(ctx_, fabric, streams_, collectives_) {
     const int ranks = static_cast<int>(w.programs.size());
     Timeline& tl = ctx_.tl;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/base/Program.hpp"
+#include "sim/base/Scenario.hpp"
 #include "sim/cost/CostModel.hpp"
 
 namespace stepsim {
@@ -30,6 +31,9 @@ struct EngineConfig {
     double device_compute_cv = 0.0;  // GPU-to-GPU spread, fixed for the run: GEMM and attention
     double device_memory_cv = 0.0;   // and memory-bound kernels (memory, optimizer, copy)
     double host_rank_cv = 0.0;       // host-to-host spread of the cost per launch, fixed for the run
+    // The scenario's slow GPUs, hosts, processes and links (jitter.stragglers; Jitter.hpp). They apply with the
+    // profile's noise off too: jitter.enabled turns off the drawn noise, not the scenario's stragglers.
+    std::vector<StragglerSpec> stragglers;
     // Slowdown of a compute kernel beside a resident NCCL kernel, by KernelClass: moving data, waiting for peers.
     std::array<double, kKernelClasses> slowdown_transfer = filled(1.0);
     std::array<double, kKernelClasses> slowdown_waiting = filled(1.0);

@@ -46,9 +46,9 @@ private:
         std::optional<std::uint32_t> blocked_on;   // event the host waits for
     };
     // A launch's host time: the op's mean host cost at the rank's host speed, with its jitter.
-    double launchSeconds(int rank, double mean_s) {
+    double launchSeconds(int rank, int step, double mean_s) {
         if (mean_s <= 0.0) return 0.0;
-        return jitter_.launch(rank, mean_s * speed_[std::size_t(rank)]);
+        return jitter_.launch(rank, step, mean_s * speed_[std::size_t(rank)]);
     }
 
     EngineContext& ctx_;

@@ -49,13 +49,56 @@ Jitter::Jitter(int ranks, const EngineConfig& cfg)
       host_sigma_(cfg.host_sigma),
       kernel_sigma_(lognormalSigmaFromCv(cfg.kernel_cv)),
       straggler_sigma_(lognormalSigmaFromCv(cfg.straggler_cv)),
-      straggler_(std::size_t(ranks)) {
+      straggler_(std::size_t(ranks)),
+      has_stragglers_(!cfg.stragglers.empty()),
+      ranks_(ranks),
+      seed_(cfg.seed),
+      stragglers_(cfg.stragglers),
+      straggler_steps_(cfg.stragglers.size()) {
     rng_.reserve(std::size_t(ranks));
     for (int r = 0; r < ranks; ++r) {
         std::seed_seq seq{std::uint64_t(cfg.seed), std::uint64_t(r), std::uint64_t(0x5eed)};
         rng_.emplace_back(seq);
         normal_.emplace_back(0.0, 1.0);
     }
+}
+
+const std::vector<double>& Jitter::stragglerStep(std::size_t i, int step) {
+    auto& steps = straggler_steps_[i];
+    while (static_cast<int>(steps.size()) <= step) {
+        const StragglerSpec& g = stragglers_[i];
+        const auto k = static_cast<std::uint64_t>(steps.size());
+        std::seed_seq seq{std::uint64_t(seed_), std::uint64_t(0x57a6), std::uint64_t(i), k};
+        std::mt19937_64 rng(seq);
+        std::vector<int> who = g.ranks;
+        if (g.random > 0) {  // n of the ranks without replacement: a partial Fisher–Yates with our own draws
+            std::vector<int> all(static_cast<std::size_t>(ranks_));
+            for (int r = 0; r < ranks_; ++r) all[std::size_t(r)] = r;
+            for (int j = 0; j < g.random && j < ranks_; ++j)
+                std::swap(all[std::size_t(j)], all[std::size_t(j) + rng() % std::size_t(ranks_ - j)]);
+            who.assign(all.begin(), all.begin() + std::min(g.random, ranks_));
+        }
+        std::vector<double> f(std::size_t(ranks_), 1.0);
+        const double sigma = lognormalSigmaFromCv(g.cv);
+        std::normal_distribution<double> unit(0.0, 1.0);
+        for (int r : who)
+            if (r >= 0 && r < ranks_)
+                f[std::size_t(r)] *= sigma > 0 ? g.factor * std::exp(sigma * unit(rng) - 0.5 * sigma * sigma) : g.factor;
+        steps.push_back(std::move(f));
+    }
+    return steps[std::size_t(step)];
+}
+
+double Jitter::stragglerFactor(int rank, int step, Slow what) {
+    double f = 1.0;
+    for (std::size_t i = 0; i < stragglers_.size(); ++i) {
+        const StragglerTarget t = stragglers_[i].target;
+        const bool applies = what == Slow::gpu    ? (t == StragglerTarget::gpu || t == StragglerTarget::rank)
+                             : what == Slow::host ? (t == StragglerTarget::host || t == StragglerTarget::rank)
+                                                  : t == StragglerTarget::link;
+        if (applies) f *= stragglerStep(i, std::max(0, step))[std::size_t(rank)];
+    }
+    return f;
 }
 
 }  // namespace stepsim

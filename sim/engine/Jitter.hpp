@@ -12,6 +12,13 @@
 // GPU's speed (deviceSpeedFactors; the slowest of N GPUs is as slow as the slowest of N usually is) and each rank's
 // host's cost per launch (hostSpeedFactors). The spreads are the profile's `jitter` section, fitted from
 // calibration/pytorch/device_speed.py's and host_spread.py's records.
+//
+// The scenario's stragglers (jitter.stragglers, StragglerSpec) multiply on top, per rank and step: a gpu straggler's
+// factor on its rank's kernel durations, a host straggler's on its launch costs, a rank straggler's on both, a link
+// straggler's on the time its rank's NCCL flows take (their rate ÷ factor). A factor with cv > 0 is drawn per step and
+// rank, lognormal with mean `factor`: factor · exp(σZ − σ²/2), σ = √log(1 + cv²); ranks given by `random: n` are n
+// drawn per step without replacement. These draws come from generators of their own, seeded from (seed, straggler,
+// step), so a straggler leaves every other draw of the run as it was. Stragglers apply with jitter.enabled false too.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -40,26 +47,36 @@ class Jitter {
 public:
     Jitter(int ranks, const EngineConfig& cfg);
 
-    // A host launch of `seconds` (the mean at the rank's host speed) with its jitter.
-    double launch(int rank, double seconds) {
+    // A host launch of `seconds` (the mean at the rank's host speed) in `step`, with its jitter and host stragglers.
+    double launch(int rank, int step, double seconds) {
+        if (has_stragglers_) seconds *= stragglerFactor(rank, step, Slow::host);
         if (!enabled_ || host_sigma_ <= 0.0) return seconds;
         const double hs = host_sigma_;
         return seconds * std::exp(hs * gaussian(rank) - 0.5 * hs * hs);
     }
+    // The factor on the time the NCCL flows `rank` sends in `step` take (link stragglers; 1 without).
+    double linkFactor(int rank, int step) { return has_stragglers_ ? stragglerFactor(rank, step, Slow::link) : 1.0; }
     // The factor on the duration of a kernel of `step`: the rank's straggler factor for the step times the kernel's
     // own.
     double kernelFactor(int rank, int step) {
-        if (!enabled_) return 1.0;
+        const double slow = has_stragglers_ ? stragglerFactor(rank, step, Slow::gpu) : 1.0;
+        if (!enabled_) return slow;
         auto& st = straggler_[rank];
         // Lognormal factors with mean 1: exp(σZ − σ²/2).
         const double ss = straggler_sigma_;
         while (static_cast<int>(st.size()) <= step)
             st.push_back(ss > 0 ? std::exp(ss * gaussian(rank) - 0.5 * ss * ss) : 1.0);
         const double ks = kernel_sigma_;
-        return ks > 0 ? st[step] * std::exp(ks * gaussian(rank) - 0.5 * ks * ks) : st[step];
+        return slow * (ks > 0 ? st[step] * std::exp(ks * gaussian(rank) - 0.5 * ks * ks) : st[step]);
     }
 
 private:
+    enum class Slow { gpu, host, link };
+    // The product of the factors of the stragglers of kind `what` on `rank` in `step` (draws cached per step).
+    double stragglerFactor(int rank, int step, Slow what);
+    // Straggler i's factor on each rank in `step` (1 where it is not), drawn on first use.
+    const std::vector<double>& stragglerStep(std::size_t i, int step);
+
     double gaussian(int rank) { return normal_[rank](rng_[rank]); }
 
     bool enabled_ = true;
@@ -67,6 +84,11 @@ private:
     std::vector<std::mt19937_64> rng_;
     std::vector<std::normal_distribution<double>> normal_;  // N(0, 1) per rank (keeps its spare draw)
     std::vector<std::vector<double>> straggler_;            // [rank][step]
+    bool has_stragglers_ = false;
+    int ranks_ = 0;
+    std::uint64_t seed_ = 1;
+    std::vector<StragglerSpec> stragglers_;
+    std::vector<std::vector<std::vector<double>>> straggler_steps_;  // [straggler][step][rank]
 };
 
 }  // namespace stepsim

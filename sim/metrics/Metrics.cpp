@@ -334,6 +334,32 @@ double nearestRankPercentile(std::vector<double> values, double p) {
     return values[rank - 1];
 }
 
+namespace {
+Spread spreadOf(const std::vector<double>& v) {
+    Spread s{nearestRankPercentile(v, 50.0), nearestRankPercentile(v, 90.0), nearestRankPercentile(v, 99.0), 0.0};
+    if (v.size() > 1) {
+        const double m = meanOf(v, [](double x) { return x; });
+        double ss = 0.0;
+        for (double x : v) ss += (x - m) * (x - m);
+        s.std = std::sqrt(ss / static_cast<double>(v.size() - 1));
+    }
+    return s;
+}
+
+Histogram histogramOf(const std::vector<double>& v, int bins) {
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    Histogram h;
+    h.lo_ms = *lo;
+    h.counts.assign(static_cast<std::size_t>(*hi > *lo ? bins : 1), 0);
+    h.bin_ms = *hi > *lo ? (*hi - *lo) / bins : 0.0;
+    for (double x : v) {
+        const auto b = h.bin_ms > 0 ? static_cast<std::size_t>((x - *lo) / h.bin_ms) : 0;
+        ++h.counts[std::min(b, h.counts.size() - 1)];
+    }
+    return h;
+}
+}  // namespace
+
 Results aggregateSamples(const std::vector<Results>& samples) {
     if (samples.empty()) throw std::invalid_argument("aggregateSamples: no samples");
     if (samples.size() == 1) return samples.front();
@@ -420,11 +446,22 @@ Results aggregateSamples(const std::vector<Results>& samples) {
         st.idle_ms = m(&StepResults::idle_ms);
     }
 
-    std::vector<double> times;
-    times.reserve(samples.size());
-    for (const Results& s : samples) times.push_back(s.step_time_ms);
-    out.step_time_ms_p50 = nearestRankPercentile(times, 50.0);
-    out.step_time_ms_p99 = nearestRankPercentile(times, 99.0);
+    std::vector<double> times, exposed, idle;
+    for (const Results& s : samples)
+        for (std::size_t i = s.per_step.size() > 1 ? 1 : 0; i < s.per_step.size(); ++i) {
+            times.push_back(s.per_step[i].step_time_ms);
+            exposed.push_back(s.per_step[i].exposed_comm_ms);
+            idle.push_back(s.per_step[i].idle_ms);
+        }
+    if (times.empty()) return out;
+    const Spread t = spreadOf(times);
+    out.step_time_ms_p50 = t.p50;
+    out.step_time_ms_p90 = t.p90;
+    out.step_time_ms_p99 = t.p99;
+    out.step_time_ms_std = t.std;
+    out.exposed_comm_ms_spread = spreadOf(exposed);
+    out.idle_ms_spread = spreadOf(idle);
+    out.step_time_ms_histogram = histogramOf(times, kHistogramBins);
     return out;
 }
 

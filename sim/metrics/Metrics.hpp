@@ -45,10 +45,14 @@ Results computeMetrics(const Timeline& timeline, const Workload& workload, doubl
 
 // Monte-Carlo runs (sim.samples > 1) → one Results: the arithmetic mean of every number (per_rank and
 // per_step element by element; they must have the same shape), warnings merged in first-seen order without
-// repeats, peak_memory_gib the mean of the samples that have it. With two or more samples,
-// step_time_ms_p50 and step_time_ms_p99 are set from the samples' step_time_ms by the nearest-rank
-// percentile: P_p = x_(⌈p/100 · N⌉) of the sorted values x_(1) ≤ … ≤ x_(N) (always one of the samples).
-// One sample is returned as is; none is std::invalid_argument.
+// repeats, peak_memory_gib the mean of the samples that have it. With two or more samples, the spread is taken over
+// the pooled measured steps of all samples (per_step M of each sample: N = samples · |M| values; a step's step time is
+// its slowest rank's, its exposed comm and idle the mean over ranks): step_time_ms_p50/p90/p99, and for exposed comm
+// and idle a Spread, by the nearest-rank percentile P_p = x_(⌈p/100 · N⌉) of the sorted values x_(1) ≤ … ≤ x_(N)
+// (always one of the values), std the sample standard deviation √(Σ(x − x̄)² / (N − 1)); step_time_ms_histogram has
+// kHistogramBins equal bins from the least to the greatest step time. One sample is returned as is; none is
+// std::invalid_argument.
+inline constexpr int kHistogramBins = 20;
 Results aggregateSamples(const std::vector<Results>& samples);
 
 // Each rank's host time issuing one measured step (ms): the sum of its ops' host costs (means, before jitter) over

@@ -49,10 +49,49 @@ struct CollectiveResults {
     double barrier_wait_ms_max = 0.0;   // its maximum
 };
 
+// The spread of a per-step result over the Monte-Carlo samples' measured steps (aggregateSamples, Metrics.hpp).
+struct Spread {
+    double p50 = 0.0, p90 = 0.0, p99 = 0.0, std = 0.0;
+};
+
+// Step times of the samples' measured steps in `counts.size()` equal bins from lo_ms, each bin_ms wide.
+struct Histogram {
+    double lo_ms = 0.0, bin_ms = 0.0;
+    std::vector<int> counts;
+};
+
+// One gradient bucket's (DDP) or shard's (FSDP2) overlap window over the samples (OverlapWindows.hpp has the model).
+struct OverlapWindow {
+    std::string group;        // the process group's name
+    int index = 0;            // the collective's position in its group within a step (DDP: the bucket, in order)
+    std::string kind;         // all_reduce, reduce_scatter
+    double bytes = 0.0;
+    double w_ideal_us = 0.0;
+    double delta_sync_us = 0.0;   // mean over the observations
+    double delta_kernel_us = 0.0; // mean over the observations
+    double w_break_us = 0.0;      // max(0, w_ideal − delta_sync − delta_kernel)
+    double break_probability = 0.0;
+    int observations = 0;         // samples × measured steps
+};
+
+// The ranks' wait at the step's first gradient sync for the last to arrive there (OverlapWindows.hpp).
+struct AccumulationIdle {
+    int grad_accum = 1, ranks = 1;
+    double mean_ms = 0.0, var_ms2 = 0.0;
+    int observations = 0;
+};
+
 struct Results {
     double step_time_ms = 0.0;
     std::optional<double> step_time_ms_p50;  // filled by aggregateSamples when sim.samples > 1
+    std::optional<double> step_time_ms_p90;
     std::optional<double> step_time_ms_p99;
+    std::optional<double> step_time_ms_std;
+    std::optional<Spread> exposed_comm_ms_spread;  // exposed_comm_ms_p50/p90/p99/std in --json
+    std::optional<Spread> idle_ms_spread;          // idle_ms_p50/p90/p99/std
+    std::optional<Histogram> step_time_ms_histogram;
+    std::vector<OverlapWindow> overlap_windows;        // filled by the run layer (simulate)
+    std::optional<AccumulationIdle> accumulation_idle; // filled by the run layer when ranks > 1
     int samples = 1;                         // Monte-Carlo samples behind these numbers
     // A host-bound step's time with the host faster and slower by the profile's spread (Simulation::host_range_ms)
     std::optional<std::pair<double, double>> step_time_ms_host_range;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -31,6 +32,23 @@ nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name
         j["samples"] = r.samples;
         j["step_time_ms_p50"] = num(r.step_time_ms_p50);
         j["step_time_ms_p99"] = num(r.step_time_ms_p99);
+        j["step_time_ms_p90"] = num(r.step_time_ms_p90);
+        j["step_time_ms_std"] = num(r.step_time_ms_std);
+        for (const auto& [key, spread] : {std::pair{"exposed_comm_ms", &r.exposed_comm_ms_spread},
+                                          std::pair{"idle_ms", &r.idle_ms_spread}})
+            if (*spread) {
+                j[fmt::format("{}_p50", key)] = num((*spread)->p50);
+                j[fmt::format("{}_p90", key)] = num((*spread)->p90);
+                j[fmt::format("{}_p99", key)] = num((*spread)->p99);
+                j[fmt::format("{}_std", key)] = num((*spread)->std);
+            }
+        if (r.step_time_ms_histogram) {
+            ordered_json h;
+            h["lo_ms"] = num(r.step_time_ms_histogram->lo_ms);
+            h["bin_ms"] = num(r.step_time_ms_histogram->bin_ms);
+            h["counts"] = r.step_time_ms_histogram->counts;
+            j["step_time_ms_histogram"] = std::move(h);
+        }
     }
     if (r.step_time_ms_host_range)
         j["step_time_ms_host_range"] = {num(r.step_time_ms_host_range->first), num(r.step_time_ms_host_range->second)};
@@ -97,6 +115,28 @@ nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name
             lu["links"].push_back(std::move(e));
         }
         j["link_utilization"] = std::move(lu);
+    }
+    if (!r.overlap_windows.empty()) {
+        j["overlap_windows"] = ordered_json::array();
+        for (const OverlapWindow& w : r.overlap_windows) {
+            ordered_json e;
+            e["group"] = w.group;
+            e["index"] = w.index;
+            e["kind"] = w.kind;
+            e["bytes"] = num(w.bytes);
+            e["w_ideal_us"] = num(w.w_ideal_us);
+            e["delta_sync_us"] = num(w.delta_sync_us);
+            e["delta_kernel_us"] = num(w.delta_kernel_us);
+            e["w_break_us"] = num(w.w_break_us);
+            e["break_probability"] = num(w.break_probability);
+            e["observations"] = w.observations;
+            j["overlap_windows"].push_back(std::move(e));
+        }
+    }
+    if (r.accumulation_idle) {
+        const AccumulationIdle& a = *r.accumulation_idle;
+        j["accumulation_idle"] = {{"grad_accum", a.grad_accum}, {"ranks", a.ranks}, {"mean_ms", num(a.mean_ms)},
+                                  {"var_ms2", num(a.var_ms2)}, {"observations", a.observations}};
     }
     j["warnings"] = ordered_json::array();
     for (const std::string& w : r.warnings) j["warnings"].push_back(w);

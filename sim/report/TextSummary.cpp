@@ -1,9 +1,11 @@
 #include "sim/report/TextSummary.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <iterator>
 #include <sstream>
 #include <string>
+
 
 #include <fmt/format.h>
 
@@ -44,8 +46,9 @@ std::string textSummary(const Results& r, const std::string& name) {
     fmt::format_to(out, "{}\n", name);
     std::string spread;
     if (r.step_time_ms_p50 && r.step_time_ms_p99)
-        spread = fmt::format("p50 {:.3f}, p99 {:.3f} over {} samples", *r.step_time_ms_p50, *r.step_time_ms_p99,
-                             r.samples);
+        spread = fmt::format("p50 {:.3f}, p90 {:.3f}, p99 {:.3f}, sd {:.3f} over {} samples' steps",
+                             *r.step_time_ms_p50, r.step_time_ms_p90.value_or(0.0), *r.step_time_ms_p99,
+                             r.step_time_ms_std.value_or(0.0), r.samples);
     line("step time", r.step_time_ms, 3, "ms", spread);
     line("throughput", r.tokens_per_s, 0, "tokens/s", fmt::format("{:.0f} per GPU", r.tokens_per_s_per_gpu));
     line("", r.samples_per_s, 2, "samples/s");
@@ -54,8 +57,11 @@ std::string textSummary(const Results& r, const std::string& name) {
     line("compute busy", r.compute_busy_ms, 3, "ms", fmt::format("copies {:.3f} ms", r.copy_busy_ms));
     line("comm busy", r.comm_busy_ms, 3, "ms");
     line("overlap", r.overlap_ms, 3, "ms", fmt::format("ratio {:.3f}", r.overlap_ratio));
-    line("exposed comm", r.exposed_comm_ms, 3, "ms");
-    line("idle", r.idle_ms, 3, "ms");
+    const auto spreadNote = [](const std::optional<Spread>& s) {
+        return s ? fmt::format("p50 {:.3f}, p99 {:.3f}, sd {:.3f}", s->p50, s->p99, s->std) : std::string{};
+    };
+    line("exposed comm", r.exposed_comm_ms, 3, "ms", spreadNote(r.exposed_comm_ms_spread));
+    line("idle", r.idle_ms, 3, "ms", spreadNote(r.idle_ms_spread));
     line("GPU busy", r.gpu_busy_pct, 1, "%");
     if (r.sm_clock_mhz) line("SM clock", *r.sm_clock_mhz, 0, "MHz", "at the power limit the step's load sets");
     const CollectiveResults& c = r.collectives;
@@ -67,6 +73,29 @@ std::string textSummary(const Results& r, const std::string& name) {
     if (r.compile_time_s)
         line("compile", *r.compile_time_s, 1, "s", fmt::format("first step only; {} graphs per step",
                                                                r.compiled_graphs_per_step.value_or(0)));
+    if (r.accumulation_idle)
+        line("idle at sync", r.accumulation_idle->mean_ms, 3, "ms",
+             fmt::format("mean wait at the first gradient sync; variance {:.4f} ms^2 (grad_accum {})",
+                         r.accumulation_idle->var_ms2, r.accumulation_idle->grad_accum));
+    if (!r.overlap_windows.empty()) {
+        // How many break at all, then the three most likely to break, the narrowest window left first.
+        std::vector<const OverlapWindow*> w;
+        for (const OverlapWindow& x : r.overlap_windows) w.push_back(&x);
+        std::stable_sort(w.begin(), w.end(), [](const OverlapWindow* a, const OverlapWindow* b) {
+            return a->break_probability != b->break_probability ? a->break_probability > b->break_probability
+                                                                : a->w_break_us < b->w_break_us;
+        });
+        const auto breaking =
+            std::count_if(w.begin(), w.end(), [](const OverlapWindow* x) { return x->break_probability > 0; });
+        fmt::format_to(out, "  overlap windows: {} of {} gradient syncs break in some samples' steps\n", breaking,
+                       w.size());
+        for (std::size_t i = 0; i < std::min<std::size_t>(3, w.size()); ++i)
+            fmt::format_to(out,
+                           "    {} #{} ({:.1f} MB): W_ideal {:.1f} us, dsync {:.1f}, dkernel {:.1f}, W_break {:.1f} us, "
+                           "breaks {:.0f}%\n",
+                           w[i]->group, w[i]->index, w[i]->bytes * 1e-6, w[i]->w_ideal_us, w[i]->delta_sync_us,
+                           w[i]->delta_kernel_us, w[i]->w_break_us, 100.0 * w[i]->break_probability);
+    }
     if (r.peak_memory_gib)
         line("peak memory", *r.peak_memory_gib, 2, "GiB");
     else

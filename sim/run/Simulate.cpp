@@ -1,6 +1,8 @@
 #include "sim/run/Simulate.hpp"
 
 #include <algorithm>
+#include <array>
+#include <random>
 #include <filesystem>
 #include <optional>
 
@@ -9,6 +11,8 @@
 #include "sim/engine/Engine.hpp"
 #include "sim/cost/CostModel.hpp"
 #include "sim/metrics/Metrics.hpp"
+#include "sim/metrics/OverlapWindows.hpp"
+#include "sim/base/ParallelFor.hpp"
 #include "sim/net/Fabric.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
 
@@ -50,9 +54,17 @@ std::string hostBoundWarning(const Workload& workload, const Results& results,
                        h.host_ms, h.step_ms, 100.0 * h.share, between);
 }
 
-Simulation simulate(const Scenario& sc, const HardwareProfile& profile, bool link_usage) {
+std::uint64_t sampleSeed(std::uint64_t seed, int sample) {
+    if (sample == 0) return seed;
+    std::seed_seq seq{std::uint32_t(seed), std::uint32_t(seed >> 32), std::uint32_t(sample), std::uint32_t(0x5a3b1e)};
+    std::array<std::uint32_t, 2> out{};
+    seq.generate(out.begin(), out.end());
+    return (std::uint64_t(out[0]) << 32) | out[1];
+}
+
+Simulation simulate(const Scenario& sc, const HardwareProfile& profile, bool link_usage, int threads) {
     const CostModel cost = scenarioCostModel(sc, profile);
-    return simulate(sc, profile, cost, scenarioFabric(sc), link_usage);
+    return simulate(sc, profile, cost, scenarioFabric(sc), link_usage, threads);
 }
 
 CostModel scenarioCostModel(const Scenario& sc, const HardwareProfile& profile) {
@@ -64,7 +76,7 @@ Fabric scenarioFabric(const Scenario& sc) {
 }
 
 Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const CostModel& cost, const Fabric& shared,
-                    bool link_usage) {
+                    bool link_usage, int threads) {
     Simulation sim;
     sim.expansion = expand(sc, cost);
     // checkpoint.storage_GBps: each node's storage takes writes at that rate (CheckpointIo.hpp); the fabric a sweep
@@ -77,16 +89,23 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
     }
     const Fabric& fabric = own ? *own : shared;
     const double peak = cost.peakFlops(sc.training.compute_dtype);
-    std::vector<Results> samples;
-    for (int i = 0; i < sc.sim.samples; ++i) {
-        EngineConfig cfg = engineConfig(cost, sc.jitter.enabled, sc.sim.seed + std::uint64_t(i));
+    // Each sample a whole simulation of its own seed, on the thread pool; kept by index, so the results do not depend
+    // on the number of threads. Only the first keeps its timeline (for traces).
+    const int n = sc.sim.samples;
+    std::vector<Results> samples(static_cast<std::size_t>(n));
+    std::vector<SyncObservation> syncs(static_cast<std::size_t>(n));
+    std::vector<std::vector<std::string>> sample_warnings(static_cast<std::size_t>(n));
+    parallelFor(static_cast<std::size_t>(n), threads, [&](std::size_t i) {
+        EngineConfig cfg = engineConfig(cost, sc.jitter.enabled, sampleSeed(sc.sim.seed, static_cast<int>(i)));
+        cfg.stragglers = sc.jitter.stragglers;
         cfg.link_usage = link_usage && i == 0;  // the first sample's links, for the series and heat map
-        Engine engine(sim.expansion.workload, cost, fabric, cfg);
+        Engine engine(sim.expansion.workload, cost, fabric, std::move(cfg));
         Timeline tl = engine.run();
-        samples.push_back(computeMetrics(tl, sim.expansion.workload, peak));
-        for (const std::string& w : tl.warnings) samples.back().warnings.push_back(w);
+        samples[i] = computeMetrics(tl, sim.expansion.workload, peak);
+        for (const std::string& w : tl.warnings) samples[i].warnings.push_back(w);
+        syncs[i] = observeSyncs(tl, sim.expansion.workload);
         if (i == 0) sim.timeline = std::move(tl);
-    }
+    });
     sim.results = samples.size() == 1 ? samples.front() : aggregateSamples(samples);
     const Program& rank0 = sim.expansion.workload.programs.front();
     for (const Op& op : rank0.ops)
@@ -96,6 +115,17 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
         sim.results.compile_time_s = sim.expansion.compile_time_s;
         sim.results.compiled_graphs_per_step = sim.expansion.compiled_graphs_per_step;
     }
+    // The overlap windows against the reference: the same workload without noise or stragglers.
+    if (!syncs.front().syncs.empty()) {
+        const bool noisy = sc.jitter.enabled || !sc.jitter.stragglers.empty();
+        const SyncObservation reference =
+            noisy ? observeSyncs(Engine(sim.expansion.workload, cost, fabric, engineConfig(cost, false, sc.sim.seed)).run(),
+                                 sim.expansion.workload)
+                  : syncs.front();
+        sim.results.overlap_windows = overlapWindows(reference, syncs, sim.expansion.workload);
+    }
+    sim.results.accumulation_idle =
+        accumulationIdle(syncs, sc.training.grad_accum, static_cast<int>(sim.expansion.workload.programs.size()));
     const MemoryEstimate& m = sim.expansion.memory;
     sim.results.peak_memory_gib = m.peak() / (1024.0 * 1024.0 * 1024.0);
     std::vector<std::string> warnings = sim.expansion.warnings;
@@ -124,7 +154,9 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
             Workload w = sim.expansion.workload;
             for (Program& p : w.programs)
                 for (Op& op : p.ops) op.host_s *= factor;
-            Engine engine(w, cost, fabric, engineConfig(cost, sc.jitter.enabled, sc.sim.seed));
+            EngineConfig cfg = engineConfig(cost, sc.jitter.enabled, sc.sim.seed);
+            cfg.stragglers = sc.jitter.stragglers;
+            Engine engine(w, cost, fabric, std::move(cfg));
             return computeMetrics(engine.run(), w, peak).step_time_ms;
         };
         // At factor 1 the step is the one above: the range holds it (a faster host that reads a few tenths of a

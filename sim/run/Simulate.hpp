@@ -1,8 +1,12 @@
 #pragma once
 // One simulation: scenario + profile → expansion → engine → metrics; the unit a sweep repeats.
 //
-// With sim.samples = k > 1 the run is repeated with seeds seed, seed+1, … seed+k−1 and the results are
-// aggregated (Monte Carlo over jitter: step_time_ms_p50/p99). The first sample's timeline is kept for traces.
+// With sim.samples = k > 1 the run is repeated k times, sample i with sampleSeed(sim.seed, i), on `threads` threads of
+// parallelFor (0: one per core), and the results are aggregated (Monte Carlo over jitter and stragglers:
+// aggregateSamples' percentiles, spreads and histogram): the same at any thread count and the same as running the
+// samples one by one. The first sample's timeline is kept for traces. The overlap windows and the idle at the sync
+// (OverlapWindows.hpp) come from every sample, against one more run without noise or stragglers.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -31,17 +35,22 @@ struct Simulation {
 };
 
 // `link_usage`: record every link's load over time (Results::link_utilization, the trace's counters, the heat map);
-// off, the engine pays nothing for it.
-Simulation simulate(const Scenario& sc, const HardwareProfile& profile, bool link_usage = false);
+// off, the engine pays nothing for it. `threads`: the samples of sim.samples run on that many threads (0: one per
+// core); the results do not depend on it.
+Simulation simulate(const Scenario& sc, const HardwareProfile& profile, bool link_usage = false, int threads = 0);
 
 // The same with the cost model and fabric given: they depend only on the profile and the scenario's `cluster:` and
 // `nccl:` sections, so a sweep builds them once for the points that share those (a CostModel memoizes GEMM queries
 // and is not shared between threads). simulate(sc, profile) is simulate(sc, profile, scenarioCostModel(sc, profile),
 // scenarioFabric(sc)).
 Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const CostModel& cost, const Fabric& fabric,
-                    bool link_usage = false);
+                    bool link_usage = false, int threads = 0);
 CostModel scenarioCostModel(const Scenario& sc, const HardwareProfile& profile);
 Fabric scenarioFabric(const Scenario& sc);
+
+// Sample i's seed: the scenario's seed for sample 0 (so sim.samples: 1 is the single run of that seed), and for i > 0
+// a hash of (seed, i) by std::seed_seq, so the samples of neighbouring seeds do not share runs.
+std::uint64_t sampleSeed(std::uint64_t seed, int sample);
 
 // The share of a step the host spends issuing kernels (metrics' hostIssueMs over the rank's step time, the largest
 // over ranks) from which a step counts as host-bound: read off the validation's table, where configurations under it

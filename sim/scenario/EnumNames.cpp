@@ -37,6 +37,8 @@ STEPSIM_ENUM_NAMES(NcclAlgo, {NcclAlgo::auto_, "auto"}, {NcclAlgo::ring, "ring"}
 STEPSIM_ENUM_NAMES(NcclProto, {NcclProto::auto_, "auto"}, {NcclProto::ll, "ll"}, {NcclProto::ll128, "ll128"},
                    {NcclProto::simple, "simple"})
 STEPSIM_ENUM_NAMES(Switch, {Switch::auto_, "auto"}, {Switch::on, "on"}, {Switch::off, "off"})
+STEPSIM_ENUM_NAMES(StragglerTarget, {StragglerTarget::gpu, "gpu"}, {StragglerTarget::host, "host"},
+                   {StragglerTarget::rank, "rank"}, {StragglerTarget::link, "link"})
 
 #undef STEPSIM_ENUM_NAMES
 

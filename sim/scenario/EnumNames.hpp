@@ -36,6 +36,7 @@ std::span<const EnumName<CheckpointMode>> enumNames(CheckpointMode);
 std::span<const EnumName<NcclAlgo>> enumNames(NcclAlgo);
 std::span<const EnumName<NcclProto>> enumNames(NcclProto);
 std::span<const EnumName<Switch>> enumNames(Switch);
+std::span<const EnumName<StragglerTarget>> enumNames(StragglerTarget);
 
 // The YAML spelling of `e` (every enumerator has one).
 template <class E>

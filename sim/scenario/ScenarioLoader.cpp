@@ -1,6 +1,7 @@
 #include "sim/scenario/ScenarioLoader.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -134,8 +135,18 @@ void describe(V& v, NcclSpec& n) {
 }
 
 template <class V>
+void describe(V& v, StragglerSpec& g) {
+    v.field("target", g.target);
+    v.field("ranks", g.ranks);
+    v.field("random", g.random);
+    v.field("factor", g.factor);
+    v.field("cv", g.cv);
+}
+
+template <class V>
 void describe(V& v, JitterSpec& j) {
     v.field("enabled", j.enabled);
+    v.sectionList("stragglers", j.stragglers);
 }
 
 template <class V>
@@ -210,6 +221,33 @@ std::string applyOverride(YAML::Node& root, const std::string& source, const std
     }
     cur[parts.back()] = value;
     return key;
+}
+
+// jitter.stragglers: each names its ranks (fixed, inside the world) or how many to draw per step, never both, and a
+// positive factor with a cv of 0 or more.
+void validateStragglers(const YamlReader& r, const Scenario& s) {
+    const int world = s.cluster.worldSize();
+    for (std::size_t i = 0; i < s.jitter.stragglers.size(); ++i) {
+        const StragglerSpec& g = s.jitter.stragglers[i];
+        const std::string at = fmt::format("jitter.stragglers[{}]", i);
+        if (g.ranks.empty() == (g.random == 0))
+            r.fail(g.ranks.empty() ? at : at + ".random",
+                   "expected either `ranks: [r, ...]` (fixed ranks) or `random: n` (n ranks drawn per step), not " +
+                       std::string(g.ranks.empty() ? "neither" : "both"));
+        for (std::size_t k = 0; k < g.ranks.size(); ++k)
+            if (g.ranks[k] < 0 || g.ranks[k] >= world)
+                r.fail(at + ".ranks", fmt::format("expected ranks from 0 to {} (the world size is {}), got {}",
+                                                  world - 1, world, g.ranks[k]));
+        if (g.random < 0 || g.random > world)
+            r.fail(at + ".random", fmt::format("expected 1 to {} ranks drawn per step, got {}", world, g.random));
+        // Bounded so that a slowed run stays within the time a simulation holds (Limits::run_s).
+        if (!(g.factor > 0.0) || !(g.factor <= 1000.0))
+            r.fail(at + ".factor",
+                   fmt::format("expected a positive slowdown factor up to 1000 (1.5: 50% slower), got {}", g.factor));
+        if (!(g.cv >= 0.0) || !(g.cv <= 1.0))
+            r.fail(at + ".cv", fmt::format("expected 0 (a fixed factor) or a coefficient of variation up to 1, got {}",
+                                           g.cv));
+    }
 }
 
 void validate(const YamlReader& r, const Scenario& s) {
@@ -301,6 +339,7 @@ void validate(const YamlReader& r, const Scenario& s) {
 
     atLeast("sim.steps", s.sim.steps, 1);
     atLeast("sim.samples", s.sim.samples, 1);
+    validateStragglers(r, s);
 }
 
 // What a runnable scenario needs beyond the schema: the model named (nothing defaults to a built-in model).
@@ -489,7 +528,17 @@ void checkLimits(const YamlReader& r, const Scenario& s) {
     const double params = m.layers * (2 * h * h + 2 * h * kv + (m.mlp == MlpKind::swiglu ? 3 : 2) * h * f) + double(m.vocab) * h;
     const double tokens = double(t.micro_batch) * m.seq_len * accum;
     const double flops = 6 * params * tokens + 12.0 * m.layers * tokens * m.seq_len * h;
-    const double run_s = steps * (flops / Limits::floor_flops + 32 * params / Limits::floor_Bps);
+    const double base_s = steps * (flops / Limits::floor_flops + 32 * params / Limits::floor_Bps);
+    // The slowest straggler stretches it: its factor, with a drawn one's tail (ten cvs above its mean) on top.
+    double slow = 1.0;
+    for (const StragglerSpec& g : s.jitter.stragglers) slow = std::max(slow, g.factor * (1.0 + 10.0 * g.cv));
+    if (base_s <= Limits::run_s && base_s * slow > Limits::run_s)
+        r.fail("jitter.stragglers",
+               fmt::format("a straggler up to {:.3g}x slower would stretch the run's {:.3g} s of simulated time (at 10 "
+                           "TFLOP/s) past the {:.0e} s this simulator's time holds with margin: a smaller factor or cv, "
+                           "or fewer steps",
+                           slow, base_s, Limits::run_s));
+    const double run_s = base_s;
     if (run_s > Limits::run_s)
         r.fail(largestFactor(r, {{"training.micro_batch", t.micro_batch / 4.0}, {"model.seq_len", m.seq_len / 2048.0},
                                  {"training.grad_accum", accum}, {"model.hidden", h / 2048}, {"model.layers", m.layers / 24.0},

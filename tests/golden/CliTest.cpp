@@ -64,7 +64,7 @@ TEST(Cli, JsonHasTheContractKeys) {
     const auto j = nlohmann::json::parse(slurp(tmp("c.json")));
     for (const char* k : {"step_time_ms", "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s", "mfu",
                           "compute_busy_ms", "comm_busy_ms", "overlap_ms", "overlap_ratio", "exposed_comm_ms",
-                          "idle_ms", "collectives", "peak_memory_gib", "warnings"})
+                          "idle_ms", "collectives", "peak_memory_gib", "warnings", "overlap_windows"})
         EXPECT_TRUE(j.contains(k)) << k;
     EXPECT_GT(j["step_time_ms"].get<double>(), 0.0);
     EXPECT_GT(j["collectives"]["count"].get<double>(), 0.0);

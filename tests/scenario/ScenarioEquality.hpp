@@ -75,6 +75,14 @@ inline void expectSameScenario(const Scenario& a, const Scenario& b) {
     EXPECT_EQ(a.nccl.proto, b.nccl.proto);
     EXPECT_EQ(a.nccl.nvls, b.nccl.nvls);
     EXPECT_EQ(a.jitter.enabled, b.jitter.enabled);
+    ASSERT_EQ(a.jitter.stragglers.size(), b.jitter.stragglers.size());
+    for (std::size_t i = 0; i < a.jitter.stragglers.size(); ++i) {
+        EXPECT_EQ(a.jitter.stragglers[i].target, b.jitter.stragglers[i].target);
+        EXPECT_EQ(a.jitter.stragglers[i].ranks, b.jitter.stragglers[i].ranks);
+        EXPECT_EQ(a.jitter.stragglers[i].random, b.jitter.stragglers[i].random);
+        EXPECT_EQ(a.jitter.stragglers[i].factor, b.jitter.stragglers[i].factor);
+        EXPECT_EQ(a.jitter.stragglers[i].cv, b.jitter.stragglers[i].cv);
+    }
     EXPECT_EQ(a.sim.steps, b.sim.steps);
     EXPECT_EQ(a.sim.seed, b.sim.seed);
     EXPECT_EQ(a.sim.samples, b.sim.samples);
