@@ -150,6 +150,7 @@ struct Workload {
     double model_flops_per_step = 0.0;  // per GPU, for MFU (6·N·tokens + attention)
     double tokens_per_step = 0.0;       // per GPU
     double samples_per_step = 0.0;      // per GPU
+    int pipeline_stages = 1;            // parallel.pp: the metrics report the pipeline's bubble when > 1
 };
 
 }  // namespace stepsim

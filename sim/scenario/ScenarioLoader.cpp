@@ -63,9 +63,13 @@ void describe(V& v, TrainingSpec& t) {
 template <class V>
 void describe(V& v, ParallelSpec& p) {
     v.field("data", p.data);
-    v.unmodelled("tp", p.tp, "tensor parallelism");
-    v.unmodelled("pp", p.pp, "pipeline parallelism");
-    v.unmodelled("pp_schedule", p.pp_schedule, "a pipeline schedule (pipeline parallelism)");
+    v.field("tp", p.tp);
+    v.field("pp", p.pp);
+    v.field("pp_schedule", p.pp_schedule);
+    v.field("pp_virtual_stages", p.pp_virtual_stages);
+    v.field("sequence_parallel", p.sequence_parallel);
+    v.field("async_tp", p.async_tp);
+    v.field("order", p.order);
 }
 
 template <class V>
@@ -273,6 +277,26 @@ void validate(const YamlReader& r, const Scenario& s) {
         r.fail("parallel.tp", fmt::format("expected a divisor of model.heads ({}), got {}", m.heads, p.tp));
     if (p.pp > m.layers)
         r.fail("parallel.pp", fmt::format("expected at most model.layers ({}) stages, got {}", m.layers, p.pp));
+    atLeast("parallel.pp_virtual_stages", p.pp_virtual_stages, 1);
+    if (p.pp_virtual_stages > 1 && p.pp_schedule != PipelineSchedule::interleaved)
+        r.fail("parallel.pp_virtual_stages", "virtual stages need pp_schedule: interleaved");
+    if (p.pp_schedule == PipelineSchedule::interleaved && m.layers % (p.pp * p.pp_virtual_stages) != 0)
+        r.fail("parallel.pp_virtual_stages",
+               fmt::format("pp*pp_virtual_stages = {} must divide model.layers ({})", p.pp * p.pp_virtual_stages,
+                           m.layers));
+    if (p.pp_schedule == PipelineSchedule::interleaved && p.pp > 1 && t.grad_accum % p.pp != 0)
+        r.fail("training.grad_accum",
+               fmt::format("interleaved 1F1B runs micro-batches in groups of pp: grad_accum must be a multiple of "
+                           "parallel.pp ({}), got {}", p.pp, t.grad_accum));
+    if (p.tp > 1 && kvHeads(m) % p.tp != 0 && p.tp % kvHeads(m) != 0)
+        r.fail("parallel.tp", fmt::format("expected a divisor or a multiple of model.kv_heads ({}), got {}", kvHeads(m),
+                                          p.tp));
+    if (p.sequence_parallel && p.tp == 1) r.fail("parallel.sequence_parallel", "sequence parallelism needs parallel.tp > 1");
+    if (p.async_tp && !p.sequence_parallel)
+        r.fail("parallel.async_tp", "async TP (micro-pipelined TP) needs parallel.sequence_parallel: true");
+    if (p.sequence_parallel && m.seq_len % p.tp != 0)
+        r.fail("parallel.sequence_parallel", fmt::format("model.seq_len ({}) must be a multiple of parallel.tp ({})",
+                                                         m.seq_len, p.tp));
 
     if (!(s.training.grad_clip_norm >= 0.0))
         r.fail("training.grad_clip_norm",

@@ -9,6 +9,7 @@
 
 #include "sim/base/InputError.hpp"
 #include "sim/workload/DdpSchedule.hpp"
+#include "sim/workload/Expand3d.hpp"
 #include "sim/workload/Fsdp2Schedule.hpp"
 #include "sim/workload/OptimizerStep.hpp"
 #include "sim/workload/ParallelSchedule.hpp"
@@ -41,8 +42,8 @@ void checkSupported(const Scenario& sc) {
                              "a 16-bit fsdp.param_dtype must equal training.compute_dtype (the step computes in the "
                              "dtype its parameters are gathered in)");
     }
-    if (sc.parallel.tp != 1) unsupported("parallel.tp", "tensor parallelism");
-    if (sc.parallel.pp != 1) unsupported("parallel.pp", "pipeline parallelism");
+    if (sc.parallel.pp > 1 && sc.model.tied_embeddings)
+        unsupported("model.tied_embeddings", "tied embeddings across pipeline stages (parallel.pp > 1)");
     if (sc.compile.enabled) unsupported("compile.enabled", "torch.compile");
     if (sc.fp8.enabled) unsupported("fp8.enabled", "FP8 training");
     if (sc.training.compute_dtype == DType::fp8) unsupported("training.compute_dtype", "FP8 compute (FP8 training)");
@@ -106,6 +107,7 @@ Scenario computeScenario(const Scenario& sc) {
 
 Expansion expand(const Scenario& sc, const CostModel& cost) {
     checkSupported(sc);
+    if (sc.parallel.tp > 1 || sc.parallel.pp > 1) return expandParallel3d(sc, cost);
     Expansion out;
     const Scenario compute_sc = computeScenario(sc);
     StepContext c = makeStepContext(compute_sc, cost);
