@@ -1,6 +1,7 @@
 #include "sim/scenario/ScenarioLoader.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -455,14 +456,16 @@ void checkLimits(const YamlReader& r, const Scenario& s) {
                            node.name, nics));
 
     const double ranks = double(c.nodes) * c.gpus_per_node, steps = s.sim.steps, accum = t.grad_accum;
-    const double ops = ranks * steps * (accum * m.layers * Limits::ops_per_layer + Limits::ops_per_step);
+    // A rank's program holds its pipeline stage's blocks only.
+    const double stage_layers = std::ceil(double(m.layers) / s.parallel.pp);
+    const double ops = ranks * steps * (accum * stage_layers * Limits::ops_per_layer + Limits::ops_per_step);
     if (ops > Limits::ops)
         r.fail(largestFactor(r, {{"sim.steps", steps / 3}, {"training.grad_accum", accum}, {"cluster.nodes", double(c.nodes)},
                                  {"cluster.gpus_per_node", c.gpus_per_node / 8.0}, {"model.layers", m.layers / 24.0}}),
                fmt::format("the run would hold about {:.3g} kernels and collectives (ranks {} x steps {} x {} per step), "
                            "more than this simulator's limit of {:.0e}: simulate fewer steps, micro-batches, layers or "
                            "ranks",
-                           ops, ranks, steps, accum * m.layers * Limits::ops_per_layer + Limits::ops_per_step,
+                           ops, ranks, steps, accum * stage_layers * Limits::ops_per_layer + Limits::ops_per_step,
                            Limits::ops));
 
     // A step's work per GPU: 6 FLOPs per parameter and token, attention's 12·seq·hidden per token and layer, and the

@@ -94,10 +94,11 @@ TEST(PipelineActions, OneFOneBKeepsMinOfStagesLeftAndMicroBatchesInFlight) {
 Scenario pipeline(int stages, int micro, PipelineSchedule sched, int chunks) {
     Scenario sc = tiny(stages);
     sc.model.layers = 8;
-    sc.model.hidden = 1024;
-    sc.model.heads = 8;
+    sc.model.hidden = 4096;  // large enough that the GPU, not the host, sets the pace
+    sc.model.heads = 32;
     sc.model.vocab = 256;
-    sc.model.seq_len = 512;
+    sc.model.seq_len = 2048;
+    sc.training.param_dtype = DType::bf16;
     sc.training.grad_accum = micro;
     sc.parallel.pp = stages;
     sc.parallel.pp_schedule = sched;
@@ -134,10 +135,9 @@ TEST(PipelineStage, MemoryOfTheFirstStageIsTheClosedForm) {
     CostModel cost(prof, NcclSpec{}, true);
     Scenario sc = pipeline(4, 8, PipelineSchedule::one_f_one_b, 1);
     sc.cluster.gpus_per_node = 8;  // dp 2
-    sc.training.param_dtype = DType::bf16;
     const Expansion e = expand(sc, cost);
     const MemoryEstimate& m = e.stage_memory.at(0);
-    const double h = 1024, T = 2 * 512, f = 4 * h, V = 256, s = 512, pe = 2, ce = 2;
+    const double h = 4096, T = 2 * 2048, f = 4 * h, V = 256, s = 2048, pe = 2, ce = 2;
     const double block = 2 * h + 3 * h * h + h * h + 2 * h + 2 * f * h;  // norms with bias, qkv, proj, fc, proj
     const double n = V * h + s * h + 2 * block;
     EXPECT_DOUBLE_EQ(m.params, pe * n);
