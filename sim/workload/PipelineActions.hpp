@@ -8,8 +8,9 @@
 //     c·p + s); forwards run in groups of p micro-batches per chunk, (p−s−1)·2 + (v−1)·p warm-up forwards; bubble
 //     (p−1)/(v·m+p−1) of the step when chunks take 1/v of a stage's time.
 //   Zero bubble (ZeroBubbleSchedule.cpp, ZB-H1 of Qi et al. 2023): 1F1B with each backward split into B (input
-//     gradients, on the critical path) and W (weight gradients), W delayed by p−s−1 micro-batches to fill the
-//     cool-down bubble; same warm-up, so the activations in flight stay 1F1B's.
+//     gradients, on the critical path) and W (weight gradients), W delayed by s micro-batches on stage s to fill the
+//     cool-down bubble; same warm-up, so the activations in flight stay 1F1B's. Bubble (p−1)(F+B−W) against 1F1B's
+//     (p−1)(F+B+W) for passes of F, B, W.
 #include <vector>
 
 #include "sim/base/Scenario.hpp"

@@ -5,10 +5,12 @@
 namespace stepsim {
 
 // ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", 2023): 1F1B's forwards and input-gradient backwards B, each
-// weight-gradient pass W run d = p−s−1 micro-batches after its B (stage s), the rest after the last B.
+// weight-gradient pass W run d = s micro-batches after its B on stage s, the rest after the last B: the later a stage,
+// the more of its W passes wait, so its B passes (the gradient's path back to the first stage) go first, and the
+// deferred W passes fill the cool-down while the gradients travel upstream.
 std::vector<PipelineAction> zeroBubbleActions(int stage, int stages, int micro) {
     const int warmup = std::min(stages - stage - 1, micro);
-    const int delay = stages - stage - 1;
+    const int delay = stage;
     std::vector<PipelineAction> out;
     int next_w = 0;
     auto backward = [&](int i) {

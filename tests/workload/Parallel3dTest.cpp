@@ -125,7 +125,7 @@ TEST(PipelineStage, ZeroBubbleHasLessBubbleThanOneFOneB) {
     const HardwareProfile prof = builtinProfile("h200-sxm");
     const double one = *simulate(pipeline(4, 8, PipelineSchedule::one_f_one_b, 1), prof).results.pp_bubble_ratio;
     const double zb = *simulate(pipeline(4, 8, PipelineSchedule::zero_bubble, 1), prof).results.pp_bubble_ratio;
-    EXPECT_LT(zb, one);
+    EXPECT_LT(zb, 0.75 * one);
 }
 
 // Stage 0 of a 4-stage 1F1B pipeline under DDP, bf16 parameters (no autocast): its parameters (embeddings and two
