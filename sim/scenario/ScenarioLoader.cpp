@@ -279,6 +279,8 @@ void validate(const YamlReader& r, const Scenario& s) {
     if (p.pp > m.layers)
         r.fail("parallel.pp", fmt::format("expected at most model.layers ({}) stages, got {}", m.layers, p.pp));
     atLeast("parallel.pp_virtual_stages", p.pp_virtual_stages, 1);
+    if (p.pp == 1 && p.pp_schedule != PipelineSchedule::one_f_one_b)
+        r.fail("parallel.pp_schedule", "a pipeline schedule is used only with parallel.pp > 1 (pp is 1)");
     if (p.pp_virtual_stages > 1 && p.pp_schedule != PipelineSchedule::interleaved)
         r.fail("parallel.pp_virtual_stages", "virtual stages need pp_schedule: interleaved");
     if (p.pp_schedule == PipelineSchedule::interleaved && m.layers % (p.pp * p.pp_virtual_stages) != 0)
