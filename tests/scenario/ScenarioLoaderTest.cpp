@@ -91,7 +91,8 @@ TEST(ScenarioLoader, NameDefaultsToTheFileStem) {
 
 TEST(ScenarioLoader, EnumSpellingsOfScenarioMdAreRead) {
     Scenario s = readSchema(
-        "stepsim: 1\nparallel: {data: fsdp2, pp_schedule: interleaved}\ncompile: {mode: max_autotune, dynamic: true}\n"
+        "stepsim: 1\ntraining: {grad_accum: 2}\nparallel: {data: fsdp2, pp: 2, pp_schedule: interleaved}\n"
+        "compile: {mode: max_autotune, dynamic: true}\n"
         "nccl: {algo: ring, proto: ll128, nvls: off}\n",
         "x.yaml");
     EXPECT_EQ(s.parallel.data, DataParallel::fsdp2);
