@@ -179,6 +179,7 @@ struct Workload {
     double tokens_per_step = 0.0;       // per GPU
     double samples_per_step = 0.0;      // per GPU
     int checkpoint_interval = 0;        // steps between checkpoints (CheckpointIo.hpp), 0: none
+    int pipeline_stages = 1;            // parallel.pp: the metrics report the pipeline's bubble when > 1
 };
 
 }  // namespace stepsim

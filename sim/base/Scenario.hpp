@@ -20,7 +20,10 @@ enum class Optimizer { adamw, sgd };
 enum class OptimizerImpl { foreach, fused };
 enum class Checkpointing { none, selective, full };
 enum class DataParallel { ddp, fsdp1, fsdp2, hsdp, zero1, zero2, zero3 };
-enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
+enum class PipelineSchedule { gpipe, one_f_one_b, interleaved, zero_bubble };
+// How the ranks are laid out, innermost dimension first (Megatron's order string): tp-dp-pp puts a TP group on
+// consecutive ranks (one NVSwitch node), then data parallelism, then pipeline stages (torchtitan's and Megatron's).
+enum class RankOrder { tp_dp_pp, tp_pp_dp, dp_tp_pp, dp_pp_tp, pp_tp_dp, pp_dp_tp };
 enum class CommHook { none, fp16_compress, bf16_compress, powersgd };
 enum class BackwardPrefetch { pre, post, none };
 enum class CompileMode { default_, reduce_overhead, max_autotune, max_autotune_no_cudagraphs };
@@ -79,6 +82,10 @@ struct ParallelSpec {
     int tp = 1;
     int pp = 1;
     PipelineSchedule pp_schedule = PipelineSchedule::one_f_one_b;
+    int pp_virtual_stages = 1;        // model chunks per pipeline rank (interleaved 1F1B)
+    bool sequence_parallel = false;   // Megatron's SP: norms and dropout on seq/tp tokens, AG/RS instead of AR
+    bool async_tp = false;            // torch's micro-pipelined TP: SP's collectives in chunks overlapped with GEMMs
+    RankOrder order = RankOrder::tp_dp_pp;
 };
 
 struct DdpSpec {

@@ -75,13 +75,17 @@ void Collectives::arrive(std::uint32_t slot, const Op& op) {
     ++in.arrived;
     // The NCCL kernel is now resident on this GPU, slowing its compute kernels: waiting for its peers until the
     // last one arrives, then moving data.
+    // A point-to-point transfer (a sendrecv of two ranks: a pipeline's send or receive) is not counted as a resident
+    // kernel waiting for its peer: NCCL runs it on few channels, and the profiles' waiting slowdowns were measured
+    // beside all-reduces (an assumption without a measurement of its own; docs/parallelism.md).
+    const bool p2p = call.kind == CollectiveKind::sendrecv && in.member_slot.size() == 2;
     if (in.arrived < static_cast<int>(in.member_slot.size())) {
-        gpus_.ncclWaits(st.rank);
+        if (!p2p) gpus_.ncclWaits(st.rank);
         return;
     }
     in.transfer = transferSlowdown(cfg_, in.call->bytes);
     for (const std::uint32_t member : in.member_slot)
-        gpus_.ncclMoves(streams_[member].rank, id, in.transfer, member != slot);
+        gpus_.ncclMoves(streams_[member].rank, id, in.transfer, member != slot && !p2p);
     in.start = ctx_.now;
     in.est = cost_.collective(in.call->kind, static_cast<int>(ctx_.w.groups[g].ranks.size()), group_nodes_[g],
                               in.call->bytes);

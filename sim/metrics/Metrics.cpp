@@ -304,6 +304,34 @@ std::vector<double> hostIssueMs(const Workload& wl, const std::vector<double>& h
     return out;
 }
 
+// Results::pp_bubble_ratio.
+double pipelineBubble(const Timeline& tl, const Workload& wl, const Measured& m) {
+    const std::int64_t none = -1;
+    std::vector<std::int64_t> first(std::size_t(m.steps), none), last(std::size_t(m.steps), none);
+    std::vector<std::vector<IntervalSet>> busy(std::size_t(m.steps), std::vector<IntervalSet>(std::size_t(m.ranks)));
+    for (const Span& s : tl.spans) {
+        if (s.cls == KernelClass::comm || s.end <= s.start) continue;
+        const Op& op = wl.programs[std::size_t(s.rank)].ops[s.op];
+        if (op.kind != OpKind::kernel || (op.phase != Phase::forward && op.phase != Phase::backward)) continue;
+        if (op.step < m.first || op.step >= m.steps) continue;
+        const std::size_t k = std::size_t(op.step);
+        first[k] = first[k] == none ? s.start.count() : std::min(first[k], s.start.count());
+        last[k] = std::max(last[k], s.end.count());
+        busy[k][std::size_t(s.rank)].add(Interval(s.start.count(), s.end.count()));
+    }
+    double sum = 0;
+    int n = 0;
+    for (int k = m.first; k < m.steps; ++k) {
+        if (first[std::size_t(k)] == none) continue;
+        const double w = double(last[std::size_t(k)] - first[std::size_t(k)]);
+        for (const IntervalSet& b : busy[std::size_t(k)]) {
+            sum += 1.0 - double(boost::icl::length(b)) / w;
+            ++n;
+        }
+    }
+    return n > 0 ? sum / n : 0.0;
+}
+
 Results computeMetrics(const Timeline& tl, const Workload& wl, double peak_flops) {
     validate(tl, wl, peak_flops);
     const Measured m = measuredSteps(tl);
@@ -320,6 +348,7 @@ Results computeMetrics(const Timeline& tl, const Workload& wl, double peak_flops
     out.input = inputResults(tl, wl);
     out.checkpoint = checkpointResults(tl, wl, wl.checkpoint_interval);
     out.link_utilization = linkUtilization(tl);
+    if (wl.pipeline_stages > 1) out.pp_bubble_ratio = pipelineBubble(tl, wl, m);
     return out;
 }
 
@@ -401,6 +430,8 @@ Results aggregateSamples(const std::vector<Results>& samples) {
             ++mem_n;
         }
     if (mem_n > 0) out.peak_memory_gib = mem_sum / mem_n;
+    if (samples.front().pp_bubble_ratio)
+        out.pp_bubble_ratio = mean([](const Results& s) { return s.pp_bubble_ratio.value_or(0.0); });
     if (samples.front().sm_clock_mhz) out.sm_clock_mhz = mean([](const Results& s) { return s.sm_clock_mhz.value_or(0.0); });
     // The input pipeline's step classes and the link series are the first sample's; checkpoint times the mean.
     out.input = samples.front().input;

@@ -65,6 +65,7 @@ nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name
     j["idle_ms"] = num(r.idle_ms);
     j["gpu_busy_pct"] = num(r.gpu_busy_pct);
     j["sm_clock_mhz"] = num(r.sm_clock_mhz);
+    if (r.pp_bubble_ratio) j["pp_bubble_ratio"] = num(r.pp_bubble_ratio);
 
     ordered_json c;
     c["count"] = num(r.collectives.count);

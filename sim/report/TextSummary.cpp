@@ -64,6 +64,7 @@ std::string textSummary(const Results& r, const std::string& name) {
     line("idle", r.idle_ms, 3, "ms", spreadNote(r.idle_ms_spread));
     line("GPU busy", r.gpu_busy_pct, 1, "%");
     if (r.sm_clock_mhz) line("SM clock", *r.sm_clock_mhz, 0, "MHz", "at the power limit the step's load sets");
+    if (r.pp_bubble_ratio) line("pipeline bubble", 100 * *r.pp_bubble_ratio, 1, "%", "of the pipeline's span, per stage");
     const CollectiveResults& c = r.collectives;
     line("collectives", c.count, 1, "per step", fmt::format("{:.3f} GB", c.bytes * 1e-9));
     line("algbw", c.algbw_GBps, 1, "GB/s");

@@ -19,7 +19,11 @@ STEPSIM_ENUM_NAMES(DataParallel, {DataParallel::ddp, "ddp"}, {DataParallel::fsdp
                    {DataParallel::fsdp2, "fsdp2"}, {DataParallel::hsdp, "hsdp"}, {DataParallel::zero1, "zero1"},
                    {DataParallel::zero2, "zero2"}, {DataParallel::zero3, "zero3"})
 STEPSIM_ENUM_NAMES(PipelineSchedule, {PipelineSchedule::gpipe, "gpipe"}, {PipelineSchedule::one_f_one_b, "1f1b"},
-                   {PipelineSchedule::interleaved, "interleaved"})
+                   {PipelineSchedule::interleaved, "interleaved"},
+                   {PipelineSchedule::zero_bubble, "zero_bubble"})
+STEPSIM_ENUM_NAMES(RankOrder, {RankOrder::tp_dp_pp, "tp-dp-pp"}, {RankOrder::tp_pp_dp, "tp-pp-dp"},
+                   {RankOrder::dp_tp_pp, "dp-tp-pp"}, {RankOrder::dp_pp_tp, "dp-pp-tp"}, {RankOrder::pp_tp_dp, "pp-tp-dp"},
+                   {RankOrder::pp_dp_tp, "pp-dp-tp"})
 STEPSIM_ENUM_NAMES(CommHook, {CommHook::none, "none"}, {CommHook::fp16_compress, "fp16_compress"},
                    {CommHook::bf16_compress, "bf16_compress"}, {CommHook::powersgd, "powersgd"})
 STEPSIM_ENUM_NAMES(BackwardPrefetch, {BackwardPrefetch::pre, "pre"}, {BackwardPrefetch::post, "post"},

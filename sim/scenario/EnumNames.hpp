@@ -27,6 +27,7 @@ std::span<const EnumName<OptimizerImpl>> enumNames(OptimizerImpl);
 std::span<const EnumName<Checkpointing>> enumNames(Checkpointing);
 std::span<const EnumName<DataParallel>> enumNames(DataParallel);
 std::span<const EnumName<PipelineSchedule>> enumNames(PipelineSchedule);
+std::span<const EnumName<RankOrder>> enumNames(RankOrder);
 std::span<const EnumName<CommHook>> enumNames(CommHook);
 std::span<const EnumName<BackwardPrefetch>> enumNames(BackwardPrefetch);
 std::span<const EnumName<CompileMode>> enumNames(CompileMode);

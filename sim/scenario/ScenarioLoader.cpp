@@ -64,9 +64,13 @@ void describe(V& v, TrainingSpec& t) {
 template <class V>
 void describe(V& v, ParallelSpec& p) {
     v.field("data", p.data);
-    v.unmodelled("tp", p.tp, "tensor parallelism");
-    v.unmodelled("pp", p.pp, "pipeline parallelism");
-    v.unmodelled("pp_schedule", p.pp_schedule, "a pipeline schedule (pipeline parallelism)");
+    v.field("tp", p.tp);
+    v.field("pp", p.pp);
+    v.field("pp_schedule", p.pp_schedule);
+    v.field("pp_virtual_stages", p.pp_virtual_stages);
+    v.field("sequence_parallel", p.sequence_parallel);
+    v.field("async_tp", p.async_tp);
+    v.field("order", p.order);
 }
 
 template <class V>
@@ -321,6 +325,28 @@ void validate(const YamlReader& r, const Scenario& s) {
         r.fail("parallel.tp", fmt::format("expected a divisor of model.heads ({}), got {}", m.heads, p.tp));
     if (p.pp > m.layers)
         r.fail("parallel.pp", fmt::format("expected at most model.layers ({}) stages, got {}", m.layers, p.pp));
+    atLeast("parallel.pp_virtual_stages", p.pp_virtual_stages, 1);
+    if (p.pp == 1 && p.pp_schedule != PipelineSchedule::one_f_one_b)
+        r.fail("parallel.pp_schedule", "a pipeline schedule is used only with parallel.pp > 1 (pp is 1)");
+    if (p.pp_virtual_stages > 1 && p.pp_schedule != PipelineSchedule::interleaved)
+        r.fail("parallel.pp_virtual_stages", "virtual stages need pp_schedule: interleaved");
+    if (p.pp_schedule == PipelineSchedule::interleaved && m.layers % (p.pp * p.pp_virtual_stages) != 0)
+        r.fail("parallel.pp_virtual_stages",
+               fmt::format("pp*pp_virtual_stages = {} must divide model.layers ({})", p.pp * p.pp_virtual_stages,
+                           m.layers));
+    if (p.pp_schedule == PipelineSchedule::interleaved && p.pp > 1 && t.grad_accum % p.pp != 0)
+        r.fail("training.grad_accum",
+               fmt::format("interleaved 1F1B runs micro-batches in groups of pp: grad_accum must be a multiple of "
+                           "parallel.pp ({}), got {}", p.pp, t.grad_accum));
+    if (p.tp > 1 && kvHeads(m) % p.tp != 0 && p.tp % kvHeads(m) != 0)
+        r.fail("parallel.tp", fmt::format("expected a divisor or a multiple of model.kv_heads ({}), got {}", kvHeads(m),
+                                          p.tp));
+    if (p.sequence_parallel && p.tp == 1) r.fail("parallel.sequence_parallel", "sequence parallelism needs parallel.tp > 1");
+    if (p.async_tp && !p.sequence_parallel)
+        r.fail("parallel.async_tp", "async TP (micro-pipelined TP) needs parallel.sequence_parallel: true");
+    if (p.sequence_parallel && m.seq_len % p.tp != 0)
+        r.fail("parallel.sequence_parallel", fmt::format("model.seq_len ({}) must be a multiple of parallel.tp ({})",
+                                                         m.seq_len, p.tp));
 
     if (!(s.training.grad_clip_norm >= 0.0))
         r.fail("training.grad_clip_norm",
@@ -512,14 +538,16 @@ void checkLimits(const YamlReader& r, const Scenario& s) {
                            node.name, nics));
 
     const double ranks = double(c.nodes) * c.gpus_per_node, steps = s.sim.steps, accum = t.grad_accum;
-    const double ops = ranks * steps * (accum * m.layers * Limits::ops_per_layer + Limits::ops_per_step);
+    // A rank's program holds its pipeline stage's blocks only.
+    const double stage_layers = std::ceil(double(m.layers) / s.parallel.pp);
+    const double ops = ranks * steps * (accum * stage_layers * Limits::ops_per_layer + Limits::ops_per_step);
     if (ops > Limits::ops)
         r.fail(largestFactor(r, {{"sim.steps", steps / 3}, {"training.grad_accum", accum}, {"cluster.nodes", double(c.nodes)},
                                  {"cluster.gpus_per_node", c.gpus_per_node / 8.0}, {"model.layers", m.layers / 24.0}}),
                fmt::format("the run would hold about {:.3g} kernels and collectives (ranks {} x steps {} x {} per step), "
                            "more than this simulator's limit of {:.0e}: simulate fewer steps, micro-batches, layers or "
                            "ranks",
-                           ops, ranks, steps, accum * m.layers * Limits::ops_per_layer + Limits::ops_per_step,
+                           ops, ranks, steps, accum * stage_layers * Limits::ops_per_layer + Limits::ops_per_step,
                            Limits::ops));
 
     // A step's work per GPU: 6 FLOPs per parameter and token, attention's 12·seq·hidden per token and layer, and the

@@ -11,6 +11,7 @@
 #include "sim/workload/CheckpointIo.hpp"
 #include "sim/workload/CompileTransform.hpp"
 #include "sim/workload/DdpSchedule.hpp"
+#include "sim/workload/Expand3d.hpp"
 #include "sim/workload/Fsdp2Schedule.hpp"
 #include "sim/workload/InputPipeline.hpp"
 #include "sim/workload/OptimizerStep.hpp"
@@ -44,8 +45,10 @@ void checkSupported(const Scenario& sc) {
                              "a 16-bit fsdp.param_dtype must equal training.compute_dtype (the step computes in the "
                              "dtype its parameters are gathered in)");
     }
-    if (sc.parallel.tp != 1) unsupported("parallel.tp", "tensor parallelism");
-    if (sc.parallel.pp != 1) unsupported("parallel.pp", "pipeline parallelism");
+    if (sc.parallel.pp > 1 && sc.model.tied_embeddings)
+        unsupported("model.tied_embeddings", "tied embeddings across pipeline stages (parallel.pp > 1)");
+    if (sc.compile.enabled && (sc.parallel.tp > 1 || sc.parallel.pp > 1))
+        unsupported("compile.enabled", "torch.compile with tensor or pipeline parallelism");
     if (sc.fp8.enabled) unsupported("fp8.enabled", "FP8 training");
     if (sc.training.compute_dtype == DType::fp8) unsupported("training.compute_dtype", "FP8 compute (FP8 training)");
     if (sc.ddp.comm_hook == CommHook::powersgd) unsupported("ddp.comm_hook", "PowerSGD");
@@ -109,6 +112,7 @@ Scenario computeScenario(const Scenario& sc) {
 
 Expansion expand(const Scenario& sc, const CostModel& cost) {
     checkSupported(sc);
+    if (sc.parallel.tp > 1 || sc.parallel.pp > 1) return expandParallel3d(sc, cost);
     Expansion out;
     const Scenario compute_sc = computeScenario(sc);
     StepContext c = makeStepContext(compute_sc, cost);

@@ -38,6 +38,7 @@ struct Expansion {
     Workload workload;
     std::vector<Bucket> buckets;         // the rebuilt DDP buckets (steps after the first)
     MemoryEstimate memory;               // bytes per GPU (the schedule's: FSDP2 sets its own)
+    std::vector<MemoryEstimate> stage_memory;  // per pipeline stage (tp or pp > 1; Expand3d.hpp)
     double params = 0.0;                 // parameter count
     // torch.compile (CompileTransform.hpp): the first step's compile time, reported apart from the simulated steps
     // (which run compiled from the first), and the compiled graphs called per step; 0 when not compiled.

@@ -14,14 +14,20 @@ double elementBytes(DType d) {
 
 StepContext makeStepContext(const Scenario& sc, const CostModel& cost) {
     const LaunchRates& launch = cost.profile().launch;
-    StepContext c{sc, cost, transformerShape(sc.model, sc.training.micro_batch), {}, sc.training.compute_dtype,
+    const ParallelSpec& par = sc.parallel;
+    StepContext c{sc, cost, transformerShape(sc.model, sc.training.micro_batch, par.tp, par.sequence_parallel), {},
+                  sc.training.compute_dtype,
                   elementBytes(sc.training.param_dtype), elementBytes(sc.training.compute_dtype),
                   sc.training.param_dtype != sc.training.compute_dtype,
                   sc.training.compute_dtype == DType::fp16 && sc.training.param_dtype != DType::fp16,
                   (sc.cluster.worldSize() > 1 ? launch.forward_host_ddp : launch.forward_host).median_us * 1e-6,
                   launch.backward_host.median_us * 1e-6, launch.grad_accumulate_host_us * 1e-6,
-                  sc.cluster.worldSize()};
+                  sc.cluster.worldSize() / (par.tp * par.pp)};
     c.params = transformerParams(c.t);
+    c.tp = par.tp;
+    c.sp = par.sequence_parallel && par.tp > 1;
+    c.async_tp = par.async_tp && c.sp;
+    c.nccl_s = launch.nccl_host.median_us * 1e-6;
     return c;
 }
 

@@ -2,6 +2,7 @@
 // What every part of a training step's expansion reads (the transformer's kernels, the data-parallel schedule, the
 // optimizer, the memory estimate): the scenario, the cost model, the model's shape and parameters, the dtypes'
 // element sizes and the host cost of each kind of launch, from the profile's `launch` section.
+#include <cstdint>
 #include <vector>
 
 #include "sim/base/Scenario.hpp"
@@ -28,8 +29,14 @@ struct StepContext {
     double forward_s;    // host cost per kernel launched by the forward pass
     double backward_s;   // host cost per kernel launched by the autograd engine
     double accumulate_s; // host cost of AccumulateGrad's in-place add into an existing .grad, per parameter tensor
-    int world;
+    int world;              // the ranks of the data-parallel group (the world without tensor or pipeline parallelism)
     int out_of_domain = 0;  // kernels priced outside the profile's measured grid
+    // Tensor parallelism (TensorParallel.hpp): its degree, sequence parallelism, async TP and the stream its chunked
+    // collectives run on; the host cost of an NCCL issue.
+    int tp = 1;
+    bool sp = false, async_tp = false;
+    std::uint8_t tp_stream = 0;
+    double nccl_s = 0.0;
     // Element bytes of the residual stream and its gradient: the parameters' dtype (the embeddings' output; under
     // autocast an fp32 stream plus a bf16 sublayer output stays fp32).
     double re() const { return pe; }

@@ -5,17 +5,19 @@
 
 namespace stepsim {
 
-TransformerShape transformerShape(const ModelSpec& m, int micro_batch) {
+TransformerShape transformerShape(const ModelSpec& m, int micro_batch, int tp, bool sequence_parallel) {
     TransformerShape t;
     t.b = micro_batch;
     t.s = m.seq_len;
     t.T = t.b * t.s;
     t.h = m.hidden;
-    t.heads = m.heads;
-    t.kv = kvHeads(m);
+    t.tp = tp;
+    t.Ts = sequence_parallel ? t.T / tp : t.T;
+    t.heads = m.heads / tp;
+    t.kv = kvHeads(m) >= tp ? kvHeads(m) / tp : 1;
     t.d = m.hidden / m.heads;
-    t.f = ffnHidden(m);
-    t.V = m.vocab;
+    t.f = ffnHidden(m) / tp;
+    t.V = (m.vocab + tp - 1) / tp;
     t.L = m.layers;
     t.mlp = m.mlp;
     t.norm = m.norm;
@@ -38,7 +40,7 @@ std::vector<ParamInfo> transformerParams(const TransformerShape& t) {
         const std::string b = fmt::format("h.{}.", l);
         norm(b + "norm1", l);
         p.push_back({b + "attn.qkv.weight", double(t.qkvOut()) * h, l, true});
-        p.push_back({b + "attn.proj.weight", h * h, l, true});
+        p.push_back({b + "attn.proj.weight", h * double(t.attnOut()), l, true});
         norm(b + "norm2", l);
         if (t.mlp == MlpKind::gelu) {
             p.push_back({b + "mlp.fc.weight", double(t.f) * h, l, true});
@@ -52,6 +54,20 @@ std::vector<ParamInfo> transformerParams(const TransformerShape& t) {
     norm("norm_f", -1);
     if (!t.tied) p.push_back({"lm_head.weight", double(t.V) * h, -1, true});
     return p;
+}
+
+std::vector<ParamInfo> sliceParams(const std::vector<ParamInfo>& all, const std::vector<ModelSlice>& slices) {
+    std::vector<ParamInfo> out;
+    for (const ParamInfo& p : all) {
+        bool keep = false;
+        for (const ModelSlice& s : slices) {
+            if (p.layer >= 0) keep = keep || (p.layer >= s.begin && (s.end < 0 || p.layer < s.end));
+            else if (p.name.rfind("wte", 0) == 0 || p.name.rfind("wpe", 0) == 0) keep = keep || s.embedding;
+            else keep = keep || s.head;
+        }
+        if (keep) out.push_back(p);
+    }
+    return out;
 }
 
 double attentionForwardFlops(const TransformerShape& t) {

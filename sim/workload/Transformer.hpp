@@ -27,19 +27,35 @@ struct ParamInfo {
     bool matmul = false;   // a Linear weight (cast to the compute dtype by autocast)
 };
 
+// Under tensor parallelism (TensorParallel.hpp) the shape is a rank's: heads/tp query heads, kv_heads/tp KV heads (one
+// when tp exceeds kv_heads: each is replicated), ffn_hidden/tp, vocab/tp (rounded up); Ts the tokens of the regions
+// sequence parallelism shards (norms, residual adds), T/tp with it, T without.
 struct TransformerShape {
     long b = 0, s = 0, T = 0;  // micro batch, sequence, tokens per micro-batch
+    long Ts = 0;
     long h = 0, heads = 0, kv = 0, d = 0, f = 0, V = 0;
     int L = 0;
     MlpKind mlp = MlpKind::gelu;
     NormKind norm = NormKind::layernorm;
     bool tied = false;
     bool pos_embedding = true;
+    int tp = 1;
     long qkvOut() const { return (heads + 2 * kv) * d; }
+    long attnOut() const { return heads * d; }  // the attention output projection's input features
 };
 
-TransformerShape transformerShape(const ModelSpec& m, int micro_batch);
+// The part of the model one pipeline stage (or one virtual chunk of it) runs: blocks [begin, end), the embeddings before
+// them when `embedding`, the final norm, LM head and loss after them when `head`. The whole model by default.
+struct ModelSlice {
+    int begin = 0, end = -1;  // end −1: every block
+    bool embedding = true, head = true;
+};
+
+TransformerShape transformerShape(const ModelSpec& m, int micro_batch, int tp = 1, bool sequence_parallel = false);
 std::vector<ParamInfo> transformerParams(const TransformerShape& t);
+// The parameters the slices hold (blocks in their ranges; the embeddings with the first, final norm and head with the
+// last), in registration order.
+std::vector<ParamInfo> sliceParams(const std::vector<ParamInfo>& all, const std::vector<ModelSlice>& slices);
 double attentionForwardFlops(const TransformerShape& t);  // per layer, per micro-batch
 
 }  // namespace stepsim

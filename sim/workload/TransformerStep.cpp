@@ -4,24 +4,35 @@
 
 namespace stepsim {
 
-TransformerStep::TransformerStep(StepContext& c, ProgramBuilder& b, bool accumulate, ParallelSchedule* hooks)
-    : accumulate_(accumulate), c_(c), b_(b), t_(c.t), hooks_(hooks) {}
+TransformerStep::TransformerStep(StepContext& c, ProgramBuilder& b, bool accumulate, ParallelSchedule* hooks,
+                                 ModelSlice slice)
+    : accumulate_(accumulate), c_(c), b_(b), t_(c.t), hooks_(hooks), slice_(slice), tp_(c, b) {}
+
+void TransformerStep::inputMem(const std::string& name, double bytes, MemKind kind) {
+    if (input()) b_.mem(name, bytes, kind);
+}
 
 void TransformerStep::forward() {
     b_.phase = Phase::forward;
     if (hooks_) hooks_->beforeForward();
-    const double T = double(t_.T), h = double(t_.h);
-    b_.mem("embedding", 2 * c_.re() * T * h);
-    if (t_.pos_embedding) b_.mem("pos_embedding add", c_.re() * double(t_.s) * h + 2 * c_.re() * T * h);
-    for (int l = 0; l < t_.L; ++l) {
+    const double T = double(t_.T), h = double(t_.h), Ts = double(t_.Ts);
+    if (slice_.embedding) {
+        // Vocabulary-parallel under TP: each rank looks up its rows, then the partial embeddings are reduced.
+        b_.mem("embedding", 2 * c_.re() * T * h);
+        tp_.reduce("embedding", c_.ce * T * h);
+        if (t_.pos_embedding) b_.mem("pos_embedding add", c_.re() * double(t_.s) * h + 2 * c_.re() * Ts * h);
+    }
+    for (int l = slice_.begin; l < layerEnd(); ++l) {
         if (hooks_) hooks_->beforeLayerForward(l);
         if (const double s = checkpointHost(/*backward=*/false); s > 0) b_.host(L(l, "checkpoint"), s);
         layerForward(l);
         if (hooks_) hooks_->afterLayerForward(l);
     }
+    if (!slice_.head) return;
     norm("norm_f");
-    if (c_.autocast) b_.mem("norm_f cast", (4 + c_.ce) * T * h, MemKind::cast_down);
-    linearForward("lm_head", t_.V, t_.h);
+    if (c_.autocast) b_.mem("norm_f cast", (4 + c_.ce) * Ts * h, MemKind::cast_down);
+    weightCast("lm_head", double(t_.V) * t_.h);
+    tp_.gatheredGemm("lm_head", t_.T, t_.V, t_.h);
     if (hooks_) {
         hooks_->afterForward();
         b_.phase = Phase::forward;
@@ -38,13 +49,51 @@ void TransformerStep::forward() {
         b_.mem("log_softmax", 8 * TV, MemKind::log_softmax_forward_fp32);
     }
     b_.mem("nll_loss", 8 * T);  // gathers one logit per token
+    tp_.crossEntropy("vocab-parallel cross-entropy", t_.T);
     if (c_.grad_scaler) b_.mem("loss scale", 8);  // scaler.scale(loss)
 }
 
-void TransformerStep::backward(const std::function<void(std::size_t)>& ready) {
+void TransformerStep::backward(const std::function<void(std::size_t)>& ready, BackwardPart part) {
     b_.phase = Phase::backward;
     ready_ = &ready;
-    const double T = double(t_.T), h = double(t_.h), TV = T * double(t_.V);
+    part_ = part;
+    const double T = double(t_.T), h = double(t_.h), Ts = double(t_.Ts);
+    if (slice_.head && input()) headBackward();
+    else if (slice_.head) linearBackward("lm_head", t_.V, t_.h, t_.tied ? npos : paramIndex("lm_head.weight"));
+    if (slice_.head) normBackward("norm_f", "norm_f");
+    for (int l = layerEnd() - 1; l >= slice_.begin; --l) {
+        if (hooks_) {
+            hooks_->beforeLayerBackward(l);
+            b_.phase = Phase::backward;
+        }
+        layerBackward(l);
+        if (hooks_) {
+            hooks_->afterLayerBackward(l);
+            b_.phase = Phase::backward;
+        }
+    }
+    if (slice_.embedding && weight()) {
+        // SP: the embedding's output gradient is gathered from the sequence shards first.
+        tp_.gather("embedding grad", c_.ce * T * h);
+        // DDP's grad-ready order on a real run ends with the token embedding, then the position embedding.
+        b_.mem("embedding backward", 4 * double(t_.V) * h + 12 * T * h);
+        // A tied head's weight gradient arrives first; autograd adds the embedding's to it (one add over the V×h
+        // weight in the parameters' dtype: a tied-head step's profiler trace, H200, PyTorch 2.11) before the
+        // weight's AccumulateGrad.
+        if (t_.tied) b_.mem("tied weight grad add", 3 * c_.pe * double(t_.V) * h);
+        gradReady(paramIndex("wte.weight"));
+        if (t_.pos_embedding) {
+            b_.mem("pos_embedding backward", 4 * Ts * h + 4 * double(t_.s) * h);
+            gradReady(paramIndex("wpe.weight"));
+        }
+    }
+    ready_ = nullptr;
+    part_ = BackwardPart::whole;
+}
+
+// The loss's backward and the LM head's (its input gradient reduced over the TP group), to the final norm.
+void TransformerStep::headBackward() {
+    const double T = double(t_.T), h = double(t_.h), Ts = double(t_.Ts), TV = T * double(t_.V);
     // loss.backward() seeds the gradient with ones; (loss / grad_accum) adds a scale and its backward.
     if (c_.sc.training.grad_accum > 1) b_.mem("loss / grad_accum", 8);
     b_.mem("loss grad seed", 4);
@@ -62,32 +111,9 @@ void TransformerStep::backward(const std::function<void(std::size_t)>& ready) {
         hooks_->beforeHeadBackward();
         b_.phase = Phase::backward;
     }
-    linearBackward("lm_head", t_.V, t_.h, t_.tied ? npos : paramIndex("lm_head.weight"));
-    if (c_.autocast) b_.mem("norm_f cast backward", (c_.ce + 4) * T * h, MemKind::cast_up);
-    normBackward("norm_f", "norm_f");
-    for (int l = t_.L - 1; l >= 0; --l) {
-        if (hooks_) {
-            hooks_->beforeLayerBackward(l);
-            b_.phase = Phase::backward;
-        }
-        layerBackward(l);
-        if (hooks_) {
-            hooks_->afterLayerBackward(l);
-            b_.phase = Phase::backward;
-        }
-    }
-    // DDP's grad-ready order on a real run ends with the token embedding, then the position embedding.
-    b_.mem("embedding backward", 4 * double(t_.V) * h + 12 * T * h);
-    // A tied head's weight gradient arrives first; autograd adds the embedding's to it (one add over the V×h
-    // weight in the parameters' dtype: a tied-head step's profiler trace, H200, PyTorch 2.11) before the
-    // weight's AccumulateGrad.
-    if (t_.tied) b_.mem("tied weight grad add", 3 * c_.pe * double(t_.V) * h);
-    gradReady(paramIndex("wte.weight"));
-    if (t_.pos_embedding) {
-        b_.mem("pos_embedding backward", 4 * T * h + 4 * double(t_.s) * h);
-        gradReady(paramIndex("wpe.weight"));
-    }
-    ready_ = nullptr;
+    linearBackward("lm_head", t_.V, t_.h, t_.tied ? npos : paramIndex("lm_head.weight"),
+                   [&] { tp_.reduce("lm_head input grad", c_.ce * T * h); });
+    if (c_.autocast) b_.mem("norm_f cast backward", (c_.ce + 4) * Ts * h, MemKind::cast_up);
 }
 
 // Activation checkpointing recomputes forward kernels inside backward; they don't count as model FLOPs.
@@ -129,9 +155,9 @@ std::string TransformerStep::L(int l, const char* what) const { return fmt::form
 // A norm kernel of the model's norm, on the residual stream's dtype (under autocast norms run in fp32 on the
 // fp32 stream), priced by its rows and width from the profile's measured grid.
 void TransformerStep::normKernel(const std::string& name, double passes, MemKind layer, MemKind rms) {
-    const double T = double(t_.T), h = double(t_.h);
-    b_.mem(name, passes * c_.re() * T * h, t_.norm == NormKind::layernorm ? layer : rms, KernelClass::memory,
-           GemmShape{t_.T, t_.h, long(c_.re())});
+    const double Ts = double(t_.Ts), h = double(t_.h);
+    b_.mem(name, passes * c_.re() * Ts * h, t_.norm == NormKind::layernorm ? layer : rms, KernelClass::memory,
+           GemmShape{t_.Ts, t_.h, long(c_.re())});
 }
 
 void TransformerStep::norm(const std::string& name) {
@@ -141,7 +167,8 @@ void TransformerStep::norm(const std::string& name) {
 void TransformerStep::normBackward(const std::string& name, const std::string& param) {
     // Two launches, as PyTorch's CUDA norm backward: the input gradient (reads x, dy, writes dx) and the
     // weight (and bias) gradient, a column reduction over x and dy read again.
-    normKernel(name + " backward", 3, MemKind::norm_backward, MemKind::rms_backward);
+    if (input()) normKernel(name + " backward", 3, MemKind::norm_backward, MemKind::rms_backward);
+    if (!weight()) return;
     normKernel(name + " weight grad", 2, MemKind::norm_weight_grad, MemKind::rms_weight_grad);
     gradReady(paramIndex(param + ".weight"));
     if (t_.norm == NormKind::layernorm) gradReady(paramIndex(param + ".bias"));
@@ -151,19 +178,28 @@ void TransformerStep::weightCast(const std::string& name, double numel) {
     if (c_.autocast) b_.mem(name + " weight cast", (c_.pe + c_.ce) * numel, MemKind::cast_down);
 }
 
-void TransformerStep::linearForward(const std::string& name, long out, long in) {
+// `tp`: how the linear is split over the TP group: none (replicated, or the input already gathered), column (its
+// input gathered first under SP) or row (its partial output reduced).
+void TransformerStep::linearForward(const std::string& name, long out, long in, TpSplit tp) {
     weightCast(name, double(out) * in);
-    b_.gemm(name, t_.T, out, in);
+    if (tp == TpSplit::column) tp_.gatheredGemm(name, t_.T, out, in);
+    else if (tp == TpSplit::row) tp_.reducedGemm(name, t_.T, out, in);
+    else b_.gemm(name, t_.T, out, in);
 }
 
 // `input_grad`: the kernels the input's gradient goes through next (its cast back to fp32 when the input was
 // cast by autocast). Autograd runs them before the weight's AccumulateGrad and DDP's hook (H200 traces, PyTorch
 // 2.11: the norm's cast backward, then the weight's cast and the copy into the bucket, then the all-reduce).
+// A row-parallel linear's output gradient is gathered from the sequence shards under SP first (`tp` row).
 void TransformerStep::linearBackward(const std::string& name, long out, long in, std::size_t param,
-                                     const std::function<void()>& input_grad) {
-    b_.gemm(name + " dgrad", t_.T, in, out);
-    b_.gemm(name + " wgrad", out, in, t_.T);
-    if (input_grad) input_grad();
+                                     const std::function<void()>& input_grad, TpSplit tp) {
+    if (input()) {
+        if (tp == TpSplit::row) tp_.gatheredGemm(name + " dgrad", t_.T, in, out);
+        else b_.gemm(name + " dgrad", t_.T, in, out);
+    }
+    if (weight()) b_.gemm(name + " wgrad", out, in, t_.T);
+    if (input_grad && input()) input_grad();
+    if (!weight()) return;
     if (c_.autocast) b_.mem(name + " grad cast", (c_.ce + c_.pe) * double(out) * in, MemKind::cast_up);
     if (param != npos) gradReady(param);
 }
@@ -171,12 +207,12 @@ void TransformerStep::linearBackward(const std::string& name, long out, long in,
 // Under autocast a residual add joins the fp32 stream and a bf16 sublayer output; its backward casts the fp32
 // gradient down for the sublayer (one per residual add: H200 traces, PyTorch 2.11).
 void TransformerStep::residualGradCast(const std::string& name) {
-    if (c_.autocast) b_.mem(name, (c_.re() + c_.ce) * double(t_.T) * double(t_.h), MemKind::cast_down);
+    if (c_.autocast) inputMem(name, (c_.re() + c_.ce) * double(t_.Ts) * double(t_.h), MemKind::cast_down);
 }
 
 // The cast of a norm's output to the compute dtype, backward.
 void TransformerStep::normCastBackward(const std::string& name) {
-    if (c_.autocast) b_.mem(name, (c_.ce + 4) * double(t_.T) * double(t_.h), MemKind::cast_up);
+    if (c_.autocast) inputMem(name, (c_.ce + 4) * double(t_.Ts) * double(t_.h), MemKind::cast_up);
 }
 
 void TransformerStep::gradReady(std::size_t i) {
@@ -195,93 +231,104 @@ void TransformerStep::gradReady(std::size_t i) {
 GemmShape TransformerStep::attnShape() const { return {t_.b * t_.heads, t_.s, t_.d}; }
 
 void TransformerStep::attentionForward(int l) {
-    const double T = double(t_.T), h = double(t_.h);
+    const double T = double(t_.T);
     const double qkv = double(t_.qkvOut());
     // SDPA on Hopper (cuDNN's flash kernels): a small memset of its statistics, then the forward kernel.
     b_.mem(L(l, "attn stats memset"), 4 * double(t_.b * t_.heads * t_.s));
-    b_.attention(L(l, "attn.flash"), attentionForwardFlops(t_), (T * qkv + T * h) * c_.ce, attnShape());
+    b_.attention(L(l, "attn.flash"), attentionForwardFlops(t_), (T * qkv + T * double(t_.attnOut())) * c_.ce,
+                 attnShape());
 }
 
 void TransformerStep::layerForward(int l, bool recompute) {
-    const double T = double(t_.T), h = double(t_.h), f = double(t_.f);
+    const double T = double(t_.T), h = double(t_.h), f = double(t_.f), Ts = double(t_.Ts);
     norm(L(l, "norm1"));
-    if (c_.autocast) b_.mem(L(l, "norm1 cast"), (4 + c_.ce) * T * h, MemKind::cast_down);
-    linearForward(L(l, "attn.qkv"), t_.qkvOut(), t_.h);
+    if (c_.autocast) b_.mem(L(l, "norm1 cast"), (4 + c_.ce) * Ts * h, MemKind::cast_down);
+    linearForward(L(l, "attn.qkv"), t_.qkvOut(), t_.h, TpSplit::column);
     attentionForward(l);
     // y.transpose(1, 2).reshape(B, T, h) is a view: cuDNN's SDPA allocates its output token-major.
-    linearForward(L(l, "attn.proj"), t_.h, t_.h);
-    b_.mem(L(l, "residual add"), (2 * c_.re() + c_.ce) * T * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
+    linearForward(L(l, "attn.proj"), t_.h, t_.attnOut(), TpSplit::row);
+    b_.mem(L(l, "residual add"), (2 * c_.re() + c_.ce) * Ts * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
     norm(L(l, "norm2"));
-    if (c_.autocast) b_.mem(L(l, "norm2 cast"), (4 + c_.ce) * T * h, MemKind::cast_down);
+    if (c_.autocast) b_.mem(L(l, "norm2 cast"), (4 + c_.ce) * Ts * h, MemKind::cast_down);
     if (t_.mlp == MlpKind::gelu) {
-        linearForward(L(l, "mlp.fc"), t_.f, t_.h);
+        linearForward(L(l, "mlp.fc"), t_.f, t_.h, TpSplit::column);
         // tanh-approximate GELU at its own rate, memory.kernels.gelu_forward: its math makes it slower per byte
         // than an add (stepsim_torch_bench.py, raw/torch.jsonl: 33.0 µs at 8192 × 3072, where the pointwise rate
         // gives 26.7; a profiled training step's GELU took 33.1)
         b_.mem(L(l, "gelu"), 2 * c_.ce * T * f, MemKind::gelu_forward);
         if (recompute) return;  // the projection's input is the last saved tensor
-        linearForward(L(l, "mlp.proj"), t_.h, t_.f);
+        linearForward(L(l, "mlp.proj"), t_.h, t_.f, TpSplit::row);
     } else {
         // silu(gate(z)) * up(z), evaluated in that order. Autocast casts an activation at each op that takes it
         // (only weights' casts are cached): z is cast again for the second linear (a SwiGLU/GQA step's profiler
         // trace, H200, PyTorch 2.11: two fp32 → bf16 casts of the norm's output a layer).
-        linearForward(L(l, "mlp.gate"), t_.f, t_.h);
+        linearForward(L(l, "mlp.gate"), t_.f, t_.h, TpSplit::column);
         b_.mem(L(l, "silu"), 2 * c_.ce * T * f);
-        if (c_.autocast) b_.mem(L(l, "norm2 cast 2"), (4 + c_.ce) * T * h, MemKind::cast_down);
+        if (c_.autocast) b_.mem(L(l, "norm2 cast 2"), (4 + c_.ce) * Ts * h, MemKind::cast_down);
         linearForward(L(l, "mlp.up"), t_.f, t_.h);
         b_.mem(L(l, "silu mul"), 3 * c_.ce * T * f);
         if (recompute) return;
-        linearForward(L(l, "mlp.down"), t_.h, t_.f);
+        linearForward(L(l, "mlp.down"), t_.h, t_.f, TpSplit::row);
     }
-    b_.mem(L(l, "residual add 2"), (2 * c_.re() + c_.ce) * T * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
+    b_.mem(L(l, "residual add 2"), (2 * c_.re() + c_.ce) * Ts * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
 }
 
 void TransformerStep::layerBackward(int l) {
-    const double T = double(t_.T), h = double(t_.h), f = double(t_.f);
+    const double T = double(t_.T), h = double(t_.h), f = double(t_.f), Ts = double(t_.Ts);
     const Checkpointing ac = c_.sc.training.activation_checkpointing;
-    if (ac != Checkpointing::none) recompute(l, ac == Checkpointing::full);
+    if (ac != Checkpointing::none && input()) recompute(l, ac == Checkpointing::full);
     // The residual branch point sums the two incoming gradients.
-    b_.mem(L(l, "residual grad add 2"), 3 * c_.re() * T * h);
+    inputMem(L(l, "residual grad add 2"), 3 * c_.re() * Ts * h);
     residualGradCast(L(l, "residual grad cast 2"));
+    // Under TP a column-parallel linear's input gradient is a partial sum: reduced over the group (SP:
+    // reduce-scattered to the sequence shards) before it joins the norm's backward.
+    auto reduced = [&](const char* what) { tp_.reduce(L(l, what), c_.ce * T * h); };
     if (t_.mlp == MlpKind::gelu) {
-        linearBackward(L(l, "mlp.proj"), t_.h, t_.f, paramIndex(L(l, "mlp.proj.weight")));
-        b_.mem(L(l, "gelu backward"), 3 * c_.ce * T * f);
-        linearBackward(L(l, "mlp.fc"), t_.f, t_.h, paramIndex(L(l, "mlp.fc.weight")),
-                       [&] { normCastBackward(L(l, "norm2 cast backward")); });
+        linearBackward(L(l, "mlp.proj"), t_.h, t_.f, paramIndex(L(l, "mlp.proj.weight")), {}, TpSplit::row);
+        inputMem(L(l, "gelu backward"), 3 * c_.ce * T * f);
+        linearBackward(L(l, "mlp.fc"), t_.f, t_.h, paramIndex(L(l, "mlp.fc.weight")), [&] {
+            reduced("mlp input grad");
+            normCastBackward(L(l, "norm2 cast backward"));
+        });
     } else {
         // Each linear's input gradient goes back through its own cast; the two meet in the norm output's dtype
         // (fp32 under autocast: in the SwiGLU/GQA step's trace, a 49 µs add over 8192 × 2048).
-        linearBackward(L(l, "mlp.down"), t_.h, t_.f, paramIndex(L(l, "mlp.down.weight")));
-        b_.mem(L(l, "silu mul backward"), 5 * c_.ce * T * f);
+        linearBackward(L(l, "mlp.down"), t_.h, t_.f, paramIndex(L(l, "mlp.down.weight")), {}, TpSplit::row);
+        inputMem(L(l, "silu mul backward"), 5 * c_.ce * T * f);
         linearBackward(L(l, "mlp.up"), t_.f, t_.h, paramIndex(L(l, "mlp.up.weight")),
                        [&] { normCastBackward(L(l, "norm2 cast 2 backward")); });
-        b_.mem(L(l, "silu backward"), 3 * c_.ce * T * f);
+        inputMem(L(l, "silu backward"), 3 * c_.ce * T * f);
         linearBackward(L(l, "mlp.gate"), t_.f, t_.h, paramIndex(L(l, "mlp.gate.weight")), [&] {
             normCastBackward(L(l, "norm2 cast backward"));
-            b_.mem(L(l, "mlp input grad add"), 3 * c_.re() * T * h);
+            inputMem(L(l, "mlp input grad add"), 3 * c_.re() * Ts * h);
+            reduced("mlp input grad");
         });
     }
     normBackward(L(l, "norm2"), L(l, "norm2"));
-    b_.mem(L(l, "residual grad add"), 3 * c_.re() * T * h);
+    inputMem(L(l, "residual grad add"), 3 * c_.re() * Ts * h);
     residualGradCast(L(l, "residual grad cast"));
-    linearBackward(L(l, "attn.proj"), t_.h, t_.h, paramIndex(L(l, "attn.proj.weight")));
+    linearBackward(L(l, "attn.proj"), t_.h, t_.attnOut(), paramIndex(L(l, "attn.proj.weight")), {}, TpSplit::row);
     const double qkv = double(t_.qkvOut());
-    // cuDNN's SDPA backward reads the output gradient in the token-major layout its forward wrote: no copy
-    // (H200 traces, PyTorch 2.11).
-    // SDPA backward on Hopper (cuDNN): a memset, then one kernel for dQ, dK, dV.
-    b_.mem(L(l, "attn backward memset"), 4 * double(t_.b * t_.heads * t_.s));
-    b_.attention(L(l, "attn.flash backward"), 2.5 * attentionForwardFlops(t_), (2 * T * qkv + 2 * T * h) * c_.ce,
-                 attnShape());
-    // With GQA cuDNN writes dK and dV per query head, then sums each group of heads into its KV head: one
-    // reduction each, reading heads·d and writing kv·d per token (12.7 µs each at 8192 tokens, 16 heads onto 4,
-    // head_dim 128, in the SwiGLU/GQA step's trace).
-    if (t_.kv < t_.heads)
-        for (const char* g : {"attn k grad head reduce", "attn v grad head reduce"})
-            b_.mem(L(l, g), c_.ce * double(T) * double((t_.heads + t_.kv) * t_.d));
-    // split() backward: dq, dk, dv concatenated into the fused QKV output gradient.
-    b_.mem(L(l, "qkv grad cat"), 2 * c_.ce * T * qkv);
-    linearBackward(L(l, "attn.qkv"), t_.qkvOut(), t_.h, paramIndex(L(l, "attn.qkv.weight")),
-                   [&] { normCastBackward(L(l, "norm1 cast backward")); });
+    if (input()) {
+        // cuDNN's SDPA backward reads the output gradient in the token-major layout its forward wrote: no copy
+        // (H200 traces, PyTorch 2.11).
+        // SDPA backward on Hopper (cuDNN): a memset, then one kernel for dQ, dK, dV.
+        b_.mem(L(l, "attn backward memset"), 4 * double(t_.b * t_.heads * t_.s));
+        b_.attention(L(l, "attn.flash backward"), 2.5 * attentionForwardFlops(t_),
+                     (2 * T * qkv + 2 * T * double(t_.attnOut())) * c_.ce, attnShape());
+        // With GQA cuDNN writes dK and dV per query head, then sums each group of heads into its KV head: one
+        // reduction each, reading heads·d and writing kv·d per token (12.7 µs each at 8192 tokens, 16 heads onto 4,
+        // head_dim 128, in the SwiGLU/GQA step's trace).
+        if (t_.kv < t_.heads)
+            for (const char* g : {"attn k grad head reduce", "attn v grad head reduce"})
+                b_.mem(L(l, g), c_.ce * double(T) * double((t_.heads + t_.kv) * t_.d));
+        // split() backward: dq, dk, dv concatenated into the fused QKV output gradient.
+        b_.mem(L(l, "qkv grad cat"), 2 * c_.ce * T * qkv);
+    }
+    linearBackward(L(l, "attn.qkv"), t_.qkvOut(), t_.h, paramIndex(L(l, "attn.qkv.weight")), [&] {
+        reduced("attn input grad");
+        normCastBackward(L(l, "norm1 cast backward"));
+    });
     normBackward(L(l, "norm1"), L(l, "norm1"));
 }
 

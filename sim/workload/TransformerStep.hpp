@@ -20,15 +20,22 @@
 #include "sim/workload/ParallelSchedule.hpp"
 #include "sim/workload/ProgramBuilder.hpp"
 #include "sim/workload/StepContext.hpp"
+#include "sim/workload/TensorParallel.hpp"
 
 namespace stepsim {
 
+// Zero-bubble pipelines split a backward in two: B, the input gradients (every kernel on the path to the stage's input,
+// with the TP collectives and activation checkpointing's recompute), and W, the weight gradients (the wgrad GEMMs,
+// the norms' weight gradients, the gradients' casts and their accumulation, the embedding's gradient).
+enum class BackwardPart { whole, input, weight };
+
 class TransformerStep {
 public:
-    TransformerStep(StepContext& c, ProgramBuilder& b, bool accumulate = false, ParallelSchedule* hooks = nullptr);
+    TransformerStep(StepContext& c, ProgramBuilder& b, bool accumulate = false, ParallelSchedule* hooks = nullptr,
+                    ModelSlice slice = {});
 
     void forward();
-    void backward(const std::function<void(std::size_t)>& ready);
+    void backward(const std::function<void(std::size_t)>& ready, BackwardPart part = BackwardPart::whole);
 
     static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
 
@@ -41,9 +48,11 @@ private:
     void norm(const std::string& name);
     void normBackward(const std::string& name, const std::string& param);
     void weightCast(const std::string& name, double numel);
-    void linearForward(const std::string& name, long out, long in);
+    enum class TpSplit { none, column, row };
+    void headBackward();
+    void linearForward(const std::string& name, long out, long in, TpSplit tp = TpSplit::none);
     void linearBackward(const std::string& name, long out, long in, std::size_t param,
-                        const std::function<void()>& input_grad = {});
+                        const std::function<void()>& input_grad = {}, TpSplit tp = TpSplit::none);
     void residualGradCast(const std::string& name);
     void normCastBackward(const std::string& name);
     void gradReady(std::size_t i);
@@ -52,12 +61,20 @@ private:
     void layerForward(int l, bool recompute = false);
     void layerBackward(int l);
 
+    int layerEnd() const { return slice_.end < 0 ? t_.L : slice_.end; }
+    bool input() const { return part_ != BackwardPart::weight; }
+    bool weight() const { return part_ != BackwardPart::input; }
+    void inputMem(const std::string& name, double bytes, MemKind kind = MemKind::elementwise);
+
     bool accumulate_;  // gradients already exist (micro-step > 0): autograd adds into them
     StepContext& c_;
     ProgramBuilder& b_;
     const TransformerShape& t_;
     const std::function<void(std::size_t)>* ready_ = nullptr;
     ParallelSchedule* hooks_;
+    ModelSlice slice_;
+    BackwardPart part_ = BackwardPart::whole;
+    TensorParallel tp_;
 };
 
 // The order in which one backward makes the parameters' gradients ready (indices into StepContext::params), from a

@@ -103,8 +103,7 @@ INSTANTIATE_TEST_SUITE_P(
                       std::tuple{"fsdp", "reshard_after_forward", "false"}, std::tuple{"fsdp", "backward_prefetch", "post"},
                       std::tuple{"fsdp", "forward_prefetch", "true"}, std::tuple{"fsdp", "limit_all_gathers", "false"},
                       std::tuple{"parallel", "data", "fsdp1"}, std::tuple{"parallel", "data", "zero3"},
-                      std::tuple{"parallel", "tp", "2"},
-                      std::tuple{"parallel", "pp", "2"}, std::tuple{"parallel", "pp_schedule", "gpipe"},
+                      std::tuple{"parallel", "data", "hsdp"},
                       std::tuple{"training", "optimizer", "sgd"}, std::tuple{"training", "compute_dtype", "fp8"},
                       std::tuple{"ddp", "comm_hook", "powersgd"}, std::tuple{"nccl", "algo", "collnet"}));
 

@@ -91,7 +91,8 @@ TEST(ScenarioLoader, NameDefaultsToTheFileStem) {
 
 TEST(ScenarioLoader, EnumSpellingsOfScenarioMdAreRead) {
     Scenario s = readSchema(
-        "stepsim: 1\nparallel: {data: fsdp2, pp_schedule: interleaved}\ncompile: {mode: max-autotune, dynamic: true}\n"
+        "stepsim: 1\ntraining: {grad_accum: 2}\nparallel: {data: fsdp2, pp: 2, pp_schedule: interleaved}\n"
+        "compile: {mode: max-autotune, dynamic: true}\n"
         "nccl: {algo: ring, proto: ll128, nvls: off}\n",
         "x.yaml");
     EXPECT_EQ(s.parallel.data, DataParallel::fsdp2);
@@ -167,7 +168,7 @@ TEST(ScenarioLoader, BadEnumValueListsTheAllowedOnes) {
     EXPECT_EQ(errorOf("stepsim: 1\nparallel:\n  data: fsdp3\n"),
               "x.yaml:3: parallel.data: expected one of ddp, fsdp1, fsdp2, hsdp, zero1, zero2, zero3, got 'fsdp3'");
     EXPECT_EQ(errorOf("stepsim: 1\nparallel: {pp_schedule: one_f_one_b}\n"),
-              "x.yaml:2: parallel.pp_schedule: expected one of gpipe, 1f1b, interleaved, got 'one_f_one_b'");
+              "x.yaml:2: parallel.pp_schedule: expected one of gpipe, 1f1b, interleaved, zero_bubble, got 'one_f_one_b'");
 }
 
 TEST(ScenarioLoader, ZeroOrNegativeSizeIsRejected) {
