@@ -57,6 +57,7 @@ std::string textSummary(const Results& r, const std::string& name) {
     line("exposed comm", r.exposed_comm_ms, 3, "ms");
     line("idle", r.idle_ms, 3, "ms");
     line("GPU busy", r.gpu_busy_pct, 1, "%");
+    line("kernel gap (mean)", r.kernel_gap_us_mean, 1, "us");
     if (r.sm_clock_mhz) line("SM clock", *r.sm_clock_mhz, 0, "MHz", "at the power limit the step's load sets");
     const CollectiveResults& c = r.collectives;
     line("collectives", c.count, 1, "per step", fmt::format("{:.3f} GB", c.bytes * 1e-9));

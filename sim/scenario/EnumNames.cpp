@@ -21,7 +21,8 @@ STEPSIM_ENUM_NAMES(DataParallel, {DataParallel::ddp, "ddp"}, {DataParallel::fsdp
 STEPSIM_ENUM_NAMES(PipelineSchedule, {PipelineSchedule::gpipe, "gpipe"}, {PipelineSchedule::one_f_one_b, "1f1b"},
                    {PipelineSchedule::interleaved, "interleaved"})
 STEPSIM_ENUM_NAMES(CommHook, {CommHook::none, "none"}, {CommHook::fp16_compress, "fp16_compress"},
-                   {CommHook::bf16_compress, "bf16_compress"}, {CommHook::powersgd, "powersgd"})
+                   {CommHook::bf16_compress, "bf16_compress"}, {CommHook::powersgd, "powersgd"},
+                   {CommHook::quantize_8bit, "quantize_8bit"}, {CommHook::quantize_4bit, "quantize_4bit"})
 STEPSIM_ENUM_NAMES(BackwardPrefetch, {BackwardPrefetch::pre, "pre"}, {BackwardPrefetch::post, "post"},
                    {BackwardPrefetch::none, "none"})
 STEPSIM_ENUM_NAMES(CompileMode, {CompileMode::default_, "default"}, {CompileMode::reduce_overhead, "reduce_overhead"},

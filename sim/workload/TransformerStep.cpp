@@ -5,7 +5,10 @@
 namespace stepsim {
 
 TransformerStep::TransformerStep(StepContext& c, ProgramBuilder& b, bool accumulate, ParallelSchedule* hooks)
-    : accumulate_(accumulate), c_(c), b_(b), t_(c.t), hooks_(hooks) {}
+    : accumulate_(accumulate), c_(c), b_(b), t_(c.t), hooks_(hooks) {
+    if (fp8Training(c.sc))
+        fp8_.emplace(c, b, c.sc.parallel.data == DataParallel::fsdp2 && c.sc.fp8.fp8_all_gather);
+}
 
 void TransformerStep::forward() {
     b_.phase = Phase::forward;
@@ -152,6 +155,7 @@ void TransformerStep::weightCast(const std::string& name, double numel) {
 }
 
 void TransformerStep::linearForward(const std::string& name, long out, long in) {
+    if (fp8_ && Fp8Linear::converts(out, in)) return fp8_->forward(name, out, in);
     weightCast(name, double(out) * in);
     b_.gemm(name, t_.T, out, in);
 }
@@ -161,8 +165,12 @@ void TransformerStep::linearForward(const std::string& name, long out, long in) 
 // 2.11: the norm's cast backward, then the weight's cast and the copy into the bucket, then the all-reduce).
 void TransformerStep::linearBackward(const std::string& name, long out, long in, std::size_t param,
                                      const std::function<void()>& input_grad) {
-    b_.gemm(name + " dgrad", t_.T, in, out);
-    b_.gemm(name + " wgrad", out, in, t_.T);
+    if (fp8_ && Fp8Linear::converts(out, in)) {
+        fp8_->backward(name, out, in);
+    } else {
+        b_.gemm(name + " dgrad", t_.T, in, out);
+        b_.gemm(name + " wgrad", out, in, t_.T);
+    }
     if (input_grad) input_grad();
     if (c_.autocast) b_.mem(name + " grad cast", (c_.ce + c_.pe) * double(out) * in, MemKind::cast_up);
     if (param != npos) gradReady(param);
