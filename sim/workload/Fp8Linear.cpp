@@ -29,8 +29,10 @@ void Fp8Linear::cast(const std::string& name, long rows, long cols, double elem_
                      bool transposed) {
     const double n = double(rows) * double(cols), e = elem_bytes;
     kernel(name + " abs", 2 * e * n, MemKind::fp8_abs);
-    // torch.max over a transposed view first copies it contiguous (the profiled Float8Linear, fp8_bench.py)
-    if (transposed && reduce == Reduce::tensor) kernel(name + " amax input contiguous", 2 * e * n, MemKind::elementwise);
+    // torch.max over a transposed view first copies it contiguous (the profiled Float8Linear, fp8_bench.py): PyTorch's
+    // strided copy, priced at the measured fp8 transpose's pace per element (its bytes as if one per element), the
+    // pace of a strided copy being set by its elements, not their width.
+    if (transposed && reduce == Reduce::tensor) kernel(name + " amax input contiguous", 2 * n, MemKind::fp8_transpose);
     long values = 1;
     switch (reduce) {
         case Reduce::tensor: kernel(name + " amax", e * n, MemKind::fp8_amax); break;
@@ -108,7 +110,7 @@ std::vector<std::string> fp8SlowerWarnings(const StepContext& step) {
         if (!Fp8Linear::converts(s.out, s.in)) continue;
         Program fp8_prog, bf16_prog;
         ProgramBuilder fb(c, fp8_prog), bb(c, bf16_prog);
-        Fp8Linear f(c, fb, false);
+        Fp8Linear f(c, fb, c.sc.parallel.data == DataParallel::fsdp2 && c.sc.fp8.fp8_all_gather);
         f.forward(s.what, s.out, s.in);
         fb.phase = Phase::backward;
         f.backward(s.what, s.out, s.in);

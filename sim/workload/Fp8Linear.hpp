@@ -6,7 +6,7 @@
 //
 // A cast to FP8 of an R×C tensor of e-byte elements (hp_tensor_to_float8_dynamic), n = R·C, one eager kernel each:
 //   abs (2e·n bytes), the amax: a max over the tensor (tensorwise; the weight's transposed view is first copied
-//   contiguous, 2e·n) or its rows or columns (rowwise) (e·n),
+//   contiguous, at the fp8 transpose's pace per element) or its rows or columns (rowwise) (e·n),
 //   the scale's math on the amax: to(float64), clamp, reciprocal, multiply, to(float32); rowwise rounds the scale
 //   down to a power of two (log2, floor, exp2),
 //   x.to(float32) (e ≠ 4: (e + 4)·n), x·scale (8n), clamp to ±max (8n: to_fp8_saturated's explicit clamp, kept by

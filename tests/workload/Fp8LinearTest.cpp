@@ -53,8 +53,17 @@ TEST(Fp8Linear, Fp8GemmsFasterThanBf16OnLargeShapes) {
     }
 }
 
+// Device time of step 1's GEMMs.
+double stepGemmSeconds(const Expansion& e) {
+    double s = 0;
+    for (const Op& op : e.workload.programs[0].ops)
+        if (op.step == 1 && op.kind == OpKind::kernel && op.cls == KernelClass::gemm) s += op.work_s;
+    return s;
+}
+
 // GPT-2 small's width at 8192 tokens: the casts cost more than the FP8 GEMMs save, the step is slower and the
-// warnings name the shapes; at hidden 8192 the GEMMs dominate and FP8 wins.
+// warnings name the shapes. At hidden 8192 the FP8 GEMMs take less time than BF16's and the step's penalty shrinks
+// (eager FP8 still loses there: measured 1.34x on H200, validation round fp8-1).
 TEST(Fp8Linear, Fp8StepSlowerThanBf16WhereCastsDominate) {
     const HardwareProfile prof = builtinProfile("h200x2");
     CostModel cost(prof, NcclSpec{}, true);
@@ -70,7 +79,10 @@ TEST(Fp8Linear, Fp8StepSlowerThanBf16WhereCastsDominate) {
         Scenario large = oneLayer(8192, 8192), large8 = large;
         large8.fp8.enabled = true;
         large8.fp8.recipe = recipe;
-        EXPECT_LT(stepDeviceSeconds(expand(large8, cost)), stepDeviceSeconds(expand(large, cost)));
+        const Expansion l_bf16 = expand(large, cost), l_fp8 = expand(large8, cost);
+        EXPECT_LT(stepGemmSeconds(l_fp8), 0.75 * stepGemmSeconds(l_bf16));
+        EXPECT_LT(stepDeviceSeconds(l_fp8) / stepDeviceSeconds(l_bf16),
+                  stepDeviceSeconds(e_fp8) / stepDeviceSeconds(e_bf16));
     }
 }
 
@@ -123,7 +135,8 @@ TEST(Fp8Linear, SyncAfterAllGatherBlocksTheHostPerUnshard) {
     auto count = [&](bool sync, OpKind kind, const std::string& name_part) {
         Scenario s = sc;
         s.fp8.sync_after_all_gather = sync;
-        const Program& p = expand(s, cost).workload.programs[0];
+        const Expansion e = expand(s, cost);
+        const Program& p = e.workload.programs[0];
         int n = 0;
         for (const Op& op : p.ops)
             if (op.step == 1 && op.kind == kind && p.names[op.name].find(name_part) != std::string::npos) ++n;
