@@ -1,6 +1,8 @@
 #include "calibration/fit/Fp8Fit.hpp"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -119,7 +121,7 @@ void fitCastKernels(FitState& s, json& rj) {
 // (t_fp8 − t_bf16) / (kernels_fp8 − kernels_bf16), forward and backward, so the harness's per-call costs that a
 // training step pays once (a backward() call's engine start, the module call) drop out.
 void fitHost(FitState& s, json& rj) {
-    std::vector<double> fwd, bwd;
+    std::map<std::string, std::vector<double>> fwd, bwd;
     const RawFp8LinearHost* plain = nullptr;
     for (const RawFp8LinearHost& h : s.raw.fp8_linear_host) {
         if (h.recipe == "bf16") {
@@ -128,18 +130,23 @@ void fitHost(FitState& s, json& rj) {
         }
         if (!plain || h.forward_kernels <= plain->forward_kernels || h.backward_kernels <= plain->backward_kernels)
             continue;
-        fwd.push_back((h.forward_us - plain->forward_us) / (h.forward_kernels - plain->forward_kernels));
-        bwd.push_back((h.backward_us - plain->backward_us) / (h.backward_kernels - plain->backward_kernels));
+        fwd[h.recipe].push_back((h.forward_us - plain->forward_us) / (h.forward_kernels - plain->forward_kernels));
+        bwd[h.recipe].push_back((h.backward_us - plain->backward_us) / (h.backward_kernels - plain->backward_kernels));
         rj["host"][h.recipe] = {{"forward_us", h.forward_us},
                                 {"forward_kernels", h.forward_kernels},
                                 {"backward_us", h.backward_us},
                                 {"backward_kernels", h.backward_kernels}};
     }
-    if (fwd.empty()) {
-        s.kept.push_back("launch.fp8_linear_host_per_kernel");
-        return;
+    Fp8LinearHost& out = s.profile.launch.fp8_linear_host_per_kernel;
+    for (const auto& [recipe, f, b] : {std::tuple{"tensorwise", &out.tensorwise_forward_us, &out.tensorwise_backward_us},
+                                       std::tuple{"rowwise", &out.rowwise_forward_us, &out.rowwise_backward_us}}) {
+        if (fwd[recipe].empty()) {
+            s.kept.push_back(std::string("launch.fp8_linear_host_per_kernel.") + recipe);
+            continue;
+        }
+        *f = median(fwd[recipe]);
+        *b = median(bwd[recipe]);
     }
-    s.profile.launch.fp8_linear_host_per_kernel = {median(fwd), median(bwd)};
 }
 
 }  // namespace

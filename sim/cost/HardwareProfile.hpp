@@ -131,11 +131,13 @@ struct CheckpointHost {
 };
 
 // Host cost per kernel of an FP8 linear's forward and backward as the validation harness runs torchao's Float8Linear
-// (calibration/pytorch/fp8_linear.py, timed by fp8_bench.py: a Float8Linear's host time over the kernels it launches).
-// 0: not measured; the step's forward_host and backward_host apply.
+// (calibration/pytorch/fp8_linear.py, timed by fp8_bench.py: what a Float8Linear adds over a plain Linear, per extra
+// kernel), by recipe. 0: not measured; the step's forward_host and backward_host apply.
 struct Fp8LinearHost {
-    double forward_us = 0.0;
-    double backward_us = 0.0;
+    double tensorwise_forward_us = 0.0;
+    double tensorwise_backward_us = 0.0;
+    double rowwise_forward_us = 0.0;
+    double rowwise_backward_us = 0.0;
 };
 
 struct HostCostSpread {

@@ -171,8 +171,10 @@ void describe(V& v, StepGaps& g) {
 
 template <class V>
 void describe(V& v, Fp8LinearHost& h) {
-    v.field("forward_us", h.forward_us);
-    v.field("backward_us", h.backward_us);
+    v.field("tensorwise_forward_us", h.tensorwise_forward_us);
+    v.field("tensorwise_backward_us", h.tensorwise_backward_us);
+    v.field("rowwise_forward_us", h.rowwise_forward_us);
+    v.field("rowwise_backward_us", h.rowwise_backward_us);
 }
 
 template <class V>

@@ -9,8 +9,10 @@ namespace stepsim {
 Fp8Linear::Fp8Linear(StepContext& c, ProgramBuilder& b, bool weights_in_fp8)
     : c_(c), b_(b), rowwise_(c.sc.fp8.recipe == Fp8Recipe::rowwise), weights_in_fp8_(weights_in_fp8) {
     const Fp8LinearHost& h = c.cost.profile().launch.fp8_linear_host_per_kernel;
-    forward_s_ = h.forward_us > 0 ? h.forward_us * 1e-6 : c.forward_s;
-    backward_s_ = h.backward_us > 0 ? h.backward_us * 1e-6 : c.backward_s;
+    const double fwd = rowwise_ ? h.rowwise_forward_us : h.tensorwise_forward_us;
+    const double bwd = rowwise_ ? h.rowwise_backward_us : h.tensorwise_backward_us;
+    forward_s_ = fwd > 0 ? fwd * 1e-6 : c.forward_s;
+    backward_s_ = bwd > 0 ? bwd * 1e-6 : c.backward_s;
 }
 
 void Fp8Linear::kernel(const std::string& name, double bytes, MemKind kind) {
