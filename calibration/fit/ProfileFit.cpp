@@ -4,6 +4,7 @@
 #include "calibration/fit/CollectiveFit.hpp"
 #include "calibration/fit/CompileFit.hpp"
 #include "calibration/fit/FitState.hpp"
+#include "calibration/fit/Fp8Fit.hpp"
 #include "calibration/fit/GemmFit.hpp"
 #include "calibration/fit/InterferenceFit.hpp"
 #include "calibration/fit/JitterFit.hpp"
@@ -51,6 +52,7 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
     fitPower(s);
     fitMemoryKernels(s);
     fitNormGrids(s);
+    fitFp8(s);
     reportPyTorchKernels(s);
     fitLinks(s);
     fitIo(s);

@@ -119,6 +119,7 @@ void parseGemm(const Line& L, RawData& d) {
     g.k = static_cast<long>(L.num("k"));
     if (j.contains("fast_accum")) g.fast_accum = j.at("fast_accum").get<bool>();
     g.source = j.value("source", std::string("stepsim-bench"));
+    g.scaling = j.value("scaling", std::string());
     g.time = L.times();
     // gemm_training_shapes.py --step times each shape twice: alternated with memory-bound adds (time_us)
     // and back to back (back_to_back_us). The back-to-back time is the one that matches the GEMMs of real
@@ -352,6 +353,14 @@ void parseCheckpointHost(const Line& L, RawData& d) {
     d.checkpoint_host.push_back(c);
 }
 
+void parseFp8LinearHost(const Line& L, RawData& d) {
+    RawFp8LinearHost h{L.str("recipe"), L.times("forward_us").median, L.times("backward_us").median,
+                       static_cast<int>(L.num("forward_kernels")), static_cast<int>(L.num("backward_kernels"))};
+    if (h.forward_kernels < 1 || h.backward_kernels < 1)
+        throw inputError(L.file, L.line, "forward_kernels", "expected at least one kernel forward and backward");
+    d.fp8_linear_host.push_back(h);
+}
+
 void parseAccumulateHost(const Line& L, RawData& d) {
     RawAccumulateHost a{L.num("accumulate_us_per_param_tensor"), L.num("accumulate_over_backward_kernel")};
     if (!(a.over_backward_kernel >= 0))
@@ -501,6 +510,7 @@ const std::map<std::string, Parser, std::less<>> kParsers = {
     {"host_overhead", parseHostOverhead},
     {"checkpoint_host", parseCheckpointHost},
     {"accumulate_host", parseAccumulateHost},
+    {"fp8_linear_host", parseFp8LinearHost},
     {"power_duty", parsePowerDuty},
     {"power_loaded", parsePowerLoaded},
     {"compile_block", parseCompileBlock},

@@ -36,6 +36,7 @@ struct RawGemm {
     double tflops = 0;
     double cv = 0;                   // coefficient of variation of the per-iteration times
     std::string source = "stepsim-bench";
+    std::string scaling;             // torch._scaled_mm (source pytorch-scaled-mm): "tensorwise" or "rowwise"
 };
 
 struct RawMemory {  // HBM streaming kernels: op ∈ read, write, copy_kernel, memcpy_d2d
@@ -135,6 +136,14 @@ struct RawCheckpointHost {
 // Gradient accumulation's host cost (host_overhead.py's `accumulate_host` records): the backward that finds .grad
 // present against the one after zero_grad, alternated, per parameter tensor and over that loop's backward cost per
 // kernel.
+// Host time of one FP8 linear's forward and backward and the kernels each launched (fp8_bench.py's fp8_linear_host;
+// recipe "bf16" is a plain Linear under autocast, for comparison).
+struct RawFp8LinearHost {
+    std::string recipe;
+    double forward_us = 0, backward_us = 0;
+    int forward_kernels = 0, backward_kernels = 0;
+};
+
 struct RawAccumulateHost {
     double us_per_param_tensor = 0, over_backward_kernel = 0;
 };
@@ -248,6 +257,7 @@ struct RawData {
     std::vector<RawDdpHost> ddp_host;
     std::vector<RawCompileBlock> compile_blocks;
     std::vector<RawCompileHost> compile_host;
+    std::vector<RawFp8LinearHost> fp8_linear_host;
     std::vector<std::string> errors;  // "error" records: groups that failed during the run
     int skipped = 0;                  // "skipped" records: measurements left out by the time limit
 };

@@ -22,7 +22,7 @@ def _swiglu_ffn(hidden: int) -> int:
 def _cfg(cid, world, layers, hidden, heads, seq_len, micro_batch, *, kv_heads=None, mlp="gelu",
          norm="layernorm", ffn_hidden=None, grad_accum=1, bucket_cap_mb=25.0,
          gradient_as_bucket_view=False, activation_checkpointing="none", tied_embeddings=False,
-         compute_dtype="bf16", param_dtype="fp32", optimizer_impl="fused", grad_clip=0.0, compile=None):
+         compute_dtype="bf16", param_dtype="fp32", optimizer_impl="fused", grad_clip=0.0, compile=None, fp8="none"):
     if ffn_hidden is None:
         ffn_hidden = 4 * hidden if mlp == "gelu" else _swiglu_ffn(hidden)
     return {
@@ -51,6 +51,9 @@ def _cfg(cid, world, layers, hidden, heads, seq_len, micro_batch, *, kv_heads=No
         "bucket_cap_mb": float(bucket_cap_mb),
         "first_bucket_mb": 1.0,  # torch's default; not changed by this suite
         "gradient_as_bucket_view": bool(gradient_as_bucket_view),
+        # FP8 linears as torchao's Float8Linear runs them in eager mode (calibration/pytorch/fp8_linear.py): none,
+        # tensorwise or rowwise; every bias-free Linear with dimensions divisible by 16, the LM head included
+        "fp8": fp8,
     }
 
 
@@ -188,6 +191,15 @@ CONFIGS = [
     _cfg("s1-l16-h2560-s2048-mb2-swiglu-pbf16", 1, 16, 2560, 20, 2048, 2, mlp="swiglu", norm="rmsnorm",
          param_dtype="bf16"),
     _cfg("s1-l8-h4096-s2048-mb2-fp16", 1, 8, 4096, 32, 2048, 2, compute_dtype="fp16"),
+    # FP8 linears (issue 27), eager, one GPU: GPT-2 small, where the casts cost far more than the GEMMs save, and
+    # wider models, where the GEMMs take a larger share
+    _cfg("s1-l12-h768-s1024-mb8-fp8tw", 1, 12, 768, 12, 1024, 8, fp8="tensorwise"),
+    _cfg("s1-l12-h768-s1024-mb8-fp8rw", 1, 12, 768, 12, 1024, 8, fp8="rowwise"),
+    _cfg("s1-l8-h4096-s2048-mb2-fp8tw", 1, 8, 4096, 32, 2048, 2, fp8="tensorwise"),
+    _cfg("s1-l8-h4096-s2048-mb2-fp8rw", 1, 8, 4096, 32, 2048, 2, fp8="rowwise"),
+    # the widest that fits beside its fp32 AdamW states: the shape closest to an FP8 win in eager mode
+    _cfg("s1-l2-h8192-s2048-mb4", 1, 2, 8192, 64, 2048, 4),
+    _cfg("s1-l2-h8192-s2048-mb4-fp8tw", 1, 2, 8192, 64, 2048, 4, fp8="tensorwise"),
     _cfg("s1-l24-h2048-s2048-mb2-ga2-fp16", 1, 24, 2048, 16, 2048, 2, grad_accum=2, compute_dtype="fp16"),
     _cfg("s1-l24-h1280-s2048-mb4-tied", 1, 24, 1280, 10, 2048, 4, tied_embeddings=True),
     _cfg("s1-l12-h768-s1024-mb8-tied", 1, 12, 768, 12, 1024, 8, tied_embeddings=True),
@@ -310,6 +322,10 @@ def check(c: dict) -> None:
     # autocast; the suite trains nothing else
     if (c["param_dtype"], c["compute_dtype"]) not in (("fp32", "bf16"), ("fp32", "fp16"), ("bf16", "bf16")):
         raise ValueError(f"{c['id']}: param_dtype/compute_dtype must be fp32/bf16, fp32/fp16 or bf16/bf16")
+    if c.get("fp8", "none") not in ("none", "tensorwise", "rowwise"):
+        raise ValueError(f"{c['id']}: fp8 must be none, tensorwise or rowwise")
+    if c.get("fp8", "none") != "none" and (c["param_dtype"], c["compute_dtype"]) != ("fp32", "bf16"):
+        raise ValueError(f"{c['id']}: fp8 linears are measured under bf16 autocast over fp32 parameters only")
     if c["optimizer_impl"] not in ("fused", "foreach"):
         raise ValueError(f"{c['id']}: optimizer_impl must be fused or foreach")
     if not c["grad_clip"] >= 0:
@@ -394,6 +410,7 @@ def scenario(c: dict) -> dict:
            if c.get("compile") else {}),
         "jitter": {"enabled": True},
         "sim": {"steps": 4, "seed": 1},
+        **({"fp8": {"enabled": True, "recipe": c["fp8"]}} if c.get("fp8", "none") != "none" else {}),
     }
 
 

@@ -49,6 +49,8 @@ from torch.utils.checkpoint import checkpoint
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import configs as cfgmod  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "pytorch"))
+import fp8_linear  # noqa: E402
 import trace_metrics  # noqa: E402
 
 
@@ -228,6 +230,8 @@ def run_config(c: dict, world: int, rank: int, local_rank: int, args) -> dict:
     torch.manual_seed(1234)
     with torch.device(dev):
         model = GPT(c)
+    if c.get("fp8", "none") != "none":  # torchao-style Float8Linear (fp8_linear.py), every eligible Linear
+        fp8_linear.convert(model, c["fp8"])
     pure = c["param_dtype"] == "bf16"  # bf16 parameters, no autocast
     if pure:
         model = model.to(torch.bfloat16)

@@ -65,10 +65,17 @@ static_assert(std::size_t(KernelClass::other) + 1 == kKernelClasses, "kKernelCla
 // optimizer_foreach: the passes of AdamW's default foreach step (simple multi-tensor kernels, faster per byte).
 // log_softmax_*: the loss's log-softmax over the vocabulary, a row reduction slower than streaming, on 16-bit logits
 // (as autocast runs it) or fp32 ones.
+// fp8_*: the eager ops of a cast to FP8 as torchao's Float8Linear runs them (sim/workload/Fp8Linear.hpp): abs, the
+// max over the tensor or its rows or columns, the scale's scalar (or per-row) math, the upcast to fp32, the multiply
+// by the scale, the clamp, the conversion to fp8, an fp8 transpose into _scaled_mm's layout, and rowwise's output
+// rescale (the reciprocal scales' outer product, then the in-place multiply); each fitted on its own
+// (calibration/pytorch/fp8_bench.py), else priced as elementwise.
 enum class MemKind : std::uint8_t {
     elementwise, cast_up, cast_down, norm_forward, norm_backward, optimizer, residual_add, optimizer_bf16,
     log_softmax_forward, log_softmax_backward, log_softmax_forward_fp32, log_softmax_backward_fp32, optimizer_foreach,
-    optimizer_foreach_bf16, norm_weight_grad, rms_forward, rms_backward, rms_weight_grad, gelu_forward
+    optimizer_foreach_bf16, norm_weight_grad, rms_forward, rms_backward, rms_weight_grad, gelu_forward,
+    fp8_abs, fp8_amax, fp8_amax_rows, fp8_amax_cols, fp8_scale_math, fp8_upcast, fp8_scale_mul, fp8_clamp,
+    fp8_quantize, fp8_transpose, fp8_post_scale, fp8_post_scale_mul
 };
 inline const char* memKindName(MemKind k) {
     constexpr const char* names[] = {"elementwise",         "cast_up",                  "cast_down",
@@ -77,7 +84,11 @@ inline const char* memKindName(MemKind k) {
                                      "log_softmax_backward", "log_softmax_forward_fp32", "log_softmax_backward_fp32",
                                      "optimizer_foreach",   "optimizer_foreach_bf16",   "norm_weight_grad",
                                      "rms_forward",         "rms_backward",             "rms_weight_grad",
-                                     "gelu_forward"};
+                                     "gelu_forward",        "fp8_abs",                  "fp8_amax",
+                                     "fp8_amax_rows",       "fp8_amax_cols",            "fp8_scale_math",
+                                     "fp8_upcast",          "fp8_scale_mul",            "fp8_clamp",
+                                     "fp8_quantize",        "fp8_transpose",            "fp8_post_scale",
+                                     "fp8_post_scale_mul"};
     return names[static_cast<int>(k)];
 }
 // The kernels of a norm (LayerNorm: norm_*, RMSNorm: rms_*): forward, the backward's input gradient and its weight

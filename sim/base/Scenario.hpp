@@ -24,7 +24,10 @@ enum class PipelineSchedule { gpipe, one_f_one_b, interleaved, zero_bubble };
 // How the ranks are laid out, innermost dimension first (Megatron's order string): tp-dp-pp puts a TP group on
 // consecutive ranks (one NVSwitch node), then data parallelism, then pipeline stages (torchtitan's and Megatron's).
 enum class RankOrder { tp_dp_pp, tp_pp_dp, dp_tp_pp, dp_pp_tp, pp_tp_dp, pp_dp_tp };
-enum class CommHook { none, fp16_compress, bf16_compress, powersgd };
+// quantize_8bit: PyTorch's quantization_pertensor_hook (ddp_comm_hooks/quantization_hooks.py: uint8, all-gather);
+// quantize_4bit: the same hook with two 4-bit values packed per byte (not shipped by PyTorch).
+enum class CommHook { none, fp16_compress, bf16_compress, powersgd, quantize_8bit, quantize_4bit };
+
 enum class BackwardPrefetch { pre, post, none };
 enum class CompileMode { default_, reduce_overhead, max_autotune, max_autotune_no_cudagraphs };
 enum class DdpCompileStrategy { ddp_optimizer, python_reducer, no_optimization };
@@ -129,6 +132,9 @@ struct Fp8Spec {
     bool enabled = false;
     Fp8Recipe recipe = Fp8Recipe::tensorwise;
     bool fp8_all_gather = false;
+    // Seed case S5: after each FSDP all-gather the gathered FP8 weights are converted to BF16 by an op that
+    // synchronizes the host with the all-gather (sim/workload/Fp8Linear.hpp); needs parallel.data fsdp2.
+    bool sync_after_all_gather = false;
 };
 
 struct DataLoaderSpec {
@@ -215,5 +221,9 @@ inline int defaultFfnHidden(const ModelSpec& m) {
 }
 
 inline int ffnHidden(const ModelSpec& m) { return m.ffn_hidden.value_or(defaultFfnHidden(m)); }
+
+// FP8 linears on (fp8.enabled, or training.compute_dtype: fp8, which asks for the same: torchao's Float8Linear
+// with every other op in bf16).
+inline bool fp8Training(const Scenario& s) { return s.fp8.enabled || s.training.compute_dtype == DType::fp8; }
 
 }  // namespace stepsim

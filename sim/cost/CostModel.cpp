@@ -99,6 +99,19 @@ double CostModel::gemmSeconds(const GemmShape& s, DType dtype, bool* in_domain) 
     return seconds;
 }
 
+double CostModel::scaledMmSeconds(const GemmShape& s, const std::string& variant, bool* in_domain) const {
+    auto it = profile_.gemm.find(variant);
+    bool inside = it != profile_.gemm.end();
+    if (!inside) it = profile_.gemm.find("fp8");
+    if (it == profile_.gemm.end()) {
+        if (in_domain) *in_domain = false;
+        return 2.0 * double(s.m) * s.n * s.k / peakFlops(DType::fp8);
+    }
+    const GemmEstimate e = stepsim::gemmSeconds(s, it->second, peakFlops(DType::fp8), profile_.gpu.sms);
+    if (in_domain) *in_domain = inside && e.in_domain;
+    return e.seconds;
+}
+
 double CostModel::gemmUncached(const GemmShape& s, DType dtype, bool& in_domain) const {
     auto it = profile_.gemm.find(dtypeKey(dtype));
     if (it == profile_.gemm.end()) it = profile_.gemm.find("bf16");
@@ -162,6 +175,18 @@ MemKind baseKind(MemKind k) {
         case MemKind::norm_weight_grad: return MemKind::norm_backward;
         case MemKind::optimizer_foreach_bf16: return MemKind::optimizer_foreach;
         case MemKind::gelu_forward: return MemKind::elementwise;
+        case MemKind::fp8_abs:
+        case MemKind::fp8_amax:
+        case MemKind::fp8_amax_rows:
+        case MemKind::fp8_amax_cols:
+        case MemKind::fp8_scale_math:
+        case MemKind::fp8_upcast:
+        case MemKind::fp8_scale_mul:
+        case MemKind::fp8_clamp:
+        case MemKind::fp8_quantize:
+        case MemKind::fp8_transpose:
+        case MemKind::fp8_post_scale:
+        case MemKind::fp8_post_scale_mul: return MemKind::elementwise;
         default: return k;
     }
 }

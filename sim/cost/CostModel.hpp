@@ -79,6 +79,9 @@ public:
     double peakFlops(DType dtype) const;
 
     double gemmSeconds(const GemmShape& s, DType dtype, bool* in_domain = nullptr) const;
+    // torch._scaled_mm by its variant, the profile's gemm key ("fp8_tensorwise", "fp8_rowwise_fast_accum", ...; absent:
+    // the "fp8" grid, out of domain), against the FP8 dense peak.
+    double scaledMmSeconds(const GemmShape& s, const std::string& variant, bool* in_domain = nullptr) const;
     // Causal attention of `flops` FLOPs; `shape` is {m = batch·heads, n = seq, k = head_dim}.
     double attentionSeconds(double flops, bool backward, DType dtype, const GemmShape& shape = {},
                             bool* in_domain = nullptr) const;

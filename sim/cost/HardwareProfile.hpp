@@ -130,6 +130,16 @@ struct CheckpointHost {
     double full_backward_us = 0.0;
 };
 
+// Host cost per kernel of an FP8 linear's forward and backward as the validation harness runs torchao's Float8Linear
+// (calibration/pytorch/fp8_linear.py, timed by fp8_bench.py: what a Float8Linear adds over a plain Linear, per extra
+// kernel), by recipe. 0: not measured; the step's forward_host and backward_host apply.
+struct Fp8LinearHost {
+    double tensorwise_forward_us = 0.0;
+    double tensorwise_backward_us = 0.0;
+    double rowwise_forward_us = 0.0;
+    double rowwise_backward_us = 0.0;
+};
+
 struct HostCostSpread {
     double p10 = 1.0, p90 = 1.0;  // factors on every host cost
 };
@@ -167,6 +177,7 @@ struct LaunchRates {
     // shape near: the gap alone times step_gap_beside_transfer_us' GEMM ratio.
     std::vector<GemmShapeValue> gemm_gap_beside_transfer_by_shape;
     CheckpointHost checkpoint_host_us;  // activation checkpointing, per checkpointed layer
+    Fp8LinearHost fp8_linear_host_per_kernel;  // FP8 linears' casts and GEMMs, per kernel
     Distribution nccl_host;         // host cost of issuing one NCCL collective through torch.distributed
     // How far the host's cost per kernel strays from the costs above between machine starts and runs: the 10th and
     // 90th percentile of each calibration run's cost per kernel over the median of its kind (host_overhead.py's
@@ -317,7 +328,9 @@ struct HardwareProfile {
     bool builtin = false;             // source tree with builtin set; empty for a profile made in code
     GpuRates gpu;
     MemoryRates memory;
-    std::map<std::string, GemmEfficiency> gemm;  // by dtype name: "bf16", "fp16", "fp8", "fp32"
+    // by dtype name: "bf16", "fp16", "fp8" (the harness's cuBLASLt grid), "fp32"; and torch._scaled_mm as Float8Linear
+    // calls it: "fp8_tensorwise", "fp8_rowwise", each with "_fast_accum" (calibration/pytorch/fp8_bench.py)
+    std::map<std::string, GemmEfficiency> gemm;
     AttentionRates attention;
     LaunchRates launch;
     NcclModel nccl;

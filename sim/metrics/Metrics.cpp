@@ -36,6 +36,7 @@ struct RankSets {
 // One rank in one step, in picoseconds.
 struct Window {
     std::int64_t step = 0, comp = 0, copy = 0, comm = 0, overlap = 0;
+    std::int64_t holes = 0;  // maximal idle intervals of the window (kernel gaps)
     std::int64_t exposed() const { return comm - overlap; }
     std::int64_t busy() const { return comp + comm - overlap; }
     std::int64_t idle() const { return step - busy(); }
@@ -58,6 +59,10 @@ Window measure(const RankSets& sets, std::int64_t a, std::int64_t b) {
     w.comm = boost::icl::length(comm);
     w.copy = boost::icl::length(sets.copy & win);
     w.overlap = (w.comp > 0 && w.comm > 0) ? boost::icl::length(comp & comm) : 0;
+    IntervalSet idle(win);
+    idle -= comp;
+    idle -= comm;
+    w.holes = static_cast<std::int64_t>(boost::icl::interval_count(idle));
     return w;
 }
 
@@ -195,6 +200,18 @@ double gpuBusyPct(const std::vector<std::vector<Window>>& windows, const Measure
             }
         }
     return busy_pct_n > 0 ? busy_pct_sum / busy_pct_n : 0.0;
+}
+
+// kernel_gap_us_mean: the idle time of every rank's measured windows over their holes.
+double kernelGapUs(const std::vector<std::vector<Window>>& windows, const Measured& m) {
+    std::int64_t idle = 0, holes = 0;
+    for (int r = 0; r < m.ranks; ++r)
+        for (int s = m.first; s < m.steps; ++s) {
+            const Window& w = windows[static_cast<std::size_t>(r)][static_cast<std::size_t>(s)];
+            idle += w.idle();
+            holes += w.holes;
+        }
+    return holes > 0 ? static_cast<double>(idle) * 1e-6 / static_cast<double>(holes) : 0.0;
 }
 
 // Every step (warm-up included): the slowest rank's time, the other quantities' mean over ranks.
@@ -341,6 +358,7 @@ Results computeMetrics(const Timeline& tl, const Workload& wl, double peak_flops
     out.per_step = perStep(windows, m);
     meansOverRanks(out, m);
     out.gpu_busy_pct = gpuBusyPct(windows, m);
+    out.kernel_gap_us_mean = kernelGapUs(windows, m);
     out.sm_clock_mhz = smClockMhz(tl, m);
     out.warnings = tl.warnings;
     throughput(out, wl, peak_flops, m.ranks);
@@ -415,6 +433,7 @@ Results aggregateSamples(const std::vector<Results>& samples) {
     out.exposed_comm_ms = mean(&Results::exposed_comm_ms);
     out.idle_ms = mean(&Results::idle_ms);
     out.gpu_busy_pct = mean(&Results::gpu_busy_pct);
+    out.kernel_gap_us_mean = mean(&Results::kernel_gap_us_mean);
     out.collectives.count = mean([](const Results& s) { return s.collectives.count; });
     out.collectives.bytes = mean([](const Results& s) { return s.collectives.bytes; });
     out.collectives.algbw_GBps = mean([](const Results& s) { return s.collectives.algbw_GBps; });

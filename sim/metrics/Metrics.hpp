@@ -10,6 +10,8 @@
 //   exposed_comm  = |T_comm \ T_comp| = |T_comm| − overlap
 //   idle          = |W| − |T_comp ∪ T_comm|
 //   gpu_busy_pct  = 100 · |T_comp ∪ T_comm| / |W|
+//   kernel_gap_us_mean = Σ idle / Σ holes over the measured windows of every rank, a hole a maximal interval of W
+//                    outside T_comp ∪ T_comm (the mean gap between the GPU's kernels; seed case S5)
 // A rank's value is the mean over the measured steps, M = {1 .. S−1} (M = {0} when only one step ran: step 0
 // pays warm-up — allocator, NCCL communicator setup, DDP bucket rebuild — and is not steady state); the
 // reported value is the mean over ranks of the ranks' values (overlap_ratio included: a mean of ratios).

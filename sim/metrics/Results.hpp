@@ -113,6 +113,7 @@ struct Results {
     double exposed_comm_ms = 0.0;
     double idle_ms = 0.0;
     double gpu_busy_pct = 0.0;               // 100 · |T_comp ∪ T_comm| / step, mean over steps and ranks
+    double kernel_gap_us_mean = 0.0;         // mean idle interval between the GPU's kernels (Metrics.hpp)
     // The SM clock the steps ran at under the power limit (MHz), mean over the measured steps and the ranks; absent
     // where the profile has no power model.
     std::optional<double> sm_clock_mhz;

@@ -64,6 +64,7 @@ nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name
     j["exposed_comm_ms"] = num(r.exposed_comm_ms);
     j["idle_ms"] = num(r.idle_ms);
     j["gpu_busy_pct"] = num(r.gpu_busy_pct);
+    j["kernel_gap_us_mean"] = num(r.kernel_gap_us_mean);
     j["sm_clock_mhz"] = num(r.sm_clock_mhz);
     if (r.pp_bubble_ratio) j["pp_bubble_ratio"] = num(r.pp_bubble_ratio);
 

@@ -63,6 +63,7 @@ std::string textSummary(const Results& r, const std::string& name) {
     line("exposed comm", r.exposed_comm_ms, 3, "ms", spreadNote(r.exposed_comm_ms_spread));
     line("idle", r.idle_ms, 3, "ms", spreadNote(r.idle_ms_spread));
     line("GPU busy", r.gpu_busy_pct, 1, "%");
+    line("kernel gap (mean)", r.kernel_gap_us_mean, 1, "us");
     if (r.sm_clock_mhz) line("SM clock", *r.sm_clock_mhz, 0, "MHz", "at the power limit the step's load sets");
     if (r.pp_bubble_ratio) line("pipeline bubble", 100 * *r.pp_bubble_ratio, 1, "%", "of the pipeline's span, per stage");
     const CollectiveResults& c = r.collectives;

@@ -25,7 +25,8 @@ STEPSIM_ENUM_NAMES(RankOrder, {RankOrder::tp_dp_pp, "tp-dp-pp"}, {RankOrder::tp_
                    {RankOrder::dp_tp_pp, "dp-tp-pp"}, {RankOrder::dp_pp_tp, "dp-pp-tp"}, {RankOrder::pp_tp_dp, "pp-tp-dp"},
                    {RankOrder::pp_dp_tp, "pp-dp-tp"})
 STEPSIM_ENUM_NAMES(CommHook, {CommHook::none, "none"}, {CommHook::fp16_compress, "fp16_compress"},
-                   {CommHook::bf16_compress, "bf16_compress"}, {CommHook::powersgd, "powersgd"})
+                   {CommHook::bf16_compress, "bf16_compress"}, {CommHook::powersgd, "powersgd"},
+                   {CommHook::quantize_8bit, "quantize_8bit"}, {CommHook::quantize_4bit, "quantize_4bit"})
 STEPSIM_ENUM_NAMES(BackwardPrefetch, {BackwardPrefetch::pre, "pre"}, {BackwardPrefetch::post, "post"},
                    {BackwardPrefetch::none, "none"})
 STEPSIM_ENUM_NAMES(CompileMode, {CompileMode::default_, "default"}, {CompileMode::reduce_overhead, "reduce-overhead"},

@@ -124,8 +124,8 @@ void checkGemm(const Checks& k, const HardwareProfile& p) {
             k.fail(path, fmt::format("unknown dtype; expected one of {}", joined(kGemmDtypes)));
         const double peak = dtype == "bf16"   ? g.peak_tflops_bf16
                             : dtype == "fp16" ? g.peak_tflops_fp16
-                            : dtype == "fp8"  ? g.peak_tflops_fp8
-                                              : g.peak_tflops_fp32;
+                            : dtype.starts_with("fp8") ? g.peak_tflops_fp8  // fp8 and torch._scaled_mm's variants
+                                                       : g.peak_tflops_fp32;
         k.fraction(path + ".max_efficiency", e.max_efficiency);
         k.positive(path + ".k_half", e.k_half);
         if (e.tile_m < 1) k.fail(path + ".tile_m", fmt::format("expected a positive integer, got {}", e.tile_m));

@@ -13,7 +13,9 @@ namespace stepsim {
 class YamlReader;
 
 // The dtypes the `gemm` section may map.
-inline constexpr std::array<std::string_view, 4> kGemmDtypes = {"bf16", "fp16", "fp8", "fp32"};
+inline constexpr std::array<std::string_view, 8> kGemmDtypes = {
+    "bf16", "fp16", "fp8", "fp32", "fp8_tensorwise", "fp8_tensorwise_fast_accum", "fp8_rowwise",
+    "fp8_rowwise_fast_accum"};
 
 // `version`: the file's stepsim_profile.
 void checkProfile(const YamlReader& r, int version, const HardwareProfile& p);

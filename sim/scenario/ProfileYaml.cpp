@@ -91,12 +91,14 @@ struct ProfileDocument {
     HardwareProfile profile;
 };
 
-constexpr std::array<std::string_view, 19> kMemoryKernelKinds = {
+constexpr std::array<std::string_view, 31> kMemoryKernelKinds = {
     "elementwise",    "cast_up",           "cast_down",            "norm_forward",
     "norm_backward",  "optimizer",         "residual_add",         "optimizer_bf16",
     "log_softmax_forward", "log_softmax_backward", "log_softmax_forward_fp32", "log_softmax_backward_fp32",
     "optimizer_foreach", "optimizer_foreach_bf16", "norm_weight_grad", "rms_forward", "rms_backward",
-    "rms_weight_grad", "gelu_forward"};
+    "rms_weight_grad", "gelu_forward", "fp8_abs", "fp8_amax", "fp8_amax_rows", "fp8_amax_cols", "fp8_scale_math",
+    "fp8_upcast", "fp8_scale_mul", "fp8_clamp", "fp8_quantize", "fp8_transpose", "fp8_post_scale",
+    "fp8_post_scale_mul"};
 
 }  // namespace
 
@@ -168,6 +170,14 @@ void describe(V& v, StepGaps& g) {
 }
 
 template <class V>
+void describe(V& v, Fp8LinearHost& h) {
+    v.field("tensorwise_forward_us", h.tensorwise_forward_us);
+    v.field("tensorwise_backward_us", h.tensorwise_backward_us);
+    v.field("rowwise_forward_us", h.rowwise_forward_us);
+    v.field("rowwise_backward_us", h.rowwise_backward_us);
+}
+
+template <class V>
 void describe(V& v, CheckpointHost& c) {
     v.field("selective_forward", c.selective_forward_us);
     v.field("selective_backward", c.selective_backward_us);
@@ -199,6 +209,7 @@ void describe(V& v, LaunchRates& l) {
     v.field("gemm_gap_by_shape", l.gemm_gap_by_shape);
     v.field("gemm_gap_beside_transfer_by_shape", l.gemm_gap_beside_transfer_by_shape);
     v.section("checkpoint_host_us", l.checkpoint_host_us);
+    v.section("fp8_linear_host_per_kernel", l.fp8_linear_host_per_kernel);
     v.section("nccl_host", l.nccl_host);
     v.section("host_cost_spread", l.host_cost_spread);
 }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/workload/Expand.hpp"
+#include "sim/workload/QuantizedAllReduce.hpp"
 
 namespace stepsim {
 
@@ -90,6 +91,10 @@ void DdpSchedule::launchReadyBuckets() {
         const Bucket& bk = buckets[next_bucket_];
         const std::string name = fmt::format("bucket {}", next_bucket_);
         double bytes = bk.bytes;
+        if (const int bits = quantizedHookBits(c_.sc.ddp.comm_hook); bits > 0) {
+            done_events_[next_bucket_] = quantizedAllReduce(b_, c_, name, bytes, bits, eager_s_, nccl_s_);
+            continue;
+        }
         const std::uint32_t ev = b_.record(kComputeStream);
         b_.wait(kCommStream, ev);
         if (compress_) {

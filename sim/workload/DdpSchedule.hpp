@@ -7,6 +7,7 @@
 //   a bucket whose gradients are all ready launches its all-reduce on the NCCL stream, which first waits for the
 //     compute stream; buckets strictly in index order, each at the host cost of an NCCL issue (launch.nccl_host);
 //     with the fp16/bf16 compression hook a bucket is cast down (1.5 accesses per byte) and reduced at half its size;
+//     with a quantizing hook (quantize_8bit, quantize_4bit) the bucket goes through QuantizedAllReduce.hpp;
 //   finalize_backward: the compute stream waits for every bucket's all-reduce (decompressed: 3 accesses per byte);
 //     unless gradient_as_bucket_view, each bucket is copied back into the gradients, one eager op per parameter.
 // The first step reduces everything in one bucket; later steps use the buckets rebuilt in gradient-ready order

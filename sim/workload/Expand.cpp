@@ -49,8 +49,8 @@ void checkSupported(const Scenario& sc) {
         unsupported("model.tied_embeddings", "tied embeddings across pipeline stages (parallel.pp > 1)");
     if (sc.compile.enabled && (sc.parallel.tp > 1 || sc.parallel.pp > 1))
         unsupported("compile.enabled", "torch.compile with tensor or pipeline parallelism");
-    if (sc.fp8.enabled) unsupported("fp8.enabled", "FP8 training");
-    if (sc.training.compute_dtype == DType::fp8) unsupported("training.compute_dtype", "FP8 compute (FP8 training)");
+    if (fp8Training(sc) && (sc.parallel.tp > 1 || sc.parallel.pp > 1))
+        unsupported("fp8.enabled", "FP8 training with tensor or pipeline parallelism");
     if (sc.ddp.comm_hook == CommHook::powersgd) unsupported("ddp.comm_hook", "PowerSGD");
     if (sc.training.optimizer != Optimizer::adamw) unsupported("training.optimizer", "an optimizer other than adamw");
 }
@@ -97,6 +97,8 @@ std::vector<std::string> warnings(const StepContext& c) {
                                   "measured grid (priced by the model alone)",
                                   c.out_of_domain / std::max(1, c.sc.sim.steps)));
     if (c.world <= 1) out.push_back("one GPU: no data-parallel communication is simulated");
+    if (fp8Training(c.sc))
+        for (std::string& w : fp8SlowerWarnings(c)) out.push_back(std::move(w));
     return out;
 }
 
@@ -108,9 +110,17 @@ Scenario computeScenario(const Scenario& sc) {
     return out;
 }
 
+// training.compute_dtype: fp8 asks for FP8 linears (fp8.enabled) with every other op in bf16.
+Scenario withFp8Linears(const Scenario& sc) {
+    Scenario out = sc;
+    if (sc.training.compute_dtype == DType::fp8) out.training.compute_dtype = DType::bf16, out.fp8.enabled = true;
+    return out;
+}
+
 }  // namespace
 
-Expansion expand(const Scenario& sc, const CostModel& cost) {
+Expansion expand(const Scenario& input, const CostModel& cost) {
+    const Scenario sc = withFp8Linears(input);
     checkSupported(sc);
     if (sc.parallel.tp > 1 || sc.parallel.pp > 1) return expandParallel3d(sc, cost);
     Expansion out;

@@ -74,10 +74,13 @@ Fsdp2Schedule::Fsdp2Schedule(const StepContext& shard, const StepContext& comput
     groups_.resize(std::size_t(shard.t.L) + 1);
     for (int l = 0; l < shard.t.L; ++l) groups_[std::size_t(l)].name = fmt::format("h.{}", l);
     groups_.back().name = "root";
+    fp8_gather_ = fp8Training(shard.sc) && shard.sc.fp8.fp8_all_gather;
+    sync_convert_ = fp8Training(shard.sc) && shard.sc.fp8.sync_after_all_gather;
     for (std::size_t i = 0; i < shard.params.size(); ++i) {
         const ParamInfo& p = shard.params[i];
         Group& g = p.layer < 0 ? groups_.back() : groups_[std::size_t(p.layer)];
         g.numel += p.numel;
+        if (fp8_gather_ && p.matmul) g.fp8_numel += p.numel;
         g.params.push_back(i);
     }
 }
@@ -142,9 +145,21 @@ void Fsdp2Schedule::unshard(std::size_t gi) {
     if (gather_ != shard_.sc.training.param_dtype)
         kernel(g.name + " fsdp all_gather cast to param_dtype", (pe_ + ge_) * local,
                ge_ < pe_ ? MemKind::cast_down : MemKind::cast_up, kCopyInStream);
-    kernel(g.name + " fsdp all_gather_copy_in", 2 * ge_ * local, MemKind::elementwise, kCopyInStream);
+    if (fp8_gather_)
+        for (std::size_t i : g.params) {
+            if (!shard_.params[i].matmul) continue;
+            const double n = shard_.params[i].numel / double(world_), name_bytes = 8 * n;
+            const std::string w = shard_.params[i].name;
+            if (pe_ != 4) kernel(w + " fp8 pre_all_gather to fp32", (pe_ + 4) * n, MemKind::fp8_upcast, kCopyInStream);
+            kernel(w + " fp8 pre_all_gather scale mul", name_bytes, MemKind::fp8_scale_mul, kCopyInStream);
+            kernel(w + " fp8 pre_all_gather clamp", name_bytes, MemKind::fp8_clamp, kCopyInStream);
+            kernel(w + " fp8 pre_all_gather to fp8", 5 * n, MemKind::fp8_quantize, kCopyInStream);
+        }
+    kernel(g.name + " fsdp all_gather_copy_in", 2 * gatherBytes(g) / double(world_), MemKind::elementwise,
+           kCopyInStream);
     b_.wait(kAllGatherStream, b_.record(kCopyInStream));
-    collective(g.name + " fsdp all_gather", CollectiveKind::all_gather, ge_ * g.numel, gather_, kAllGatherStream);
+    collective(g.name + " fsdp all_gather", CollectiveKind::all_gather, gatherBytes(g), fp8_gather_ ? DType::fp8 : gather_,
+               kAllGatherStream);
     g.all_gather = last_collective_->second;
 }
 
@@ -164,15 +179,36 @@ void Fsdp2Schedule::waitForUnshard(std::size_t gi, bool forward) {
             kernel(shard_.params[i].name + " fsdp unshard copy", (pe_ + ge_) * shard_.params[i].numel,
                    ge_ == pe_ ? MemKind::elementwise : MemKind::cast_down, kComputeStream);
     } else {
-        kernel(g.name + " fsdp split_with_sizes_copy", 2 * ge_ * g.numel, MemKind::elementwise, kComputeStream);
+        kernel(g.name + " fsdp split_with_sizes_copy", 2 * gatherBytes(g), MemKind::elementwise, kComputeStream);
     }
     const std::uint32_t copy_out = b_.record(kComputeStream);
+    if (sync_convert_) {
+        b_.hostSync(copy_out);
+        double linear = 0;
+        for (std::size_t i : g.params)
+            if (shard_.params[i].matmul) linear += shard_.params[i].numel;
+        kernel(g.name + " fp8<->bf16 conversion (synchronizing)", 3 * linear, MemKind::cast_up, kComputeStream);
+    }
     if (forward && world_ > 1) all_gather_state_ = copy_out;
     else allGatherStreamsWait(copy_out);
     g.unsharded = true;
 }
 
+void Fsdp2Schedule::precomputeFp8Scales() {
+    double local = 0, weights = 0;
+    for (const ParamInfo& p : shard_.params)
+        if (p.matmul) local += p.numel / double(world_), weights += 1;
+    kernel("fp8 precompute scales foreach_norm(inf)", pe_ * local, MemKind::fp8_amax, kComputeStream);
+    kernel("fp8 precompute scales stack", 8 * weights, MemKind::fp8_scale_math, kComputeStream);
+    b_.wait(kAllGatherStream, b_.record(kComputeStream));
+    collective("fp8 amax all_reduce (MAX)", CollectiveKind::all_reduce, 4 * weights, DType::fp32, kAllGatherStream);
+    b_.wait(kComputeStream, last_collective_->second);
+    for (const char* op : {"clamp", "reciprocal", "mul"})
+        kernel(std::string("fp8 precompute scales ") + op, 8 * weights, MemKind::fp8_scale_math, kComputeStream);
+}
+
 void Fsdp2Schedule::beforeForward() {
+    if (fp8_gather_ && world_ > 1) precomputeFp8Scales();
     // _root_pre_forward: the all-gather streams wait for the compute stream (the previous optimizer step).
     allGatherStreamsWait(b_.record(kComputeStream));
     unshard(root());

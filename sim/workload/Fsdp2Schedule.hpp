@@ -41,6 +41,17 @@
 // Host costs: each FSDP kernel one eager op (launch.eager_host), each collective an NCCL issue (launch.nccl_host).
 //   The hooks' own Python (per group and per parameter: views, storage resizes, DTensor wrapping) is not measured by
 //   any profile and costs nothing here; nor is DTensor's dispatch in the optimizer's foreach step.
+// FP8 all-gather (fp8.fp8_all_gather, torchao's WeightWithDynamicFloat8CastTensor with
+//   precompute_float8_dynamic_scale_for_fsdp, as torchtitan runs it): once per step, before the forward, the compute
+//   stream takes the amax of every local Linear weight shard (_foreach_norm(ord=inf): one launch over p·n_mm/N bytes,
+//   then a stack), all-reduces the amaxes with MAX (4 bytes each) and turns them into scales (clamp, reciprocal,
+//   multiply); each unshard casts the local Linear weight shards to fp8 with their scale (multiply, clamp, to fp8: one
+//   launch each per weight) on the copy-in stream, and the group's Linear weights travel as 1 byte per element (its
+//   other parameters in the gather dtype), so the all-gather and the copies around it move n_mm bytes for them.
+//   The step's Float8Linears then skip their weight casts (Fp8Linear.hpp).
+// Seed case S5 (fp8.sync_after_all_gather): after each copy-out the host waits for it (an FP8<->BF16 conversion of the
+//   gathered Linear weights that synchronizes, as a .item() or a cross-stream check would), then the conversion runs
+//   on the compute stream (3 bytes per element), before the block's GEMMs.
 // Sharding pads each parameter's first dimension to a multiple of N; the padding is ignored (n/N per rank).
 //
 // Memory per GPU (MemoryEstimate; N ranks, n parameters, n_b the largest block's, n_r the root's, n_mm in Linear
@@ -103,6 +114,7 @@ private:
     struct Group {
         std::string name;                  // "h.3" or "root"
         double numel = 0;                  // parameters (unsharded)
+        double fp8_numel = 0;              // of which Linear weights gathered in fp8 (fp8.fp8_all_gather)
         std::vector<std::size_t> params;   // indices into StepContext::params
         bool unsharded = false;
         std::optional<std::uint32_t> all_gather;   // all-gather issued, not yet waited for (its event)
@@ -116,6 +128,8 @@ private:
     void allGatherStreamsWait(std::uint32_t event);
     void collective(const std::string& name, CollectiveKind kind, double bytes, DType dtype, std::uint8_t stream);
     void kernel(const std::string& name, double bytes, MemKind kind, std::uint8_t stream);
+    void precomputeFp8Scales();
+    double gatherBytes(const Group& g) const { return ge_ * (g.numel - g.fp8_numel) + g.fp8_numel; }
 
     const StepContext& shard_;
     const StepContext& compute_;
@@ -128,6 +142,8 @@ private:
     std::optional<std::uint32_t> all_gather_state_;     // forward: the copy-out whose all-gather output is kept
     std::optional<std::uint32_t> reduce_scatter_state_;  // the previous reduce-scatter's end
     std::optional<std::pair<std::uint8_t, std::uint32_t>> last_collective_;  // its stream and end event
+    bool fp8_gather_ = false;  // fp8.fp8_all_gather
+    bool sync_convert_ = false;  // fp8.sync_after_all_gather (S5)
     int micro_ = 0;          // micro-steps begun in this step
     bool last_ = false;      // the current micro-step is the step's last
 };

@@ -6,7 +6,10 @@ namespace stepsim {
 
 TransformerStep::TransformerStep(StepContext& c, ProgramBuilder& b, bool accumulate, ParallelSchedule* hooks,
                                  ModelSlice slice)
-    : accumulate_(accumulate), c_(c), b_(b), t_(c.t), hooks_(hooks), slice_(slice), tp_(c, b) {}
+    : accumulate_(accumulate), c_(c), b_(b), t_(c.t), hooks_(hooks), slice_(slice), tp_(c, b) {
+    if (fp8Training(c.sc))
+        fp8_.emplace(c, b, c.sc.parallel.data == DataParallel::fsdp2 && c.sc.fp8.fp8_all_gather);
+}
 
 void TransformerStep::inputMem(const std::string& name, double bytes, MemKind kind) {
     if (input()) b_.mem(name, bytes, kind);
@@ -181,6 +184,8 @@ void TransformerStep::weightCast(const std::string& name, double numel) {
 // `tp`: how the linear is split over the TP group: none (replicated, or the input already gathered), column (its
 // input gathered first under SP) or row (its partial output reduced).
 void TransformerStep::linearForward(const std::string& name, long out, long in, TpSplit tp) {
+    // FP8 linears run without tensor or pipeline parallelism (Expand refuses the two together).
+    if (fp8_ && Fp8Linear::converts(out, in)) return fp8_->forward(name, out, in);
     weightCast(name, double(out) * in);
     if (tp == TpSplit::column) tp_.gatheredGemm(name, t_.T, out, in);
     else if (tp == TpSplit::row) tp_.reducedGemm(name, t_.T, out, in);
@@ -193,13 +198,18 @@ void TransformerStep::linearForward(const std::string& name, long out, long in, 
 // A row-parallel linear's output gradient is gathered from the sequence shards under SP first (`tp` row).
 void TransformerStep::linearBackward(const std::string& name, long out, long in, std::size_t param,
                                      const std::function<void()>& input_grad, TpSplit tp) {
-    if (input()) {
-        if (tp == TpSplit::row) tp_.gatheredGemm(name + " dgrad", t_.T, in, out);
-        else b_.gemm(name + " dgrad", t_.T, in, out);
+    if (fp8_ && Fp8Linear::converts(out, in)) {
+        fp8_->backward(name, out, in);
+        if (input_grad) input_grad();
+    } else {
+        if (input()) {
+            if (tp == TpSplit::row) tp_.gatheredGemm(name + " dgrad", t_.T, in, out);
+            else b_.gemm(name + " dgrad", t_.T, in, out);
+        }
+        if (weight()) b_.gemm(name + " wgrad", out, in, t_.T);
+        if (input_grad && input()) input_grad();
+        if (!weight()) return;
     }
-    if (weight()) b_.gemm(name + " wgrad", out, in, t_.T);
-    if (input_grad && input()) input_grad();
-    if (!weight()) return;
     if (c_.autocast) b_.mem(name + " grad cast", (c_.ce + c_.pe) * double(out) * in, MemKind::cast_up);
     if (param != npos) gradReady(param);
 }

@@ -14,9 +14,11 @@
 #include <cstddef>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "sim/workload/Fp8Linear.hpp"
 #include "sim/workload/ParallelSchedule.hpp"
 #include "sim/workload/ProgramBuilder.hpp"
 #include "sim/workload/StepContext.hpp"
@@ -75,6 +77,7 @@ private:
     ModelSlice slice_;
     BackwardPart part_ = BackwardPart::whole;
     TensorParallel tp_;
+    std::optional<Fp8Linear> fp8_;  // fp8.enabled: the linears Float8Linear converts run in FP8 (Fp8Linear.hpp)
 };
 
 // The order in which one backward makes the parameters' gradients ready (indices into StepContext::params), from a

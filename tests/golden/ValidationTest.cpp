@@ -27,7 +27,7 @@ ValidationTable rerun() {
 // exposed communication of host-bound DDP steps), so a change that makes the predictions worse fails here.
 TEST(Validation, MedianStepTimeErrorDoesNotGrow) {
     const ValidationTable t = rerun();
-    EXPECT_EQ(t.rows.size(), 139u);
+    EXPECT_EQ(t.rows.size(), 145u);
     EXPECT_LE(t.median_abs_error_pct, 5.0);
     EXPECT_LE(t.worst_abs_error_pct, 32.0);
     EXPECT_GE(t.exposed_within_20pct, 25);
@@ -47,7 +47,7 @@ TEST(Validation, MedianStepTimeErrorDoesNotGrow) {
     EXPECT_LE(t.host_bound.median_abs_error_pct, 3.4);
     EXPECT_GE(t.host_bound.exposed_within_20pct, 6);
     EXPECT_EQ(std::size_t(t.gpu_bound.rows + t.host_bound.rows), t.rows.size());
-    EXPECT_EQ(t.host_range_runs, 229);
+    EXPECT_EQ(t.host_range_runs, 232);
     EXPECT_GE(t.host_range_runs_within, 185);
 }
 
@@ -78,7 +78,7 @@ TEST(Validation, SplitsOfOneGlobalBatchPairUp) {
 // the two steps is held against the measured one. The pairs that miss are named beside their bounds.
 TEST(Validation, OneSettingsEffectIsPredicted) {
     const ValidationTable t = rerun();
-    EXPECT_EQ(t.effects.size(), 107u);
+    EXPECT_EQ(t.effects.size(), 112u);
     EXPECT_EQ(t.effects_reproducible.pairs, 83);
     EXPECT_LE(t.effects_reproducible.median_abs_error_pct, 1.2);
     // the worst, one sequence → two accumulating twice at hidden 2048 (3.5%): the model holds the two-sequence step
@@ -106,7 +106,7 @@ TEST(Validation, OneSettingsEffectIsPredicted) {
 TEST(Validation, HeldOutRoundsScoreAsPredictedBeforeTheyRan) {
     ValidationTable t = rerun();
     addHeldout(t, kSrc / "results/validation/heldout/rounds.jsonl");
-    EXPECT_EQ(t.heldout.size(), 101u);
+    EXPECT_EQ(t.heldout.size(), 107u);
     EXPECT_TRUE(t.heldout_waiting.empty());
     EXPECT_LE(t.heldout_all.median_abs_error_pct, 2.5);
     EXPECT_LE(t.heldout_gpu_bound.median_abs_error_pct, 2.5);

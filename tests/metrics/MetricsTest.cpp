@@ -17,6 +17,18 @@ using test::TestRun;
 
 constexpr double kPeak = 1e15;
 
+// Kernel gaps (seed case S5): compute [2,6) and [10,14), comm [14,16), one step of 20: the idle intervals [0,2),
+// [6,10) and [16,20): 10 µs over 3 holes.
+TEST(Metrics, KernelGapIsIdleOverItsIntervals) {
+    TestRun t(1);
+    t.kernel(0, KernelClass::gemm, 2, 6);
+    t.kernel(0, KernelClass::memory, 10, 14);
+    t.comm(0, 14, 16);
+    t.steps(0, {20});
+    const Results r = computeMetrics(t.tl, t.wl, kPeak);
+    EXPECT_DOUBLE_EQ(r.kernel_gap_us_mean, 10.0 / 3.0);
+}
+
 // compute [0,10) and [12,20), comm [5,15), one step of 20.
 // Expect: compute 18, comm 10, overlap |[5,10)|+|[12,15)| = 8, exposed 2, idle 20 − 20 = 0, ratio 8/18.
 TEST(Metrics, OverlapOfKnownIntervalSets) {

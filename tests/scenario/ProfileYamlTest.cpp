@@ -436,7 +436,9 @@ TEST(ProfileYaml, UnknownKeyIsRejected) {
 TEST(ProfileYaml, UnknownGemmDtypeIsRejected) {
     HardwareProfile p = oddProfile();
     p.gemm["int8"] = p.gemm["fp32"];
-    EXPECT_THAT(errorOf(writeProfile(p)), HasSubstr("gemm.int8: unknown key; allowed in gemm: bf16, fp16, fp8, fp32"));
+    EXPECT_THAT(errorOf(writeProfile(p)),
+                HasSubstr("gemm.int8: unknown key; allowed in gemm: bf16, fp16, fp8, fp32, fp8_tensorwise, "
+                          "fp8_tensorwise_fast_accum, fp8_rowwise, fp8_rowwise_fast_accum"));
 }
 
 TEST(ProfileYaml, NegativeHostSpreadIsRejected) {

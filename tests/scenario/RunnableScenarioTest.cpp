@@ -98,14 +98,33 @@ INSTANTIATE_TEST_SUITE_P(
     RunnableScenario, UnmodelledKey,
     ::testing::Values(std::tuple{"ddp", "find_unused_parameters", "true"}, std::tuple{"ddp", "static_graph", "true"},
                       std::tuple{"compile", "loss", "true"}, std::tuple{"compile", "optimizer", "true"},
-                      std::tuple{"compile", "dynamic", "true"}, std::tuple{"fp8", "enabled", "true"},
-                      std::tuple{"fp8", "recipe", "rowwise"}, std::tuple{"fp8", "fp8_all_gather", "true"},
+                      std::tuple{"compile", "dynamic", "true"},
                       std::tuple{"fsdp", "reshard_after_forward", "false"}, std::tuple{"fsdp", "backward_prefetch", "post"},
                       std::tuple{"fsdp", "forward_prefetch", "true"}, std::tuple{"fsdp", "limit_all_gathers", "false"},
                       std::tuple{"parallel", "data", "fsdp1"}, std::tuple{"parallel", "data", "zero3"},
                       std::tuple{"parallel", "data", "hsdp"},
-                      std::tuple{"training", "optimizer", "sgd"}, std::tuple{"training", "compute_dtype", "fp8"},
+                      std::tuple{"training", "optimizer", "sgd"},
                       std::tuple{"ddp", "comm_hook", "powersgd"}, std::tuple{"nccl", "algo", "collnet"}));
+
+// FP8 settings that cannot act are errors naming the key: a recipe or an FP8 all-gather with FP8 off, an FP8
+// all-gather or S5's synchronizing conversion without FSDP2, an FP8 all-gather of rowwise-scaled weights (torchao
+// gathers tensorwise ones only), FP8 beside fp16 autocast or under torch.compile (not modelled).
+TEST(RunnableScenario, Fp8SettingsThatCannotActAreRefused) {
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "fp8: {recipe: rowwise}\n"),
+                HasSubstr("fp8.recipe: an fp8 setting with FP8 training off"));
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "fp8: {enabled: true, fp8_all_gather: true}\n"),
+                HasSubstr("fp8.fp8_all_gather: expected parallel.data: fsdp2"));
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "fp8: {enabled: true, sync_after_all_gather: true}\n"),
+                HasSubstr("fp8.sync_after_all_gather: expected parallel.data: fsdp2"));
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel +
+                        "parallel: {data: fsdp2}\nfp8: {enabled: true, recipe: rowwise, fp8_all_gather: true}\n"),
+                HasSubstr("fp8.fp8_all_gather: expected fp8.recipe: tensorwise"));
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "training: {compute_dtype: fp16}\nfp8: {enabled: true}\n"),
+                HasSubstr("fp8.enabled: FP8 linears beside fp16 autocast"));
+    EXPECT_EQ(errorOf("stepsim: 1\n" + kModel + "fp8: {enabled: true, recipe: rowwise}\n"), "");
+    EXPECT_EQ(errorOf("stepsim: 1\n" + kModel + "training: {compute_dtype: fp8}\n"), "");
+    EXPECT_EQ(errorOf("stepsim: 1\n" + kModel + "ddp: {comm_hook: quantize_4bit}\n"), "");
+}
 
 TEST(RunnableScenario, UnmodelledKeyAtItsDefaultIsRead) {
     EXPECT_EQ(errorOf("stepsim: 1\n" + kModel +

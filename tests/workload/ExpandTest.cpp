@@ -26,14 +26,13 @@ TEST(Expand, ModelFlopsAreSixNTPlusAttention) {
     EXPECT_DOUBLE_EQ(e.workload.model_flops_per_step, 6 * n_linear * T + 7 * b * s * s * h * L);
 }
 
-// Features not modelled yet are refused with the key named, never silently ignored: FSDP1, and FP8 compute (FP8
-// training, not a 1-byte autocast, which PyTorch does not have).
+// Features not modelled yet are refused with the key named, never silently ignored: FSDP1 and torch.compile.
 TEST(Expand, UnsupportedFeatureIsAnErrorNamingTheKey) {
     const HardwareProfile prof = builtinProfile("h200-sxm");
     CostModel cost(prof, NcclSpec{}, true);
     const std::vector<std::pair<std::string, std::function<void(Scenario&)>>> cases = {
         {"parallel.data", [](Scenario& sc) { sc.parallel.data = DataParallel::fsdp1; }},
-        {"training.compute_dtype", [](Scenario& sc) { sc.training.compute_dtype = DType::fp8; }}};
+        {"compile.enabled", [](Scenario& sc) { sc.compile.enabled = true; }}};
     for (const auto& [key, set] : cases) {
         Scenario sc = tiny(2);
         sc.source = "x.yaml";
