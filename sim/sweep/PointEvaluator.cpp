@@ -54,18 +54,20 @@ PointEvaluator::Shared PointEvaluator::shared(const Scenario& sc, const SweepPoi
     const std::string cost = keyOf(point, {"cluster.", "nccl."});
     Shared s;
     {
+        // The profile and fabric of a cluster are built once, under the lock, and kept for the evaluator's life: a
+        // cost model keeps a reference to its profile, so it must be built from the one kept.
         const std::lock_guard lock(mutex_);
-        s.profile = profiles_[cluster];
-        s.fabric = fabrics_[cluster];
+        std::shared_ptr<const HardwareProfile>& profile = profiles_[cluster];
+        if (!profile) profile = std::make_shared<const HardwareProfile>(resolveProfile(sc.cluster, source_));
+        std::shared_ptr<const Fabric>& fabric = fabrics_[cluster];
+        if (!fabric) fabric = std::make_shared<const Fabric>(scenarioFabric(sc));
+        s.profile = profile;
+        s.fabric = fabric;
         s.cost = costs_[{std::this_thread::get_id(), cost}];
     }
-    if (!s.profile) s.profile = std::make_shared<const HardwareProfile>(resolveProfile(sc.cluster, source_));
-    if (!s.fabric) s.fabric = std::make_shared<const Fabric>(scenarioFabric(sc));
-    if (!s.cost) s.cost = std::make_shared<const CostModel>(scenarioCostModel(sc, *s.profile));
+    if (s.cost) return s;
+    s.cost = std::make_shared<const CostModel>(scenarioCostModel(sc, *s.profile));
     const std::lock_guard lock(mutex_);
-    // The first built is kept (two threads may build the same profile at once; both are equal).
-    if (!profiles_[cluster]) profiles_[cluster] = s.profile;
-    if (!fabrics_[cluster]) fabrics_[cluster] = s.fabric;
     costs_[{std::this_thread::get_id(), cost}] = s.cost;
     return s;
 }
@@ -89,7 +91,8 @@ PointRecord PointEvaluator::evaluate(const SweepPoint& point) const {
             }
         }
         const Shared sh = shared(sc, point);
-        const Simulation sim = simulate(sc, *sh.profile, *sh.cost, *sh.fabric);
+        // The points already share the cores, so a point's samples run on its own thread.
+        const Simulation sim = simulate(sc, *sh.profile, *sh.cost, *sh.fabric, /*link_usage=*/false, /*threads=*/1);
         r.results = nlohmann::ordered_json::object();
         flatten(toJson(sim.results, sc.name, sim.gpu_memory_gib), "", r.results);
         if (spec_.gpu_hour_usd && sim.results.tokens_per_s > 0)

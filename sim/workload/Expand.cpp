@@ -47,8 +47,13 @@ void checkSupported(const Scenario& sc) {
     }
     if (sc.parallel.pp > 1 && sc.model.tied_embeddings)
         unsupported("model.tied_embeddings", "tied embeddings across pipeline stages (parallel.pp > 1)");
-    if (sc.compile.enabled && (sc.parallel.tp > 1 || sc.parallel.pp > 1))
+    const bool parallel3d = sc.parallel.tp > 1 || sc.parallel.pp > 1;
+    if (parallel3d && sc.compile.enabled)
         unsupported("compile.enabled", "torch.compile with tensor or pipeline parallelism");
+    if (parallel3d && sc.checkpoint.interval_steps > 0)
+        unsupported("checkpoint.interval_steps", "checkpoint I/O with tensor or pipeline parallelism");
+    if (parallel3d && sc.data_loader.modelled)
+        unsupported("data_loader", "the input pipeline with tensor or pipeline parallelism");
     if (fp8Training(sc) && (sc.parallel.tp > 1 || sc.parallel.pp > 1))
         unsupported("fp8.enabled", "FP8 training with tensor or pipeline parallelism");
     if (sc.ddp.comm_hook == CommHook::powersgd) unsupported("ddp.comm_hook", "PowerSGD");
@@ -119,8 +124,8 @@ Scenario withFp8Linears(const Scenario& sc) {
 
 }  // namespace
 
-Expansion expand(const Scenario& input, const CostModel& cost) {
-    const Scenario sc = withFp8Linears(input);
+Expansion expand(const Scenario& given, const CostModel& cost) {
+    const Scenario sc = withFp8Linears(given);
     checkSupported(sc);
     if (sc.parallel.tp > 1 || sc.parallel.pp > 1) return expandParallel3d(sc, cost);
     Expansion out;
