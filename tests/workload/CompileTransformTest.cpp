@@ -163,7 +163,8 @@ TEST(CompileTransform, FusionDepthDividesTheCollectiveCount) {
         for (const Op& op : p.ops)
             if (op.step == 1 && op.kind == OpKind::collective) bytes += op.bytes;
         sc.compile.comm_fusion_depth = 1;
-        for (const Op& op : expand(sc, cost).workload.programs[0].ops)
+        const Program unfused = expand(sc, cost).workload.programs[0];
+        for (const Op& op : unfused.ops)
             if (op.step == 1 && op.kind == OpKind::collective) bytes_one += op.bytes;
         EXPECT_EQ(totals(p).collectives, (one.collectives + k - 1) / k) << "k = " << k;
         EXPECT_DOUBLE_EQ(bytes, bytes_one);
