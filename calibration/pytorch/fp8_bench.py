@@ -178,8 +178,8 @@ def host_records(dev):
             torch.cuda.synchronize()
         fnames = [e.name for e in prof2.events() if e.device_type == torch.autograd.DeviceType.CUDA]
         # Five calls a round: their kernels (at most 5 · 108) stay below CUDA's launch queue (~1024 entries), which
-        # would otherwise block the host behind the held GPU (run fp8-1 queued 20 backward calls, 1160 kernels, and
-        # timed the hold: 2.7 ms a call against 50 ms of hold for 20).
+        # would otherwise block the host behind the held GPU and time the hold instead of the launches (why the
+        # queue-stalled records are kept out of the fit: calibration/profiles/h200x2/NOTES.md, FP8).
         fw, bw = [], []
         calls = 5
         for _ in range(15):

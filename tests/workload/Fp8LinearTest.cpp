@@ -63,7 +63,7 @@ double stepGemmSeconds(const Expansion& e) {
 
 // GPT-2 small's width at 8192 tokens: the casts cost more than the FP8 GEMMs save, the step is slower and the
 // warnings name the shapes. At hidden 8192 the FP8 GEMMs take less time than BF16's and the step's penalty shrinks
-// (eager FP8 still loses there: measured 1.34x on H200, validation round fp8-1).
+// (eager FP8 still loses there, as measured: results/validation/measured/measured.jsonl, s1-l2-h8192-s2048-mb4-fp8tw).
 TEST(Fp8Linear, Fp8StepSlowerThanBf16WhereCastsDominate) {
     const HardwareProfile prof = builtinProfile("h200x2");
     CostModel cost(prof, NcclSpec{}, true);
