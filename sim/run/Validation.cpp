@@ -24,6 +24,13 @@ const nlohmann::json& need(const nlohmann::json& j, const char* key, const std::
     return j.at(key);
 }
 
+// A measured step time: a positive number of milliseconds.
+double positiveMs(const nlohmann::json& v, const std::string& file, int line, const char* key) {
+    if (!v.is_number() || !(v.get<double>() > 0.0))
+        throw inputError(file, line, key, "expected a positive step time in milliseconds, got " + v.dump());
+    return v.get<double>();
+}
+
 // The exposed-communication target: within 20% of the measurement, or 0.2 ms where that is less.
 bool exposedClose(double abs_error_ms, double measured_ms) { return abs_error_ms <= std::max(0.2, 0.2 * measured_ms); }
 
@@ -166,86 +173,95 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
         } catch (const nlohmann::json::parse_error& e) {
             throw inputError(file, line, "", std::string("not a JSON object: ") + e.what());
         }
-        if (j.value("status", std::string("ok")) != "ok") continue;
-        ValidationRow r;
-        r.id = need(j, "id", file, line).get<std::string>();
-        r.run_ms.push_back(need(need(j, "step_time_ms", file, line), "median", file, line).get<double>());
-        // Comm figures: candidate profiles (the first run's, then each repeat's), each with its run's step.
-        struct CommProfile {
-            double step_ms, span_ms, exposed_ms, overlap;
-            bool cuda_only;
-        };
-        std::vector<CommProfile> profiles;
-        // Steady state (train_gpt.py --steady-steps: consecutive steps profiled unsynchronized, as the timed steps
-        // run): exposed comm and overlap ratio per step, from the first run and each repeat that has them, when the
-        // profiled steps ran within 10% of the run's timed step (the profiler's per-launch cost slows host-bound
-        // steps, and their overlap with them).
-        std::vector<double> steady_exposed, steady_overlap;
-        auto steadyTrusted = [](double profiled_ms, double timed_ms) {
-            return profiled_ms > 0 && std::abs(profiled_ms - timed_ms) <= 0.10 * timed_ms;
-        };
-        if (j.contains("steady") && j["steady"].contains("exposed_comm_ms")) {
-            std::vector<double> steps = j["steady"].value("step_time_ms", std::vector<double>{});
-            if (!steps.empty() && steadyTrusted(median(steps), r.run_ms.front())) {
-                steady_exposed.push_back(j["steady"].value("exposed_comm_ms", 0.0));
-                steady_overlap.push_back(j["steady"].value("overlap_ratio", 0.0));
-            }
-        }
-        if (j.contains("profile") && j["profile"].contains("primary")) {
-            const nlohmann::json& p = j["profile"]["primary"];
-            profiles.push_back({r.run_ms.front(), p.value("span_ms", 0.0), p.value("exposed_comm_ms", 0.0),
-                                p.value("overlap_ratio", 0.0),
-                                j["profile"].value("mode", std::string()).rfind("cuda only", 0) == 0});
-        }
-        if (j.contains("step_time_ms_repeats") && j["step_time_ms_repeats"].is_array())
-            for (const auto& rep : j["step_time_ms_repeats"]) {
-                r.run_ms.push_back(rep.value("median", 0.0));
-                if (rep.contains("steady_exposed_comm_ms") && steadyTrusted(rep.value("steady_step_ms", 0.0), r.run_ms.back())) {
-                    steady_exposed.push_back(rep.value("steady_exposed_comm_ms", 0.0));
-                    steady_overlap.push_back(rep.value("steady_overlap_ratio", 0.0));
-                }
-                if (rep.contains("span_ms") && rep["span_ms"].is_number())
-                    profiles.push_back({r.run_ms.back(), rep.value("span_ms", 0.0), rep.value("exposed_comm_ms", 0.0),
-                                        rep.value("overlap_ratio", 0.0),
-                                        rep.value("profile_mode", std::string()).rfind("cuda only", 0) == 0});
-            }
-        r.measured_ms = median(r.run_ms);
-        const auto [lo, hi] = std::minmax_element(r.run_ms.begin(), r.run_ms.end());
-        r.run_spread_pct = 100.0 * (*hi - *lo) / r.measured_ms;
-        r.reproducible = r.run_ms.size() >= 2 && r.run_spread_pct <= kReproducibleSpreadPct;
-        const std::filesystem::path scenario = scenario_dir / (r.id + ".yaml");
-        std::vector<std::string> overrides;
-        if (!profile.empty()) overrides.push_back("cluster.profile=" + profile);
-        const Scenario sc = loadScenario(scenario, overrides);
-        r.gpus = sc.cluster.worldSize();
-        settings.push_back(scenarioSettings(sc));
-        const Simulation sim = simulate(sc, resolveProfile(sc.cluster, scenario.string()));
-        r.predicted_ms = sim.results.step_time_ms;
-        r.host_bound = sim.host_bound;
-        if (r.host_bound) r.host_range_ms = sim.host_range_ms;
-        r.error_pct = 100.0 * (r.predicted_ms - r.measured_ms) / r.measured_ms;
-        if (r.gpus > 1 && !steady_exposed.empty()) {
-            r.steady_runs = static_cast<int>(steady_exposed.size());
-            r.comm_trusted = true;
-            r.measured_exposed_ms = median(steady_exposed);
-            r.measured_overlap = median(steady_overlap);
-        } else if (r.gpus > 1 && !profiles.empty()) {
-            // One isolated profiled step: the first within 10% of its run's step, CUDA-only preferred.
-            auto trusted = [](const CommProfile& c) {
-                return c.span_ms > 0 && std::abs(c.span_ms - c.step_ms) <= 0.10 * c.step_ms;
+        if (!j.is_object()) throw inputError(file, line, "", "expected a JSON object (one measured run), got " + j.dump());
+        // A value of the wrong JSON type anywhere in the record is bad input, named with its line.
+        try {
+            if (j.value("status", std::string("ok")) != "ok") continue;
+            ValidationRow r;
+            r.id = need(j, "id", file, line).get<std::string>();
+            if (r.id.empty() || r.id.find('/') != std::string::npos)
+                throw inputError(file, line, "id", "expected a configuration id (a scenario's file stem), got '" + r.id + "'");
+            r.run_ms.push_back(positiveMs(need(need(j, "step_time_ms", file, line), "median", file, line), file, line,
+                                          "step_time_ms.median"));
+            // Comm figures: candidate profiles (the first run's, then each repeat's), each with its run's step.
+            struct CommProfile {
+                double step_ms, span_ms, exposed_ms, overlap;
+                bool cuda_only;
             };
-            const CommProfile* use = &profiles.front();
-            for (const CommProfile& c : profiles)
-                if (trusted(c) && (!trusted(*use) || (c.cuda_only && !use->cuda_only))) use = &c;
-            r.comm_trusted = trusted(*use);
-            r.measured_exposed_ms = use->exposed_ms;
-            r.measured_overlap = use->overlap;
+            std::vector<CommProfile> profiles;
+            // Steady state (train_gpt.py --steady-steps: consecutive steps profiled unsynchronized, as the timed steps
+            // run): exposed comm and overlap ratio per step, from the first run and each repeat that has them, when the
+            // profiled steps ran within 10% of the run's timed step (the profiler's per-launch cost slows host-bound
+            // steps, and their overlap with them).
+            std::vector<double> steady_exposed, steady_overlap;
+            auto steadyTrusted = [](double profiled_ms, double timed_ms) {
+                return profiled_ms > 0 && std::abs(profiled_ms - timed_ms) <= 0.10 * timed_ms;
+            };
+            if (j.contains("steady") && j["steady"].contains("exposed_comm_ms")) {
+                std::vector<double> steps = j["steady"].value("step_time_ms", std::vector<double>{});
+                if (!steps.empty() && steadyTrusted(median(steps), r.run_ms.front())) {
+                    steady_exposed.push_back(j["steady"].value("exposed_comm_ms", 0.0));
+                    steady_overlap.push_back(j["steady"].value("overlap_ratio", 0.0));
+                }
+            }
+            if (j.contains("profile") && j["profile"].contains("primary")) {
+                const nlohmann::json& p = j["profile"]["primary"];
+                profiles.push_back({r.run_ms.front(), p.value("span_ms", 0.0), p.value("exposed_comm_ms", 0.0),
+                                    p.value("overlap_ratio", 0.0),
+                                    j["profile"].value("mode", std::string()).rfind("cuda only", 0) == 0});
+            }
+            if (j.contains("step_time_ms_repeats") && j["step_time_ms_repeats"].is_array())
+                for (const auto& rep : j["step_time_ms_repeats"]) {
+                    r.run_ms.push_back(positiveMs(need(rep, "median", file, line), file, line, "step_time_ms_repeats[].median"));
+                    if (rep.contains("steady_exposed_comm_ms") && steadyTrusted(rep.value("steady_step_ms", 0.0), r.run_ms.back())) {
+                        steady_exposed.push_back(rep.value("steady_exposed_comm_ms", 0.0));
+                        steady_overlap.push_back(rep.value("steady_overlap_ratio", 0.0));
+                    }
+                    if (rep.contains("span_ms") && rep["span_ms"].is_number())
+                        profiles.push_back({r.run_ms.back(), rep.value("span_ms", 0.0), rep.value("exposed_comm_ms", 0.0),
+                                            rep.value("overlap_ratio", 0.0),
+                                            rep.value("profile_mode", std::string()).rfind("cuda only", 0) == 0});
+                }
+            r.measured_ms = median(r.run_ms);
+            const auto [lo, hi] = std::minmax_element(r.run_ms.begin(), r.run_ms.end());
+            r.run_spread_pct = 100.0 * (*hi - *lo) / r.measured_ms;
+            r.reproducible = r.run_ms.size() >= 2 && r.run_spread_pct <= kReproducibleSpreadPct;
+            const std::filesystem::path scenario = scenario_dir / (r.id + ".yaml");
+            std::vector<std::string> overrides;
+            if (!profile.empty()) overrides.push_back("cluster.profile=" + profile);
+            const Scenario sc = loadScenario(scenario, overrides);
+            r.gpus = sc.cluster.worldSize();
+            settings.push_back(scenarioSettings(sc));
+            const Simulation sim = simulate(sc, resolveProfile(sc.cluster, scenario.string()));
+            r.predicted_ms = sim.results.step_time_ms;
+            r.host_bound = sim.host_bound;
+            if (r.host_bound) r.host_range_ms = sim.host_range_ms;
+            r.error_pct = 100.0 * (r.predicted_ms - r.measured_ms) / r.measured_ms;
+            if (r.gpus > 1 && !steady_exposed.empty()) {
+                r.steady_runs = static_cast<int>(steady_exposed.size());
+                r.comm_trusted = true;
+                r.measured_exposed_ms = median(steady_exposed);
+                r.measured_overlap = median(steady_overlap);
+            } else if (r.gpus > 1 && !profiles.empty()) {
+                // One isolated profiled step: the first within 10% of its run's step, CUDA-only preferred.
+                auto trusted = [](const CommProfile& c) {
+                    return c.span_ms > 0 && std::abs(c.span_ms - c.step_ms) <= 0.10 * c.step_ms;
+                };
+                const CommProfile* use = &profiles.front();
+                for (const CommProfile& c : profiles)
+                    if (trusted(c) && (!trusted(*use) || (c.cuda_only && !use->cuda_only))) use = &c;
+                r.comm_trusted = trusted(*use);
+                r.measured_exposed_ms = use->exposed_ms;
+                r.measured_overlap = use->overlap;
+            }
+            if (r.measured_exposed_ms) {
+                r.predicted_exposed_ms = sim.results.exposed_comm_ms;
+                r.predicted_overlap = sim.results.overlap_ratio;
+            }
+            t.rows.push_back(std::move(r));
+        } catch (const nlohmann::json::exception& e) {
+            throw inputError(file, line, "", std::string("a value of the wrong type in this measured record: ") + e.what());
         }
-        if (r.measured_exposed_ms) {
-            r.predicted_exposed_ms = sim.results.exposed_comm_ms;
-            r.predicted_overlap = sim.results.overlap_ratio;
-        }
-        t.rows.push_back(std::move(r));
     }
     if (t.rows.empty()) throw inputError(file, 0, "", "no measured runs with status ok");
     const StepErrors all = score(t.rows, [](const ValidationRow&) { return true; });

@@ -457,6 +457,39 @@ void refuseUnmodelledValues(const YamlReader& r, const Scenario& s) {
     r.failUnmodelled();
 }
 
+// Combinations of modelled settings that the workload does not build yet, refused at the key's line (the workload
+// keeps its own check, sim/workload/Expand.cpp, for scenarios built in code): FSDP2's options it has no schedule
+// for, tied embeddings across pipeline stages, and tensor or pipeline parallelism beside torch.compile, FP8 linears,
+// checkpoint I/O or the input pipeline.
+void refuseUnmodelledCombinations(const YamlReader& r, const Scenario& s) {
+    auto refuse = [&](const std::string& path, const std::string& what) {
+        r.fail(path, what + " is not modelled yet by this stepsim version");
+    };
+    if (s.parallel.data == DataParallel::fsdp2) {
+        if (s.fsdp.backward_prefetch == BackwardPrefetch::post)
+            refuse("fsdp.backward_prefetch", "backward_prefetch: post (FSDP1's BACKWARD_POST) with fsdp2");
+        if (s.fsdp.param_dtype == DType::fp8)
+            refuse("fsdp.param_dtype", "an fp8 MixedPrecisionPolicy dtype (FP8 all-gather)");
+        if (s.fsdp.reduce_dtype == DType::fp8)
+            refuse("fsdp.reduce_dtype", "an fp8 MixedPrecisionPolicy dtype (FP8 all-gather)");
+        // training.compute_dtype: fp8 computes every op but the linears in bf16 (sim/workload/Expand.cpp).
+        const DType compute = s.training.compute_dtype == DType::fp8 ? DType::bf16 : s.training.compute_dtype;
+        if (s.fsdp.param_dtype && *s.fsdp.param_dtype != DType::fp32 && *s.fsdp.param_dtype != compute)
+            r.fail("fsdp.param_dtype", "a 16-bit fsdp.param_dtype must equal training.compute_dtype (the step computes "
+                                       "in the dtype its parameters are gathered in)");
+    }
+    if (s.parallel.pp > 1 && s.model.tied_embeddings)
+        refuse("model.tied_embeddings", "tied embeddings across pipeline stages (parallel.pp > 1)");
+    if (s.parallel.tp == 1 && s.parallel.pp == 1) return;
+    if (s.compile.enabled) refuse("compile.enabled", "torch.compile with tensor or pipeline parallelism");
+    if (s.checkpoint.interval_steps > 0)
+        refuse("checkpoint.interval_steps", "checkpoint I/O with tensor or pipeline parallelism");
+    if (s.data_loader.modelled) refuse("data_loader", "the input pipeline with tensor or pipeline parallelism");
+    if (fp8Training(s))
+        refuse(s.fp8.enabled ? "fp8.enabled" : "training.compute_dtype",
+               "FP8 training with tensor or pipeline parallelism");
+}
+
 // The built-in profiles are measured on (or read off the datasheets of) H100 and H200 GPUs: a node of other GPUs
 // runs only on a profile the user names.
 void requireMatchingProfile(const YamlReader& r, const ClusterSpec& c) {
@@ -637,6 +670,7 @@ Scenario parseScenario(std::string_view yaml, const std::string& source, const s
     if (reading == Reading::runnable) {
         requireModel(reader, root, s);
         refuseUnmodelledValues(reader, s);
+        refuseUnmodelledCombinations(reader, s);
         requireMatchingProfile(reader, s.cluster);
         checkLimits(reader, s);
     }

@@ -1,5 +1,6 @@
 // The validation table re-runs from the committed measurements (results/validation/measured/measured.jsonl)
-// and scenarios (scenarios/validation/), and must not drift from the committed table or grow its error.
+// and scenarios (scenarios/validation/): ValidationTargets holds it to the accuracy targets (fixed numbers);
+// ValidationRegression keeps it from drifting from the committed table (golden checks) or growing its error.
 #include "sim/run/Validation.hpp"
 
 #include <algorithm>
@@ -20,27 +21,62 @@ ValidationTable rerun() {
     return validate(kSrc / "results/validation/measured/measured.jsonl", kSrc / "scenarios/validation");
 }
 
-// The validation's targets: a median step-time error of 5% or less, a worst of 10% or less on the rows whose runs
-// reproduce within 10% and on the rows the simulation itself calls GPU-bound, exposed communication within 20%. The
-// other bounds hold the line of the committed table (results/validation/TABLE.md; docs/validation.md says where the
-// remaining error comes from: host-bound rows whose runs move with the host's speed between machine starts, and the
-// exposed communication of host-bound DDP steps), so a change that makes the predictions worse fails here.
-TEST(Validation, MedianStepTimeErrorDoesNotGrow) {
+// The median |step-time error| over the rows of `rows` that `keep` selects.
+template <class Keep>
+double medianAbsErrorPct(const std::vector<ValidationRow>& rows, Keep keep) {
+    std::vector<double> e;
+    for (const ValidationRow& r : rows)
+        if (keep(r)) e.push_back(std::abs(r.error_pct));
+    if (e.empty()) return std::nan("");
+    std::sort(e.begin(), e.end());
+    const std::size_t n = e.size();
+    return n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
+}
+
+// The accuracy targets (issue 34, item 7), fixed numbers: they change only by an explicit decision written here,
+// never to let a build pass. A median step-time error of 5% or less over all rows, over the data-parallel (DDP,
+// two-GPU) rows, over the rows whose runs reproduce within 10% and over the rows the simulation calls GPU-bound; a
+// worst of 10% or less on the GPU-bound rows (docs/validation.md: a user knows before measuring which kind of
+// prediction they have; every row over 10% is host-bound), and on the GPU-bound rows of the held-out rounds, scored as
+// they were predicted before they ran. Each checks first that the rows it speaks of are there.
+TEST(ValidationTargets, MedianStepTimeErrorIsWithinFivePercent) {
+    const ValidationTable t = rerun();
+    ASSERT_GE(t.rows.size(), 100u);
+    EXPECT_LE(t.median_abs_error_pct, 5.0);
+    ASSERT_GE(t.reproducible.rows, 50);
+    EXPECT_LE(t.reproducible.median_abs_error_pct, 5.0);
+    ASSERT_GE(t.gpu_bound.rows, 50);
+    EXPECT_LE(t.gpu_bound.median_abs_error_pct, 5.0);
+    const auto ddp = [](const ValidationRow& r) { return r.gpus > 1; };
+    ASSERT_GE(std::count_if(t.rows.begin(), t.rows.end(), ddp), 20);
+    EXPECT_LE(medianAbsErrorPct(t.rows, ddp), 5.0);
+}
+
+TEST(ValidationTargets, WorstGpuBoundStepTimeErrorIsWithinTenPercent) {
+    ValidationTable t = rerun();
+    ASSERT_GE(t.gpu_bound.rows, 50);
+    EXPECT_LE(t.gpu_bound.worst_abs_error_pct, 10.0) << t.gpu_bound.worst_id;
+    addHeldout(t, kSrc / "results/validation/heldout/rounds.jsonl");
+    ASSERT_GE(t.heldout_gpu_bound.rows, 20);
+    EXPECT_LE(t.heldout_gpu_bound.worst_abs_error_pct, 10.0) << t.heldout_gpu_bound.worst_id;
+    EXPECT_LE(t.heldout_gpu_bound.median_abs_error_pct, 5.0);
+}
+
+// Regression (golden) checks, not targets: the committed table's counts and the line its errors hold today
+// (results/validation/TABLE.md; docs/validation.md says where the remaining error comes from: host-bound rows whose
+// runs move with the host's speed between machine starts, and the exposed communication of host-bound DDP steps), so
+// that a change that makes the predictions worse, or drops rows, fails here. A change that moves them names why.
+TEST(ValidationRegression, StepTimeErrorsHoldTheCommittedLine) {
     const ValidationTable t = rerun();
     EXPECT_EQ(t.rows.size(), 145u);
-    EXPECT_LE(t.median_abs_error_pct, 5.0);
     EXPECT_LE(t.worst_abs_error_pct, 32.0);
     EXPECT_GE(t.exposed_within_20pct, 25);
     EXPECT_LE(t.exposed_median_abs_error_ms, 0.13);
     EXPECT_GE(t.reproducible.rows, 106);
-    EXPECT_LE(t.reproducible.median_abs_error_pct, 5.0);
-    // the worst reproducible row is host-bound (an accumulating step whose host sets its pace, two runs 8% apart):
-    // the 10% target holds on the GPU-bound rows
+    // the worst reproducible row is host-bound (an accumulating step whose host sets its pace, two runs 8% apart)
     EXPECT_LE(t.reproducible.worst_abs_error_pct, 11.0);
     EXPECT_GE(t.reproducible.exposed_within_20pct, 20);
     EXPECT_GE(t.gpu_bound.rows, 95);
-    EXPECT_LE(t.gpu_bound.median_abs_error_pct, 5.0);
-    EXPECT_LE(t.gpu_bound.worst_abs_error_pct, 10.0);
     EXPECT_LE(t.gpu_bound.worst_abs_error_pct, 5.2);
     EXPECT_LE(t.gpu_bound.median_abs_error_pct, 1.6);
     EXPECT_GE(t.gpu_bound.exposed_within_20pct, 19);
@@ -165,7 +201,7 @@ TEST(Validation, HeldOutLineWithoutAPredictionIsAnError) {
 // The committed table (results/validation/table.json) is what this build predicts: regenerate it with
 //   build/stepsim validate results/validation/measured/measured.jsonl --scenarios scenarios/validation \
 //     --heldout results/validation/heldout* --markdown results/validation/TABLE.md --json results/validation/table.json
-TEST(Validation, CommittedTableMatchesThisBuild) {
+TEST(ValidationRegression, CommittedTableMatchesThisBuild) {
     std::ifstream in(kSrc / "results/validation/table.json");
     ASSERT_TRUE(in) << "results/validation/table.json is missing";
     const nlohmann::json committed = nlohmann::json::parse(in);
