@@ -2,6 +2,7 @@
 // the scenario is read, at the line of the key that asks for them, with the file named, never later at line 0. Each
 // test states one combination.
 #include <string>
+#include <tuple>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -82,6 +83,49 @@ TEST(UnmodelledCombination, EachSettingWithoutTensorOrPipelineParallelismIsRead)
     EXPECT_EQ(errorOf(kHead + "data_loader: {pin_memory: true}\n"), "");
     EXPECT_EQ(errorOf(kHead + "checkpoint: {interval_steps: 1}\n"), "");
     EXPECT_EQ(errorOf("stepsim: 1\nmodel: {layers: 4, hidden: 1024, tied_embeddings: true}\n"), "");
+}
+
+// ---- settings that would change nothing where they are set: refused at their line ----
+
+class ChangesNothing : public ::testing::TestWithParam<std::tuple<const char*, const char*, const char*>> {};
+
+// `context` (a line of its own, line 3) sets the scene; the setting is on line 5 under its section on line 4.
+TEST_P(ChangesNothing, IsRefusedAtItsLine) {
+    const auto [context, section_key, value] = GetParam();
+    const std::string path = section_key;
+    const auto dot = path.find('.');
+    const std::string msg = errorOf("stepsim: 1\nmodel: {layers: 4, hidden: 1024}\n" + std::string(context) + "\n" +
+                                    path.substr(0, dot) + ":\n  " + path.substr(dot + 1) + ": " + value + "\n");
+    EXPECT_THAT(msg, StartsWith("x.yaml:5: " + path + ": ")) << msg;
+    EXPECT_THAT(msg, HasSubstr("this setting would change nothing")) << msg;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    UnmodelledCombination, ChangesNothing,
+    ::testing::Values(std::tuple{"name: no-checkpoint", "checkpoint.mode", "async"},
+                      std::tuple{"name: no-checkpoint", "checkpoint.pinned_staging", "true"},
+                      std::tuple{"name: no-checkpoint", "checkpoint.storage_GBps", "5"},
+                      std::tuple{"data_loader: {num_workers: 0}", "data_loader.prefetch_factor", "4"},
+                      std::tuple{"parallel: {data: fsdp2}", "ddp.bucket_cap_mb", "100"},
+                      std::tuple{"parallel: {data: fsdp2}", "ddp.first_bucket_mb", "5"},
+                      std::tuple{"parallel: {data: fsdp2}", "ddp.gradient_as_bucket_view", "true"},
+                      std::tuple{"parallel: {data: fsdp2}", "ddp.comm_hook", "bf16_compress"},
+                      std::tuple{"parallel: {data: fsdp2}", "fsdp.limit_all_gathers", "false"},
+                      std::tuple{"parallel: {data: ddp}", "fsdp.param_dtype", "bf16"},
+                      std::tuple{"parallel: {data: ddp}", "fsdp.reduce_dtype", "fp32"}));
+
+TEST(UnmodelledCombination, PinnedStagingOfASynchronousSaveIsRefused) {
+    EXPECT_THAT(errorOf(kHead + "checkpoint: {interval_steps: 1, mode: sync,\n  pinned_staging: true}\n"),
+                StartsWith("x.yaml:4: checkpoint.pinned_staging: a synchronous save (checkpoint.mode: sync) stages "
+                           "nothing"));
+    EXPECT_EQ(errorOf(kHead + "checkpoint: {interval_steps: 1, mode: async, pinned_staging: true}\n"), "");
+}
+
+TEST(UnmodelledCombination, SettingsWhereTheyActAreRead) {
+    EXPECT_EQ(errorOf(kHead + "data_loader: {num_workers: 2, prefetch_factor: 4}\n"), "");
+    EXPECT_EQ(errorOf(kHead + "checkpoint: {interval_steps: 2, storage_GBps: 5}\n"), "");
+    EXPECT_EQ(errorOf(kHead + "ddp: {bucket_cap_mb: 100, comm_hook: bf16_compress}\n"), "");
+    EXPECT_EQ(errorOf(kHead + "parallel: {data: fsdp2}\nfsdp: {param_dtype: bf16, reduce_dtype: fp32}\n"), "");
 }
 
 }  // namespace
