@@ -105,7 +105,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(std::tuple{"name: no-checkpoint", "checkpoint.mode", "async"},
                       std::tuple{"name: no-checkpoint", "checkpoint.pinned_staging", "true"},
                       std::tuple{"name: no-checkpoint", "checkpoint.storage_GBps", "5"},
-                      std::tuple{"data_loader: {num_workers: 0}", "data_loader.prefetch_factor", "4"},
+                      std::tuple{"name: no-workers", "data_loader.prefetch_factor", "4"},
                       std::tuple{"parallel: {data: fsdp2}", "ddp.bucket_cap_mb", "100"},
                       std::tuple{"parallel: {data: fsdp2}", "ddp.first_bucket_mb", "5"},
                       std::tuple{"parallel: {data: fsdp2}", "ddp.gradient_as_bucket_view", "true"},
