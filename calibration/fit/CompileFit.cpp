@@ -4,6 +4,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "sim/base/InputError.hpp"
 #include "sim/base/Statistics.hpp"
 
 namespace stepsim {
@@ -28,7 +29,8 @@ void fitKernels(FitState& s, json& cj) {
     auto isDefault = [](const std::string& m) { return m == "default"; };
     std::size_t n_default = 0;
     for (const auto& b : blocks) n_default += isDefault(b.mode) ? 1 : 0;
-    if (n_default == 0) throw std::runtime_error("compile_block records without a default-mode block");
+    if (n_default == 0) throw inputError("the raw measurements", 0, "compile_block",
+                                        "records without a default-mode block (the fit needs one)");
     c.forward.kernels_per_region = medianOver(blocks, isDefault, [](const RawCompileBlock& b) {
         return b.compiled_forward.other / b.eager_forward.regions;
     });
@@ -97,7 +99,8 @@ void fitHost(FitState& s, json& cj) {
     } else {
         c.kernel_host_ratio = median(ratios);
         if (!(c.kernel_host_ratio > 0))
-            throw std::runtime_error("compile_host records give a non-positive compiled launch cost per kernel");
+            throw inputError("the raw measurements", 0, "compile_host",
+                             "records give a non-positive compiled launch cost per kernel");
     }
     cj["host"] = {{"graph_host_us", c.graph_host_us}, {"cudagraph_kernel_host_us", c.cudagraph_kernel_host_us},
                   {"kernel_host_ratio", c.kernel_host_ratio}, {"kernel_host_ratios", ratios}};
