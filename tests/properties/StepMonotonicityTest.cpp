@@ -64,11 +64,15 @@ TEST(StepMonotonicity, WiderModelsNeverSpeedAStep) {
     expectNonDecreasing(sweep("model.hidden", v), v);
 }
 
-// Found by this suite, for the engine's owners: a host-bound step simulated over the default 3 steps (2 measured)
-// reads shorter than the host's issue time, since the host's head start from the first step is spread over only two
-// steps, so a wider model can read faster: hidden 256, 512, 1024 on kSmall's 2 GPUs with 4 layers, seq_len 1024 and
-// micro_batch 2 give 10.602, 10.495, 10.139 ms at 3 steps, and 10.602, 10.642, 10.853 ms at 30 (the host spends
-// 10.6, 10.7, 10.9 ms per step issuing kernels). Enabled once the step time holds the host's issue time.
+// Disabled: a bug of the reported window, not an effect of the hardware. A host-bound step simulated over the default
+// 3 steps (2 measured) reads shorter than the time its own host spends issuing it, which no steady state can do: the
+// host's head start from the first step (it runs ahead while the GPU works through step 1) is spread over only two
+// measured steps, and a wider model gives it a longer head start. hidden 256, 512, 1024 on 2 GPUs with 4 layers,
+// seq_len 1024, micro_batch 2, 4 heads, jitter off (host issue time 10.6, 10.7, 10.9 ms per step) read 10.602, 10.495,
+// 10.139 ms at 3 steps; 10.602, 10.590, 10.599 at 6; 10.602, 10.618, 10.735 at 10; 10.602, 10.642, 10.853 at 30 (the
+// head start decays and the order turns right). The fix belongs to the metrics/engine owners (a step time taken once
+// the host's lead has decayed, as the measured runs time steps after warm-up) and moves every host-bound row of the
+// validation table; enable this test with it.
 TEST(StepMonotonicity, DISABLED_WiderModelsNeverSpeedAHostBoundStep) {
     const std::vector<std::string> v{"256", "512", "1024"};
     expectNonDecreasing(
