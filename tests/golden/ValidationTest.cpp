@@ -38,7 +38,9 @@ double medianAbsErrorPct(const std::vector<ValidationRow>& rows, Keep keep) {
 // two-GPU) rows, over the rows whose runs reproduce within 10% and over the rows the simulation calls GPU-bound; a
 // worst of 10% or less on the GPU-bound rows (docs/validation.md: a user knows before measuring which kind of
 // prediction they have; every row over 10% is host-bound), and on the GPU-bound rows of the held-out rounds, scored as
-// they were predicted before they ran. Each checks first that the rows it speaks of are there.
+// they were predicted before they ran. Each checks first that the rows it speaks of are there. Not met today, so
+// held below as a regression bound and not as a target: a worst of 10% on the rows whose runs reproduce (10.6%, the
+// host-bound s1-l16-h1536-s2048-mb1-ga8).
 TEST(ValidationTargets, MedianStepTimeErrorIsWithinFivePercent) {
     const ValidationTable t = rerun();
     ASSERT_GE(t.rows.size(), 100u);
