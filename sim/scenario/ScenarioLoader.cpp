@@ -492,8 +492,8 @@ void refuseUnmodelledCombinations(const YamlReader& r, const Scenario& s) {
 
 // Settings that would change nothing where they are set (no key accepted that changes nothing): a checkpoint's
 // options with no checkpoint taken, pinned staging for a synchronous save (it stages nothing), the loader's
-// prefetch depth without workers (PyTorch refuses it too), DDP's settings under FSDP2 (no DDP reducer runs),
-// FSDP1's all-gather limiter under FSDP2, and a MixedPrecisionPolicy under DDP (nothing is gathered).
+// prefetch depth without workers (PyTorch refuses it too), FSDP1's all-gather limiter under FSDP2, and a
+// MixedPrecisionPolicy under DDP (nothing is gathered).
 void refuseSettingsThatChangeNothing(const YamlReader& r, const Scenario& s) {
     auto nothing = [&](const std::string& path, const std::string& why) {
         r.fail(path, why + ": this setting would change nothing, so it is refused (leave it at its default)");
@@ -510,17 +510,10 @@ void refuseSettingsThatChangeNothing(const YamlReader& r, const Scenario& s) {
     }
     if (s.data_loader.num_workers == 0 && s.data_loader.prefetch_factor != DataLoaderSpec{}.prefetch_factor)
         nothing("data_loader.prefetch_factor", "the batches are loaded by the main process (data_loader.num_workers is 0)");
-    if (s.parallel.data == DataParallel::fsdp2) {
-        const DdpSpec dd;
-        const char* why = "parallel.data is fsdp2 (no DDP reducer runs)";
-        if (s.ddp.bucket_cap_mb != dd.bucket_cap_mb) nothing("ddp.bucket_cap_mb", why);
-        if (s.ddp.first_bucket_mb != dd.first_bucket_mb) nothing("ddp.first_bucket_mb", why);
-        if (s.ddp.gradient_as_bucket_view != dd.gradient_as_bucket_view) nothing("ddp.gradient_as_bucket_view", why);
-        if (s.ddp.comm_hook != dd.comm_hook) nothing("ddp.comm_hook", why);
-        if (s.compile.optimize_ddp != CompileSpec{}.optimize_ddp) nothing("compile.optimize_ddp", why);
-        if (s.fsdp.limit_all_gathers != FsdpSpec{}.limit_all_gathers)
-            nothing("fsdp.limit_all_gathers", "it is FSDP1's rate limiter, and parallel.data is fsdp2");
-    }
+    // (DDP's own keys under fsdp2 are left read: a sweep's grid crosses them with parallel.data, and its fsdp2 points
+    // would all turn infeasible.)
+    if (s.parallel.data == DataParallel::fsdp2 && s.fsdp.limit_all_gathers != FsdpSpec{}.limit_all_gathers)
+        nothing("fsdp.limit_all_gathers", "it is FSDP1's rate limiter, and parallel.data is fsdp2");
     if (s.parallel.data == DataParallel::ddp) {
         const char* why = "parallel.data is ddp (nothing is sharded or gathered)";
         if (s.fsdp.param_dtype) nothing("fsdp.param_dtype", why);

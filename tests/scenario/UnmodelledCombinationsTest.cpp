@@ -106,10 +106,6 @@ INSTANTIATE_TEST_SUITE_P(
                       std::tuple{"name: no-checkpoint", "checkpoint.pinned_staging", "true"},
                       std::tuple{"name: no-checkpoint", "checkpoint.storage_GBps", "5"},
                       std::tuple{"name: no-workers", "data_loader.prefetch_factor", "4"},
-                      std::tuple{"parallel: {data: fsdp2}", "ddp.bucket_cap_mb", "100"},
-                      std::tuple{"parallel: {data: fsdp2}", "ddp.first_bucket_mb", "5"},
-                      std::tuple{"parallel: {data: fsdp2}", "ddp.gradient_as_bucket_view", "true"},
-                      std::tuple{"parallel: {data: fsdp2}", "ddp.comm_hook", "bf16_compress"},
                       std::tuple{"parallel: {data: fsdp2}", "fsdp.limit_all_gathers", "false"},
                       std::tuple{"parallel: {data: ddp}", "fsdp.param_dtype", "bf16"},
                       std::tuple{"parallel: {data: ddp}", "fsdp.reduce_dtype", "fp32"}));
