@@ -31,7 +31,7 @@ TEST(UnmodelledCombination, CheckpointIoWithPipelineParallelismIsRefusedAtTheInt
 
 TEST(UnmodelledCombination, InputPipelineWithTensorParallelismIsRefusedAtItsSection) {
     EXPECT_THAT(errorOf(kHead + "parallel: {tp: 2}\ndata_loader:\n  pin_memory: true\n"),
-                StartsWith("x.yaml:4: data_loader: the input pipeline with tensor or pipeline parallelism"));
+                StartsWith("x.yaml:5: data_loader: the input pipeline with tensor or pipeline parallelism"));
 }
 
 TEST(UnmodelledCombination, Fp8WithTensorParallelismIsRefusedAtFp8Enabled) {
