@@ -250,6 +250,38 @@ TEST(Cli, CollectiveSizeBeyondTheLimitExitsTwo) {
     EXPECT_NE(r.out.find("-b: expected at most 1024G"), std::string::npos) << r.out;
 }
 
+// A combination the workload does not build yet is refused when the file is read, at the key's line.
+TEST(Cli, TensorParallelismWithCompileExitsTwoAtTheCompileLine) {
+    const auto f = tmp("tp-compile.yaml");
+    std::ofstream(f) << "stepsim: 1\nmodel: {layers: 4, hidden: 1024}\nparallel: {tp: 2}\ncompile:\n  enabled: true\n";
+    const Result r = sh(kBin + " run -q " + f.string());
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find(f.string() + ":5: compile.enabled: torch.compile with tensor or pipeline parallelism"),
+              std::string::npos)
+        << r.out;
+}
+
+TEST(Cli, CheckpointSettingWithoutCheckpointsExitsTwo) {
+    const auto f = tmp("ckpt-mode.yaml");
+    std::ofstream(f) << "stepsim: 1\nmodel: {layers: 2, hidden: 1024}\ncheckpoint:\n  mode: async\n";
+    const Result r = sh(kBin + " run -q " + f.string());
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find(f.string() + ":4: checkpoint.mode: no checkpoint is taken"), std::string::npos) << r.out;
+}
+
+// A measured record of the wrong shape is bad input at its line (exit 2), not an internal error.
+TEST(Cli, ValidateMeasuredRecordOfTheWrongTypeExitsTwoAtItsLine) {
+    const auto f = tmp("bad-measured.jsonl");
+    const std::string scenarios = (kSrc / "scenarios/validation").string();
+    for (const std::string& line : {std::string(R"([1])"), std::string(R"({"id": 5, "step_time_ms": {"median": 10}})"),
+                                    std::string(R"({"id": "s1-l12-h768-s1024-mb8", "step_time_ms": {"median": 0}})")}) {
+        std::ofstream(f) << "\n" << line << "\n";
+        const Result r = sh(kBin + " validate " + f.string() + " --scenarios " + scenarios);
+        EXPECT_EQ(r.status, 2) << line << "\n" << r.out;
+        EXPECT_NE(r.out.find(f.string() + ":2:"), std::string::npos) << line << "\n" << r.out;
+    }
+}
+
 TEST(Cli, CollectiveTableOfTooManySizesExitsTwo) {
     const Result r = sh(kBin + " collective -b 8 -e 1G -f 1.0001");
     EXPECT_EQ(r.status, 2);
