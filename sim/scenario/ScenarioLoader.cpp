@@ -446,8 +446,10 @@ void checkShardingKeys(const YamlReader& r, const Scenario& s) {
     const FsdpSpec fd;
     const FsdpSpec& f = s.fsdp;
     if (!fsdp) {
-        const std::string what = "an fsdp setting with parallel.data: " + std::string(zero ? "zero" : "ddp") +
-                                 " (set parallel.data to fsdp1, fsdp2 or hsdp)";
+        const std::string what = zero ? "an fsdp setting with DeepSpeed's ZeRO (it reads the zero section) is not "
+                                        "modelled yet by this stepsim version"
+                                      : "an fsdp setting with parallel.data: ddp (which does not shard) is not "
+                                        "modelled yet by this stepsim version";
         auto changed = [&](const char* key, bool differs) {
             if (differs) r.fail(std::string("fsdp.") + key, what);
         };
