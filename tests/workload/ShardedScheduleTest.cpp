@@ -5,6 +5,7 @@
 // four Linear weights are 3·256² (qkv), 256² (proj), 1024·256 (fc) and 256·1024 (proj), and 4·256 in the norms; the
 // root n_r = 557568: wte 1024·256, wpe 128·256, norm_f 2·256, lm_head 1024·256.
 #include <algorithm>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -413,6 +414,27 @@ TEST(ShardedSchedules, RunInTheEngine) {
         EXPECT_GT(s.results.step_time_ms, 0.0);
         EXPECT_EQ(s.results.per_step.size(), 2u);
     }
+}
+
+// scenarios/sharding: every file loads and expands; the 13B-class model exceeds an H200's memory under DDP and fits
+// sharded (FSDP2, ZeRO-3) on the same 8 GPUs.
+TEST(ShardedSchedules, ComparisonScenariosExpandAndTheLargeModelFitsOnlySharded) {
+    const std::filesystem::path dir = std::filesystem::path(STEPSIM_SOURCE_DIR) / "scenarios" / "sharding";
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    int files = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        SCOPED_TRACE(entry.path().string());
+        const Scenario sc = loadScenario(entry.path());
+        EXPECT_EQ(sc.name, entry.path().stem().string());
+        const double peak_gib = expand(sc, cost).memory.peak() / (1024.0 * 1024.0 * 1024.0);
+        if (sc.name.rfind("gpt-13b-", 0) == 0) {
+            if (sc.parallel.data == DataParallel::ddp) EXPECT_GT(peak_gib, prof.gpu.memory_gib);
+            else EXPECT_LT(peak_gib, prof.gpu.memory_gib);
+        }
+        ++files;
+    }
+    EXPECT_EQ(files, 12);
 }
 
 // The loader: keys of one strategy refused under another, HSDP on one node, ZeRO with 16-bit parameters.
