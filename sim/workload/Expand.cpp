@@ -62,6 +62,9 @@ void checkSupported(const Scenario& sc) {
         unsupported("checkpoint.interval_steps", "checkpoint I/O with tensor or pipeline parallelism");
     if (parallel3d && sc.data_loader.modelled)
         unsupported("data_loader", "the input pipeline with tensor or pipeline parallelism");
+    if (!sc.fsdp.sync_every_micro_batch && sc.parallel.pp > 1)
+        unsupported("fsdp.sync_every_micro_batch", "false with pipeline parallelism (FSDP2 under PP reduces once a step "
+                                                   "already)");
     if (sc.fsdp.reshard_after_forward.ranks > 0 && parallel3d)
         unsupported("fsdp.reshard_after_forward", "an integer reshard_after_forward with tensor or pipeline parallelism");
     if (fp8Training(sc) && (sc.parallel.tp > 1 || sc.parallel.pp > 1))
