@@ -100,8 +100,24 @@ struct DdpSpec {
     CommHook comm_hook = CommHook::none;
 };
 
+// fully_shard(reshard_after_forward=): true (free each block's gathered parameters after its forward, gather them again
+// before its backward), false (keep them), or an integer N (keep a 1/N shard, gathered again over a group of N ranks).
+// The loader turns N = 1 into false and N = the shard group's size into true, as fully_shard does.
+struct ReshardAfterForward {
+    bool on = true;
+    int ranks = 0;  // > 0: the post-forward group's size N (with on)
+    ReshardAfterForward(bool b = true) : on(b) {}  // NOLINT: true/false read as they always did
+    static ReshardAfterForward toRanks(int n) {
+        ReshardAfterForward r(true);
+        r.ranks = n;
+        return r;
+    }
+    explicit operator bool() const { return on; }
+    bool operator==(const ReshardAfterForward&) const = default;
+};
+
 struct FsdpSpec {
-    bool reshard_after_forward = true;
+    ReshardAfterForward reshard_after_forward;
     BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;
     bool forward_prefetch = false;
     bool limit_all_gathers = true;
@@ -110,6 +126,19 @@ struct FsdpSpec {
     // gradients' dtype).
     std::optional<DType> param_dtype;
     std::optional<DType> reduce_dtype;
+    // Gradient accumulation: reduce-scatter every micro-batch (PyTorch's default); false: set_requires_gradient_sync
+    // (False) (FSDP1: no_sync()) on every micro-batch but the last, unsharded gradients kept until one reduction.
+    bool sync_every_micro_batch = true;
+};
+
+// DeepSpeed's ZeRO (parallel.data zero1 | zero2 | zero3), its zero_optimization keys and defaults (DeepSpeedZeroConfig;
+// sizes in elements, as DeepSpeed counts them).
+struct ZeroSpec {
+    double reduce_bucket_size = 5e8;            // gradient elements reduced at a time
+    std::optional<bool> overlap_comm;           // null: DeepSpeed's default, true for stage 3 and false below
+    double stage3_prefetch_bucket_size = 5e7;   // parameter elements fetched ahead of use
+    double stage3_max_reuse_distance = 1e9;     // a module used again within this many elements stays gathered
+    double stage3_param_persistence_threshold = 1e5;  // parameters smaller than this are never partitioned
 };
 
 // torch.compile of the model (docs/compile.md; the transformation is sim/workload/CompileTransform.hpp).
@@ -196,6 +225,7 @@ struct Scenario {
     ParallelSpec parallel;
     DdpSpec ddp;
     FsdpSpec fsdp;
+    ZeroSpec zero;
     CompileSpec compile;
     Fp8Spec fp8;
     DataLoaderSpec data_loader;

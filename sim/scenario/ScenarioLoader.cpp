@@ -14,6 +14,27 @@
 
 namespace stepsim {
 
+// fsdp.reshard_after_forward: true, false or an integer (found by the readers' and writer's templates by ADL).
+void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, ReshardAfterForward& out) {
+    const std::string text = n.IsScalar() ? n.Scalar() : std::string();
+    if (text == "true" || text == "false" || text == "True" || text == "False" || text == "TRUE" || text == "FALSE") {
+        bool b = true;
+        readValue(r, n, path, b);
+        out = ReshardAfterForward(b);
+        return;
+    }
+    if (!n.IsScalar() || text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+        r.failAt(n, path, "expected true, false or a positive integer (the ranks to reshard to), got " +
+                              describeNode(n));
+    int ranks = 0;
+    readValue(r, n, path, ranks);
+    out = ReshardAfterForward::toRanks(ranks);
+}
+
+std::string formatValue(const ReshardAfterForward& v) {
+    return v.ranks > 0 ? formatValue(v.ranks) : formatValue(v.on);
+}
+
 // The schema: one describe() per section, in docs/scenario.md's order. The reader and `explain` both use these.
 template <class V>
 void describe(V& v, NetworkSpec& n) {
@@ -91,6 +112,16 @@ void describe(V& v, FsdpSpec& f) {
     v.field("limit_all_gathers", f.limit_all_gathers);
     v.field("param_dtype", f.param_dtype);
     v.field("reduce_dtype", f.reduce_dtype);
+    v.field("sync_every_micro_batch", f.sync_every_micro_batch);
+}
+
+template <class V>
+void describe(V& v, ZeroSpec& z) {
+    v.field("reduce_bucket_size", z.reduce_bucket_size);
+    v.field("overlap_comm", z.overlap_comm);
+    v.field("stage3_prefetch_bucket_size", z.stage3_prefetch_bucket_size);
+    v.field("stage3_max_reuse_distance", z.stage3_max_reuse_distance);
+    v.field("stage3_param_persistence_threshold", z.stage3_param_persistence_threshold);
 }
 
 template <class V>
@@ -171,6 +202,7 @@ void describe(V& v, Scenario& s) {
     v.section("parallel", s.parallel);
     v.section("ddp", s.ddp);
     v.section("fsdp", s.fsdp);
+    v.section("zero", s.zero);
     v.section("compile", s.compile);
     v.section("fp8", s.fp8);
     v.section("data_loader", s.data_loader);
@@ -405,6 +437,75 @@ void checkCompileKeys(const YamlReader& r, const CompileSpec& c) {
     if (c.async_collectives != d.async_collectives) r.fail("compile.async_collectives", what);
 }
 
+// The fsdp and zero sections: each key read only by the strategies it configures (set elsewhere it changes nothing),
+// and the values they model.
+void checkShardingKeys(const YamlReader& r, const Scenario& s) {
+    const DataParallel data = s.parallel.data;
+    const bool fsdp = data == DataParallel::fsdp1 || data == DataParallel::fsdp2 || data == DataParallel::hsdp;
+    const bool zero = data == DataParallel::zero1 || data == DataParallel::zero2 || data == DataParallel::zero3;
+    const FsdpSpec fd;
+    const FsdpSpec& f = s.fsdp;
+    if (!fsdp) {
+        const std::string what = zero ? "an fsdp setting with DeepSpeed's ZeRO (it reads the zero section) is not "
+                                        "modelled yet by this stepsim version"
+                                      : "an fsdp setting with parallel.data: ddp (which does not shard) is not "
+                                        "modelled yet by this stepsim version";
+        auto changed = [&](const char* key, bool differs) {
+            if (differs) r.fail(std::string("fsdp.") + key, what);
+        };
+        changed("reshard_after_forward", f.reshard_after_forward != fd.reshard_after_forward);
+        changed("backward_prefetch", f.backward_prefetch != fd.backward_prefetch);
+        changed("forward_prefetch", f.forward_prefetch != fd.forward_prefetch);
+        changed("limit_all_gathers", f.limit_all_gathers != fd.limit_all_gathers);
+        changed("sync_every_micro_batch", f.sync_every_micro_batch != fd.sync_every_micro_batch);
+        if (zero) {
+            changed("param_dtype", f.param_dtype.has_value());
+            changed("reduce_dtype", f.reduce_dtype.has_value());
+        }
+    }
+    // FSDP1's rate limiter: FSDP2 has none (its all-gathers are bounded by its one-ahead prefetch).
+    if (data != DataParallel::fsdp1 && fsdp && f.limit_all_gathers != fd.limit_all_gathers)
+        r.fail("fsdp.limit_all_gathers", "expected parallel.data: fsdp1 (limit_all_gathers is FSDP1's rate limiter; "
+                                         "FSDP2 and HSDP have none)");
+    if (f.reshard_after_forward.ranks > 0 && data != DataParallel::fsdp2)
+        r.fail("fsdp.reshard_after_forward", "an integer (resharding to a smaller group) is fully_shard's: expected "
+                                             "parallel.data: fsdp2, or true/false");
+    if (const int n = f.reshard_after_forward.ranks; n > 0 && (s.cluster.worldSize() % n != 0))
+        r.fail("fsdp.reshard_after_forward",
+               fmt::format("expected a divisor of the {} ranks the parameters are sharded over, got {}",
+                           s.cluster.worldSize(), n));
+    if (data == DataParallel::hsdp && s.cluster.nodes < 2)
+        r.fail("parallel.data", "hsdp shards inside a node and replicates across nodes: it needs cluster.nodes >= 2 "
+                                "(on one node it is fsdp2)");
+    const ZeroSpec zd;
+    const ZeroSpec& z = s.zero;
+    auto zeroKey = [&](const char* key, bool differs, bool applies, const char* needs) {
+        if (differs && !applies) r.fail(std::string("zero.") + key, std::string("a zero setting that changes nothing "
+                                                                               "here: expected ") + needs);
+    };
+    const bool stage3 = data == DataParallel::zero3;
+    zeroKey("reduce_bucket_size", z.reduce_bucket_size != zd.reduce_bucket_size, zero, "parallel.data zero1, zero2 or zero3");
+    zeroKey("overlap_comm", z.overlap_comm.has_value(), zero, "parallel.data zero1, zero2 or zero3");
+    zeroKey("stage3_prefetch_bucket_size", z.stage3_prefetch_bucket_size != zd.stage3_prefetch_bucket_size, stage3,
+            "parallel.data: zero3");
+    zeroKey("stage3_max_reuse_distance", z.stage3_max_reuse_distance != zd.stage3_max_reuse_distance, stage3,
+            "parallel.data: zero3");
+    zeroKey("stage3_param_persistence_threshold",
+            z.stage3_param_persistence_threshold != zd.stage3_param_persistence_threshold, stage3, "parallel.data: zero3");
+    if (!(z.reduce_bucket_size >= 1))
+        r.fail("zero.reduce_bucket_size", fmt::format("expected a positive number of elements, got {}", z.reduce_bucket_size));
+    for (const auto& [key, v] : {std::pair{"zero.stage3_prefetch_bucket_size", z.stage3_prefetch_bucket_size},
+                                 std::pair{"zero.stage3_max_reuse_distance", z.stage3_max_reuse_distance},
+                                 std::pair{"zero.stage3_param_persistence_threshold",
+                                           z.stage3_param_persistence_threshold}})
+        if (!(v >= 0)) r.fail(key, fmt::format("expected 0 or a positive number of elements, got {}", v));
+    // DeepSpeed's bf16/fp16 modes keep fp32 master weights beside 16-bit parameters: not modelled.
+    if (zero && s.training.param_dtype != DType::fp32)
+        r.fail("training.param_dtype", "expected fp32 with parallel.data zero1-3 (DeepSpeed's bf16/fp16 modes, 16-bit "
+                                       "parameters with fp32 master weights, are not modelled yet by this stepsim "
+                                       "version; autocast computes in training.compute_dtype)");
+}
+
 // Values of modelled keys that this version does not model yet (keys modelled at their default only are marked in
 // describe() with unmodelled()).
 void refuseUnmodelledValues(const YamlReader& r, const Scenario& s) {
@@ -413,15 +514,7 @@ void refuseUnmodelledValues(const YamlReader& r, const Scenario& s) {
     };
     if (s.ddp.comm_hook == CommHook::powersgd) refuse("ddp.comm_hook", "PowerSGD");
     if (s.nccl.algo == NcclAlgo::collnet) refuse("nccl.algo", "CollNet (NCCL's in-network reduction)");
-    // Data parallelism: ddp is modelled (and fsdp2 where the workload models it; sim/workload refuses it otherwise).
-    switch (s.parallel.data) {
-        case DataParallel::fsdp1: refuse("parallel.data", "FSDP1 (FullyShardedDataParallel)"); break;
-        case DataParallel::hsdp: refuse("parallel.data", "HSDP"); break;
-        case DataParallel::zero1:
-        case DataParallel::zero2:
-        case DataParallel::zero3: refuse("parallel.data", "ZeRO"); break;
-        default: break;
-    }
+    checkShardingKeys(r, s);
     // FP8 linears (fp8.enabled, or training.compute_dtype: fp8 which implies it): torchao's eager Float8Linear.
     const bool fp8 = fp8Training(s);
     if (fp8 && s.training.compute_dtype == DType::fp16)
@@ -443,16 +536,6 @@ void refuseUnmodelledValues(const YamlReader& r, const Scenario& s) {
     if ((s.ddp.comm_hook == CommHook::quantize_8bit || s.ddp.comm_hook == CommHook::quantize_4bit) &&
         s.training.param_dtype != DType::fp32)
         r.fail("ddp.comm_hook", "expected training.param_dtype: fp32 (PyTorch's quantization hook reads fp32 buckets)");
-    // The fsdp section configures sharding: under ddp a value other than its default changes nothing.
-    if (s.parallel.data == DataParallel::ddp) {
-        const FsdpSpec d;
-        const FsdpSpec& f = s.fsdp;
-        const char* what = "an fsdp setting with parallel.data: ddp (which does not shard)";
-        if (f.reshard_after_forward != d.reshard_after_forward) refuse("fsdp.reshard_after_forward", what);
-        if (f.backward_prefetch != d.backward_prefetch) refuse("fsdp.backward_prefetch", what);
-        if (f.forward_prefetch != d.forward_prefetch) refuse("fsdp.forward_prefetch", what);
-        if (f.limit_all_gathers != d.limit_all_gathers) refuse("fsdp.limit_all_gathers", what);
-    }
     checkCompileKeys(r, s.compile);
     r.failUnmodelled();
 }
@@ -698,6 +781,9 @@ Scenario parseScenario(std::string_view yaml, const std::string& source, const s
     }
     if (s.name.empty()) reader.fail("name", "expected a non-empty name (or leave it out: the file's stem)");
     validate(reader, s);
+    // fully_shard's _get_post_forward_mesh_info: resharding to 1 rank is not resharding, to every rank is true.
+    if (const int n = s.fsdp.reshard_after_forward.ranks; n == 1 || n == s.cluster.worldSize())
+        s.fsdp.reshard_after_forward = ReshardAfterForward(n != 1);
     if (reading == Reading::runnable) {
         requireModel(reader, root, s);
         refuseUnmodelledValues(reader, s);

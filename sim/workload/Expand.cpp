@@ -12,13 +12,17 @@
 #include "sim/workload/CompileTransform.hpp"
 #include "sim/workload/DdpSchedule.hpp"
 #include "sim/workload/Expand3d.hpp"
+#include "sim/workload/Fsdp1Schedule.hpp"
 #include "sim/workload/Fsdp2Schedule.hpp"
+#include "sim/workload/HsdpSchedule.hpp"
 #include "sim/workload/InputPipeline.hpp"
 #include "sim/workload/OptimizerStep.hpp"
 #include "sim/workload/ParallelSchedule.hpp"
 #include "sim/workload/ProgramBuilder.hpp"
 #include "sim/workload/StepContext.hpp"
 #include "sim/workload/TransformerStep.hpp"
+#include "sim/workload/Zero3Schedule.hpp"
+#include "sim/workload/ZeroSchedule.hpp"
 
 namespace stepsim {
 
@@ -31,11 +35,15 @@ void checkSupported(const Scenario& sc) {
         throw inputError(f, 0, key, what + " is not modelled yet by this stepsim version");
     };
     if (sc.model.type != "transformer") unsupported("model.type", "'" + sc.model.type + "'");
-    if (sc.parallel.data != DataParallel::ddp && sc.parallel.data != DataParallel::fsdp2)
-        unsupported("parallel.data", "a data-parallel mode other than ddp and fsdp2");
-    if (sc.parallel.data == DataParallel::fsdp2) {
-        if (sc.fsdp.backward_prefetch == BackwardPrefetch::post)
-            unsupported("fsdp.backward_prefetch", "backward_prefetch: post (FSDP1's BACKWARD_POST) with fsdp2");
+    const DataParallel data = sc.parallel.data;
+    const bool fsdp = data == DataParallel::fsdp1 || data == DataParallel::fsdp2 || data == DataParallel::hsdp;
+    if (data != DataParallel::ddp && data != DataParallel::fsdp2 && (sc.parallel.tp > 1 || sc.parallel.pp > 1))
+        unsupported("parallel.data", "fsdp1, hsdp and ZeRO with tensor or pipeline parallelism (parallel.tp, parallel.pp)");
+    if (data != DataParallel::ddp && data != DataParallel::fsdp2 && sc.compile.enabled)
+        unsupported("compile.enabled", "torch.compile with fsdp1, hsdp or ZeRO");
+    if (fsdp) {
+        if (sc.fsdp.backward_prefetch == BackwardPrefetch::post && data != DataParallel::fsdp1)
+            unsupported("fsdp.backward_prefetch", "backward_prefetch: post (FSDP1's BACKWARD_POST) with fsdp2 or hsdp");
         for (const auto& [key, d] : {std::pair{"fsdp.param_dtype", sc.fsdp.param_dtype},
                                      std::pair{"fsdp.reduce_dtype", sc.fsdp.reduce_dtype}})
             if (d == DType::fp8) unsupported(key, "an fp8 MixedPrecisionPolicy dtype (FP8 all-gather)");
@@ -54,6 +62,11 @@ void checkSupported(const Scenario& sc) {
         unsupported("checkpoint.interval_steps", "checkpoint I/O with tensor or pipeline parallelism");
     if (parallel3d && sc.data_loader.modelled)
         unsupported("data_loader", "the input pipeline with tensor or pipeline parallelism");
+    if (!sc.fsdp.sync_every_micro_batch && sc.parallel.pp > 1)
+        unsupported("fsdp.sync_every_micro_batch", "false with pipeline parallelism (FSDP2 under PP reduces once a step "
+                                                   "already)");
+    if (sc.fsdp.reshard_after_forward.ranks > 0 && parallel3d)
+        unsupported("fsdp.reshard_after_forward", "an integer reshard_after_forward with tensor or pipeline parallelism");
     if (fp8Training(sc) && (sc.parallel.tp > 1 || sc.parallel.pp > 1))
         unsupported("fp8.enabled", "FP8 training with tensor or pipeline parallelism");
     if (sc.ddp.comm_hook == CommHook::powersgd) unsupported("ddp.comm_hook", "PowerSGD");
@@ -67,7 +80,11 @@ std::unique_ptr<ParallelSchedule> makeSchedule(StepContext& c, const StepContext
     switch (c.sc.parallel.data) {
         case DataParallel::ddp: return std::make_unique<DdpSchedule>(c, b, gradientReadyOrder(c));
         case DataParallel::fsdp2: return std::make_unique<Fsdp2Schedule>(shard, c, b);
-        default: break;
+        case DataParallel::fsdp1: return std::make_unique<Fsdp1Schedule>(shard, c, b);
+        case DataParallel::hsdp: return std::make_unique<HsdpSchedule>(shard, c, b, c.sc.cluster.nodes);
+        case DataParallel::zero1:
+        case DataParallel::zero2: return std::make_unique<ZeroSchedule>(c, b);
+        case DataParallel::zero3: return std::make_unique<Zero3Schedule>(c, b);
     }
     throw std::logic_error("expand: no schedule for the scenario's parallel.data");
 }
@@ -90,6 +107,7 @@ double trainingStep(StepContext& c, const StepContext& shard, ProgramBuilder& b,
     }
     const double flops = b.model_flops - flops_before;
     optimizerStep(b, shard, params * schedule.optimizerShare());
+    schedule.afterOptimizer();
     b.stepEnd();
     checkpoint.afterStep(step);
     return flops;
@@ -111,7 +129,9 @@ std::vector<std::string> warnings(const StepContext& c) {
 // MixedPrecisionPolicy's param_dtype: bf16 parameters, no autocast casts).
 Scenario computeScenario(const Scenario& sc) {
     Scenario out = sc;
-    if (sc.parallel.data == DataParallel::fsdp2) out.training.param_dtype = fsdpGatherDtype(sc);
+    const DataParallel d = sc.parallel.data;
+    if (d == DataParallel::fsdp2 || d == DataParallel::fsdp1 || d == DataParallel::hsdp)
+        out.training.param_dtype = fsdpGatherDtype(sc);
     return out;
 }
 
@@ -131,7 +151,8 @@ Expansion expand(const Scenario& given, const CostModel& cost) {
     Expansion out;
     const Scenario compute_sc = computeScenario(sc);
     StepContext c = makeStepContext(compute_sc, cost);
-    const StepContext shard = makeStepContext(sc, cost);
+    StepContext shard = makeStepContext(sc, cost);
+    if (sc.parallel.data == DataParallel::hsdp) shard.world = sc.cluster.gpus_per_node;  // the shard group
     for (const ParamInfo& p : c.params) out.params += p.numel;
 
     Program prog;
@@ -157,6 +178,9 @@ Expansion expand(const Scenario& given, const CostModel& cost) {
     w.samples_per_step = double(c.t.b) * sc.training.grad_accum;
     w.checkpoint_interval = sc.checkpoint.interval_steps;
     w.programs.assign(c.world, prog);
+    for (int r = 0; r < c.world; ++r)
+        if (const std::vector<int> slots = schedule->rankGroups(r); !slots.empty())
+            for (CollectiveCall& call : w.programs[std::size_t(r)].collectives) call.group = slots.at(std::size_t(call.group));
     out.memory = estimateMemory(c, c.world > 1);
     schedule->report(out);
     out.warnings = warnings(c);

@@ -5,38 +5,10 @@
 #include <fmt/format.h>
 
 #include "sim/workload/Expand.hpp"
+#include "sim/workload/ShardComm.hpp"
 
 namespace stepsim {
 
-namespace {
-
-const char* dtypeName(DType d) {
-    switch (d) {
-        case DType::fp32: return "fp32";
-        case DType::bf16: return "bf16";
-        case DType::fp16: return "fp16";
-        case DType::fp8: return "fp8";
-    }
-    return "fp32";
-}
-
-// The blocks' parameter counts and the root's.
-struct GroupSizes {
-    double largest_block = 0, root = 0, blocks = 0;
-};
-
-GroupSizes groupSizes(const StepContext& c) {
-    std::vector<double> block(std::size_t(std::max(c.t.L, 0)), 0.0);
-    GroupSizes s;
-    for (const ParamInfo& p : c.params) {
-        if (p.layer < 0) s.root += p.numel;
-        else block[std::size_t(p.layer)] += p.numel, s.blocks += p.numel;
-    }
-    for (double n : block) s.largest_block = std::max(s.largest_block, n);
-    return s;
-}
-
-}  // namespace
 
 DType fsdpGatherDtype(const Scenario& sc) { return sc.fsdp.param_dtype.value_or(sc.training.param_dtype); }
 
@@ -52,8 +24,11 @@ MemoryEstimate estimateFsdp2Memory(const StepContext& shard, const StepContext& 
     const double n = s.root + s.blocks;
     m.params = p * n / N;
     m.optimizer = 2 * p * n / N;
-    m.grads = p * n / N + g * (s.root + s.largest_block);
+    // set_requires_gradient_sync(False) on the micro-steps before the last: every block's unsharded gradients kept.
+    const bool keep = !sc.fsdp.sync_every_micro_batch && sc.training.grad_accum > 1;
+    m.grads = p * n / N + g * (keep ? n : s.root + s.largest_block);
     m.gathered = g * s.root + (sc.fsdp.reshard_after_forward ? 2 * g * s.largest_block : g * s.blocks);
+    if (const int post = sc.fsdp.reshard_after_forward.ranks; post > 0) m.gathered += g * s.blocks / post;
     m.buckets = g * s.largest_block + r * s.largest_block * (1 + 1 / N);
     return m;
 }
@@ -62,26 +37,24 @@ Fsdp2Schedule::Fsdp2Schedule(const StepContext& shard, const StepContext& comput
     : shard_(shard),
       compute_(compute),
       b_(b),
+      comm_(shard, b),
       world_(shard.world),
       pe_(shard.pe),
       ge_(elementBytes(fsdpGatherDtype(shard.sc))),
       re_(elementBytes(fsdpReduceDtype(shard.sc))),
       gather_(fsdpGatherDtype(shard.sc)),
       reduce_(fsdpReduceDtype(shard.sc)) {
-    const LaunchRates& launch = shard.cost.profile().launch;
-    eager_s_ = launch.eager_host.median_us * 1e-6;
-    nccl_s_ = launch.nccl_host.median_us * 1e-6;
-    groups_.resize(std::size_t(shard.t.L) + 1);
-    for (int l = 0; l < shard.t.L; ++l) groups_[std::size_t(l)].name = fmt::format("h.{}", l);
-    groups_.back().name = "root";
+    post_ranks_ = shard.sc.fsdp.reshard_after_forward.ranks;
     fp8_gather_ = fp8Training(shard.sc) && shard.sc.fp8.fp8_all_gather;
     sync_convert_ = fp8Training(shard.sc) && shard.sc.fp8.sync_after_all_gather;
-    for (std::size_t i = 0; i < shard.params.size(); ++i) {
-        const ParamInfo& p = shard.params[i];
-        Group& g = p.layer < 0 ? groups_.back() : groups_[std::size_t(p.layer)];
-        g.numel += p.numel;
-        if (fp8_gather_ && p.matmul) g.fp8_numel += p.numel;
-        g.params.push_back(i);
+    for (const ShardGroup& sg : shardGroups(shard)) {
+        Group g;
+        g.name = sg.name;
+        g.numel = sg.numel;
+        g.params = sg.params;
+        for (std::size_t i : g.params)
+            if (fp8_gather_ && shard.params[i].matmul) g.fp8_numel += shard.params[i].numel;
+        groups_.push_back(std::move(g));
     }
 }
 
@@ -95,7 +68,18 @@ std::vector<StreamInfo> Fsdp2Schedule::streams() const {
 std::vector<ProcessGroup> Fsdp2Schedule::groups() const {
     ProcessGroup dp{"dp", {}};
     for (int r = 0; r < world_; ++r) dp.ranks.push_back(r);
-    return {dp};
+    std::vector<ProcessGroup> out{dp};
+    for (int first = 0; post_ranks_ > 0 && first < world_; first += post_ranks_) {
+        ProcessGroup g{fmt::format("post-forward (ranks {}-{})", first, first + post_ranks_ - 1), {}};
+        for (int r = first; r < first + post_ranks_; ++r) g.ranks.push_back(r);
+        out.push_back(std::move(g));
+    }
+    return out;
+}
+
+std::vector<int> Fsdp2Schedule::rankGroups(int rank) const {
+    if (post_ranks_ <= 0) return {};
+    return {0, 1 + rank / post_ranks_};
 }
 
 double Fsdp2Schedule::optimizerShare() const { return 1.0 / double(std::max(world_, 1)); }
@@ -112,18 +96,13 @@ void Fsdp2Schedule::beginBackward(bool last) {
 
 // A kernel FSDP launches itself: one eager op's host cost.
 void Fsdp2Schedule::kernel(const std::string& name, double bytes, MemKind kind, std::uint8_t stream) {
-    b_.mem(name, bytes, kind, KernelClass::copy);
-    b_.last().stream = stream;
-    b_.last().host_s = eager_s_;
+    comm_.kernel(name, bytes, kind, stream);
 }
 
-// NCCL's strong-stream chain: a collective's stream waits for the communicator's previous collective.
-void Fsdp2Schedule::collective(const std::string& name, CollectiveKind kind, double bytes, DType dtype,
-                               std::uint8_t stream) {
-    if (last_collective_ && last_collective_->first != stream) b_.wait(stream, last_collective_->second);
-    b_.collective(name, kind, bytes, dtypeName(dtype), stream, 0);
-    b_.last().host_s = nccl_s_;
-    last_collective_ = std::make_pair(stream, b_.record(stream));
+// On the shard group (slot 0), in NCCL's strong-stream chain (ShardComm.hpp).
+std::uint32_t Fsdp2Schedule::collective(const std::string& name, CollectiveKind kind, double bytes, DType dtype,
+                                        std::uint8_t stream) {
+    return comm_.collective(name, kind, bytes, dtype, stream, 0);
 }
 
 void Fsdp2Schedule::allGatherStreamsWait(std::uint32_t event) {
@@ -155,12 +134,15 @@ void Fsdp2Schedule::unshard(std::size_t gi) {
             kernel(w + " fp8 pre_all_gather clamp", name_bytes, MemKind::fp8_clamp, kCopyInStream);
             kernel(w + " fp8 pre_all_gather to fp8", 5 * n, MemKind::fp8_quantize, kCopyInStream);
         }
-    kernel(g.name + " fsdp all_gather_copy_in", 2 * gatherBytes(g) / double(world_), MemKind::elementwise,
-           kCopyInStream);
+    // From the post-forward shard: over the rank's post-forward group.
+    const bool post = g.post_forward;
+    g.post_forward = false;
+    kernel(g.name + " fsdp all_gather_copy_in", 2 * gatherBytes(g) / double(post ? post_ranks_ : world_),
+           MemKind::elementwise, kCopyInStream);
     b_.wait(kAllGatherStream, b_.record(kCopyInStream));
-    collective(g.name + " fsdp all_gather", CollectiveKind::all_gather, gatherBytes(g), fp8_gather_ ? DType::fp8 : gather_,
-               kAllGatherStream);
-    g.all_gather = last_collective_->second;
+    g.all_gather = comm_.collective(g.name + (post ? " fsdp all_gather (post-forward group)" : " fsdp all_gather"),
+                                    CollectiveKind::all_gather, gatherBytes(g), fp8_gather_ ? DType::fp8 : gather_,
+                                    kAllGatherStream, post ? 1 : 0);
 }
 
 void Fsdp2Schedule::waitForUnshard(std::size_t gi, bool forward) {
@@ -201,8 +183,8 @@ void Fsdp2Schedule::precomputeFp8Scales() {
     kernel("fp8 precompute scales foreach_norm(inf)", pe_ * local, MemKind::fp8_amax, kComputeStream);
     kernel("fp8 precompute scales stack", 8 * weights, MemKind::fp8_scale_math, kComputeStream);
     b_.wait(kAllGatherStream, b_.record(kComputeStream));
-    collective("fp8 amax all_reduce (MAX)", CollectiveKind::all_reduce, 4 * weights, DType::fp32, kAllGatherStream);
-    b_.wait(kComputeStream, last_collective_->second);
+    b_.wait(kComputeStream, collective("fp8 amax all_reduce (MAX)", CollectiveKind::all_reduce, 4 * weights,
+                                       DType::fp32, kAllGatherStream));
     for (const char* op : {"clamp", "reciprocal", "mul"})
         kernel(std::string("fp8 precompute scales ") + op, 8 * weights, MemKind::fp8_scale_math, kComputeStream);
 }
@@ -223,7 +205,14 @@ void Fsdp2Schedule::beforeLayerForward(int l) {
 }
 
 void Fsdp2Schedule::afterLayerForward(int l) {
-    if (shard_.sc.fsdp.reshard_after_forward) groups_[std::size_t(l)].unsharded = false;
+    if (!shard_.sc.fsdp.reshard_after_forward) return;
+    Group& g = groups_[std::size_t(l)];
+    g.unsharded = false;
+    if (post_ranks_ > 0 && world_ > 1) {
+        kernel(g.name + " fsdp to_sharded_post_forward (clone)", 2 * gatherBytes(g) / post_ranks_, MemKind::elementwise,
+               kComputeStream);
+        g.post_forward = true;
+    }
 }
 
 void Fsdp2Schedule::afterForward() {
@@ -251,6 +240,8 @@ void Fsdp2Schedule::afterLayerBackward(int l) { postBackward(std::size_t(l)); }
 void Fsdp2Schedule::postBackward(std::size_t gi) {
     Group& g = groups_[gi];
     g.unsharded = false;  // reshard after backward
+    // set_requires_gradient_sync(False): the unsharded gradients stay (autograd accumulates into them next time).
+    if (!last_ && !syncEvery()) return;
     if (reduce_scatter_state_) {
         b_.wait(kComputeStream, *reduce_scatter_state_);
         reduce_scatter_state_.reset();
@@ -274,26 +265,26 @@ void Fsdp2Schedule::postBackward(std::size_t gi) {
     const bool fp16 = reduce_ == DType::fp16;  // overflow risk: divided before and after, in kernels of their own
     if (fp16 && world_ > 1) kernel(g.name + " fsdp predivide", 2 * re_ * n, MemKind::elementwise, kReduceScatterStream);
     std::uint32_t rs_end;
+    std::uint8_t post = kReduceScatterStream;  // where the reduced shard is cast and accumulated
     if (world_ > 1) {
-        collective(g.name + " fsdp reduce_scatter", CollectiveKind::reduce_scatter, re_ * n, reduce_,
-                   kReduceScatterStream);
-        rs_end = last_collective_->second;
+        rs_end = collective(g.name + " fsdp reduce_scatter", CollectiveKind::reduce_scatter, re_ * n, reduce_,
+                            kReduceScatterStream);
+        post = afterReduceScatter(g.name, re_ * n / N);
     } else {
         kernel(g.name + " fsdp reduce copy", 2 * re_ * n, MemKind::elementwise, kReduceScatterStream);
         rs_end = b_.record(kReduceScatterStream);
     }
-    if (fp16 && world_ > 1)
-        kernel(g.name + " fsdp postdivide", 2 * re_ * n / N, MemKind::elementwise, kReduceScatterStream);
+    if (fp16 && world_ > 1) kernel(g.name + " fsdp postdivide", 2 * re_ * n / N, MemKind::elementwise, post);
     if (reduce_ != shard_.sc.training.param_dtype)
         kernel(g.name + " fsdp reduce_scatter output to param dtype", (re_ + pe_) * n / N,
-               re_ < pe_ ? MemKind::cast_up : MemKind::cast_down, kReduceScatterStream);
-    if (micro_ > 1) {
+               re_ < pe_ ? MemKind::cast_up : MemKind::cast_down, post);
+    if (micro_ > 1 && syncEvery()) {
         // Gradient accumulation: each sharded gradient += its new shard.
         for (std::size_t i : g.params)
             kernel(shard_.params[i].name + " fsdp sharded grad accumulate", 3 * pe_ * shard_.params[i].numel / N,
-                   MemKind::elementwise, kReduceScatterStream);
+                   MemKind::elementwise, post);
     }
-    g.post_reduce = b_.record(kReduceScatterStream);
+    g.post_reduce = b_.record(post);
     reduce_scatter_state_ = rs_end;
 }
 
@@ -315,6 +306,10 @@ void Fsdp2Schedule::endBackward() {
         b_.phase = Phase::backward;
     }
 }
+
+bool Fsdp2Schedule::syncEvery() const { return shard_.sc.fsdp.sync_every_micro_batch; }
+
+std::uint8_t Fsdp2Schedule::afterReduceScatter(const std::string&, double) { return kReduceScatterStream; }
 
 void Fsdp2Schedule::report(Expansion& out) const { out.memory = estimateFsdp2Memory(shard_, compute_); }
 

@@ -20,6 +20,10 @@
 //   all-gather while the GPU still computes the current one) and with fsdp.forward_prefetch the next block too
 //   (explicit prefetch, set_modules_to_forward_prefetch of one block); its post-forward frees the unsharded
 //   parameters when fsdp.reshard_after_forward (never the root's: lazy init sets its reshard_after_forward false).
+//   With an integer N (1 < N < world) the post-forward keeps a 1/N shard of each gathered parameter
+//   (to_sharded_post_forward: a clone of its slice of the all-gather output, 2g·n/N on the compute stream) and the
+//   backward's unshard all-gathers it over the rank's post-forward group of N consecutive ranks (process-group slot 1:
+//   copy-in 2g·n/N, all-gather g·n bytes) instead of the whole world.
 // Backward: the root's pre-backward (its output's gradient ready) prefetches the last block; each block's
 //   pre-backward unshards it (a no-op once prefetched or never resharded) and prefetches the block before it
 //   (reverse post-forward order; fsdp.backward_prefetch: none turns it off); its post-backward frees the unsharded
@@ -35,8 +39,9 @@
 // NCCL runs one communicator's kernels one after the other whatever stream they are launched on (its strong-stream
 //   chain of CUDA events; NVIDIA/nccl#574), and the all-gathers and reduce-scatters share the group's communicator,
 //   so each collective's stream first waits for the previous collective.
-// Gradient accumulation reduce-scatters every micro-step (set_requires_gradient_sync(False) is not modelled: no
-//   scenario key). The optimizer steps the local shard, n/N of each parameter (optimizerShare); with gradient
+// Gradient accumulation reduce-scatters every micro-step; with fsdp.sync_every_micro_batch: false
+//   (set_requires_gradient_sync(False) on every micro-step but the last) the post-backward frees the unsharded
+//   parameters and reduces nothing: autograd accumulates into the unsharded gradients, reduce-scattered once. The optimizer steps the local shard, n/N of each parameter (optimizerShare); with gradient
 //   clipping the total norm's DTensor all-reduce (4 bytes, fp32) runs on the compute stream before it.
 // Host costs: each FSDP kernel one eager op (launch.eager_host), each collective an NCCL issue (launch.nccl_host).
 //   The hooks' own Python (per group and per parameter: views, storage resizes, DTensor wrapping) is not measured by
@@ -60,7 +65,9 @@
 //   grads = p·n/N (sharded) + g·(n_r + n_b) (the root's unsharded gradients, alive until its reduction at the end of
 //     backward, and one block's before its reduce-scatter);
 //   gathered = g·n_r (the root stays unsharded) + g·n_b·2 (the current block and the prefetched one) with
-//     reshard_after_forward, g·(n − n_r) (every block) without;
+//     reshard_after_forward, g·(n − n_r) (every block) without; with an integer N also g·(n − n_r)/N (every block's
+//     post-forward shard, kept from its forward to its backward);
+//   with fsdp.sync_every_micro_batch false and grad_accum > 1 the grads hold g·n unsharded instead of g·(n_r + n_b);
 //   buckets = g·n_b (the all-gather output forward keeps for the next copy-out) + r·n_b·(1 + 1/N) (a block's
 //     reduce-scatter input and output; the root's larger one runs after the activations are freed);
 //   weight_cache = c·n_mm under autocast (gathered in a wider dtype than the compute dtype: autocast caches every
@@ -73,6 +80,7 @@
 #include "sim/workload/MemoryEstimate.hpp"
 #include "sim/workload/ParallelSchedule.hpp"
 #include "sim/workload/ProgramBuilder.hpp"
+#include "sim/workload/ShardComm.hpp"
 #include "sim/workload/StepContext.hpp"
 
 namespace stepsim {
@@ -86,7 +94,7 @@ DType fsdpReduceDtype(const Scenario& sc);
 // (its parameters in the gather dtype).
 MemoryEstimate estimateFsdp2Memory(const StepContext& shard, const StepContext& compute);
 
-class Fsdp2Schedule final : public ParallelSchedule {
+class Fsdp2Schedule : public ParallelSchedule {
 public:
     // The rank's streams.
     static constexpr std::uint8_t kCopyInStream = 1, kAllGatherStream = 2, kReduceScatterStream = 3;
@@ -95,6 +103,7 @@ public:
 
     std::vector<StreamInfo> streams() const override;
     std::vector<ProcessGroup> groups() const override;
+    std::vector<int> rankGroups(int rank) const override;
     void beginStep(int step) override;
     void beginBackward(bool last) override;
     void gradReady(std::size_t) override {}
@@ -106,9 +115,18 @@ public:
     void beforeHeadBackward() override;
     void beforeLayerBackward(int l) override;
     void afterLayerBackward(int l) override;
-    bool autogradAccumulates() const override { return false; }
+    // Autograd adds into the unsharded gradients only when they were kept (fsdp.sync_every_micro_batch: false).
+    bool autogradAccumulates() const override { return !syncEvery(); }
     double optimizerShare() const override;
     void report(Expansion& out) const override;
+
+protected:
+    // After a group's reduce-scatter (its event on the reduce-scatter stream): what more reduces the `bytes` of the
+    // shard, and the stream the shard's cast and accumulation then run on (FSDP2: none, the reduce-scatter stream;
+    // HSDP: the all-reduce across replicas, HsdpSchedule.hpp).
+    virtual std::uint8_t afterReduceScatter(const std::string& group, double bytes);
+    ShardComm& comm() { return comm_; }
+    bool syncEvery() const;
 
 private:
     struct Group {
@@ -117,6 +135,7 @@ private:
         double fp8_numel = 0;              // of which Linear weights gathered in fp8 (fp8.fp8_all_gather)
         std::vector<std::size_t> params;   // indices into StepContext::params
         bool unsharded = false;
+        bool post_forward = false;         // holds its post-forward shard (an integer reshard_after_forward)
         std::optional<std::uint32_t> all_gather;   // all-gather issued, not yet waited for (its event)
         std::optional<std::uint32_t> post_reduce;  // its last reduction's end
     };
@@ -126,7 +145,7 @@ private:
     void waitForUnshard(std::size_t g, bool forward);
     void postBackward(std::size_t g);
     void allGatherStreamsWait(std::uint32_t event);
-    void collective(const std::string& name, CollectiveKind kind, double bytes, DType dtype, std::uint8_t stream);
+    std::uint32_t collective(const std::string& name, CollectiveKind kind, double bytes, DType dtype, std::uint8_t stream);
     void kernel(const std::string& name, double bytes, MemKind kind, std::uint8_t stream);
     void precomputeFp8Scales();
     double gatherBytes(const Group& g) const { return ge_ * (g.numel - g.fp8_numel) + g.fp8_numel; }
@@ -134,14 +153,14 @@ private:
     const StepContext& shard_;
     const StepContext& compute_;
     ProgramBuilder& b_;
+    ShardComm comm_;
     int world_;
     double pe_, ge_, re_;  // bytes per element: sharded parameters, gathered parameters, reduction
     DType gather_, reduce_;
-    double eager_s_, nccl_s_;
     std::vector<Group> groups_;  // blocks 0 … L−1, then the root
     std::optional<std::uint32_t> all_gather_state_;     // forward: the copy-out whose all-gather output is kept
     std::optional<std::uint32_t> reduce_scatter_state_;  // the previous reduce-scatter's end
-    std::optional<std::pair<std::uint8_t, std::uint32_t>> last_collective_;  // its stream and end event
+    int post_ranks_ = 0;       // an integer fsdp.reshard_after_forward: the post-forward group's size
     bool fp8_gather_ = false;  // fp8.fp8_all_gather
     bool sync_convert_ = false;  // fp8.sync_after_all_gather (S5)
     int micro_ = 0;          // micro-steps begun in this step

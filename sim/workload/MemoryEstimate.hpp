@@ -9,7 +9,8 @@
 //     keeps each layer's input, p·T·h·L, plus one layer's A while it is recomputed;
 //   loss = (c + 4 + 4)·T·V: the logits, their fp32 copy and the log-softmax output at the end of forward.
 // Under FSDP (Fsdp2Schedule.hpp) params, grads and optimizer are the local shards, `gathered` the parameters
-// all-gathered at once and `buckets` its communication buffers (its header gives the sum).
+// all-gathered at once and `buckets` its communication buffers (its header gives the sum); FSDP1's and ZeRO-1/2/3's
+// closed forms are in ShardedMemory.hpp.
 #include "sim/workload/StepContext.hpp"
 
 namespace stepsim {

@@ -12,7 +12,7 @@
 //               recompute), the layer's kernels, afterLayerBackward(l) (its input's gradient is computed); gradReady(i)
 //               per gradient as autograd makes it final;
 //     endBackward() (autograd's final callback),
-//   the optimizer step over optimizerShare() of the parameters.
+//   the optimizer step over optimizerShare() of the parameters, afterOptimizer().
 //
 // `last`: the micro-step whose gradients the optimizer step uses (the others accumulate, as under DDP's no_sync).
 // streams() lists the rank's streams (index 0 the compute stream, ProgramBuilder's kComputeStream); groups() the
@@ -34,6 +34,9 @@ public:
 
     virtual std::vector<StreamInfo> streams() const = 0;
     virtual std::vector<ProcessGroup> groups() const = 0;
+    // The rank's group (an index into groups()) for each group slot its program's collectives name; empty: the slots
+    // are the indices themselves, the same for every rank (HSDP's shard and replica groups differ by rank).
+    virtual std::vector<int> rankGroups(int /*rank*/) const { return {}; }
 
     virtual void beginStep(int step) = 0;
     virtual void beginBackward(bool last) = 0;
@@ -49,6 +52,8 @@ public:
     virtual void beforeHeadBackward() {}
     virtual void beforeLayerBackward(int /*l*/) {}
     virtual void afterLayerBackward(int /*l*/) {}
+    // After the optimizer step (ZeRO: the updated partitions all-gathered into the parameters).
+    virtual void afterOptimizer() {}
 
     // Whether autograd accumulates a micro-step's gradients into the parameters' existing .grad (AccumulateGrad's
     // add, DDP), or the strategy accumulates them itself (FSDP2 adds into the sharded gradients after each

@@ -101,8 +101,6 @@ INSTANTIATE_TEST_SUITE_P(
                       std::tuple{"compile", "dynamic", "true"},
                       std::tuple{"fsdp", "reshard_after_forward", "false"}, std::tuple{"fsdp", "backward_prefetch", "post"},
                       std::tuple{"fsdp", "forward_prefetch", "true"}, std::tuple{"fsdp", "limit_all_gathers", "false"},
-                      std::tuple{"parallel", "data", "fsdp1"}, std::tuple{"parallel", "data", "zero3"},
-                      std::tuple{"parallel", "data", "hsdp"},
                       std::tuple{"training", "optimizer", "sgd"},
                       std::tuple{"ddp", "comm_hook", "powersgd"}, std::tuple{"nccl", "algo", "collnet"}));
 

@@ -49,6 +49,12 @@ inline void expectSameScenario(const Scenario& a, const Scenario& b) {
     EXPECT_EQ(a.ddp.static_graph, b.ddp.static_graph);
     EXPECT_EQ(a.ddp.comm_hook, b.ddp.comm_hook);
     EXPECT_EQ(a.fsdp.reshard_after_forward, b.fsdp.reshard_after_forward);
+    EXPECT_EQ(a.fsdp.sync_every_micro_batch, b.fsdp.sync_every_micro_batch);
+    EXPECT_EQ(a.zero.reduce_bucket_size, b.zero.reduce_bucket_size);
+    EXPECT_EQ(a.zero.overlap_comm, b.zero.overlap_comm);
+    EXPECT_EQ(a.zero.stage3_prefetch_bucket_size, b.zero.stage3_prefetch_bucket_size);
+    EXPECT_EQ(a.zero.stage3_max_reuse_distance, b.zero.stage3_max_reuse_distance);
+    EXPECT_EQ(a.zero.stage3_param_persistence_threshold, b.zero.stage3_param_persistence_threshold);
     EXPECT_EQ(a.fsdp.backward_prefetch, b.fsdp.backward_prefetch);
     EXPECT_EQ(a.fsdp.forward_prefetch, b.fsdp.forward_prefetch);
     EXPECT_EQ(a.fsdp.limit_all_gathers, b.fsdp.limit_all_gathers);

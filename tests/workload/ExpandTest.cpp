@@ -26,12 +26,13 @@ TEST(Expand, ModelFlopsAreSixNTPlusAttention) {
     EXPECT_DOUBLE_EQ(e.workload.model_flops_per_step, 6 * n_linear * T + 7 * b * s * s * h * L);
 }
 
-// Features not modelled yet are refused with the key named, never silently ignored: FSDP1 and torch.compile.
+// Features not modelled yet are refused with the key named, never silently ignored: ZeRO with tensor parallelism and
+// torch.compile.
 TEST(Expand, UnsupportedFeatureIsAnErrorNamingTheKey) {
     const HardwareProfile prof = builtinProfile("h200-sxm");
     CostModel cost(prof, NcclSpec{}, true);
     const std::vector<std::pair<std::string, std::function<void(Scenario&)>>> cases = {
-        {"parallel.data", [](Scenario& sc) { sc.parallel.data = DataParallel::fsdp1; }},
+        {"parallel.data", [](Scenario& sc) { sc.parallel.data = DataParallel::zero3, sc.parallel.tp = 2; }},
         {"compile.enabled", [](Scenario& sc) { sc.compile.enabled = true; }}};
     for (const auto& [key, set] : cases) {
         Scenario sc = tiny(2);
