@@ -30,6 +30,10 @@ kind "fp8_compiled": whether torchao imports on the machine (`torchao`); FP8 lin
   eager and torch.compile'd: kernel counts and summed kernel time per phase, step_ms (median of 20), against the BF16
   nn.Linear's.
 
+kind "pinned_alloc": `bytes` of pinned host memory allocated (torch.empty(pin_memory=True): `alloc_s`), a device-to-host
+  copy into it (first and second: `first_copy_s`, `copy_s`), and into freshly allocated pageable memory
+  (`pageable_new_copy_s`): what a pinned DCP stager pays when it allocates its buffers on a save.
+
 Usage (one GPU):  python3 compile_parts.py --out compile_parts.jsonl [--budget-s 170]
 """
 from __future__ import annotations
@@ -231,6 +235,33 @@ def measure_fp8(h_in, h_out, tokens, recipe, has_torchao):
     return out
 
 
+def measure_pinned_alloc(nbytes):
+    """Allocating `nbytes` of pinned host memory (as a pinned DCP stager does for its staging buffers) against a
+    device-to-host copy into it once allocated, and into fresh pageable memory."""
+    src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").fill_(1)
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    buf = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
+    alloc_s = time.perf_counter() - t
+    t = time.perf_counter()
+    buf.copy_(src)
+    torch.cuda.synchronize()
+    first_copy_s = time.perf_counter() - t
+    t = time.perf_counter()
+    buf.copy_(src)
+    torch.cuda.synchronize()
+    copy_s = time.perf_counter() - t
+    t = time.perf_counter()
+    page = torch.empty(nbytes, dtype=torch.uint8)
+    page.copy_(src)
+    torch.cuda.synchronize()
+    pageable_s = time.perf_counter() - t
+    del buf, page, src
+    torch.cuda.empty_cache()
+    return {"kind": "pinned_alloc", "bytes": nbytes, "alloc_s": alloc_s, "first_copy_s": first_copy_s,
+            "copy_s": copy_s, "pageable_new_copy_s": pageable_s}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
@@ -246,7 +277,8 @@ def main(argv=None):
            "triton": getattr(__import__("triton"), "__version__", None), "torchao": has_torchao}
     v0 = {"mlp": "gelu", "norm": "layernorm", "dtype": "bf16", "hidden": 1024, "heads": 16, "seq_len": 2048,
           "micro_batch": 4}
-    plan = [("loss", lambda: measure_loss(8192, False)), ("loss", lambda: measure_loss(8192, True)),
+    plan = [("pinned", lambda n=n: measure_pinned_alloc(n)) for n in (256 << 20, 1 << 30, 2 << 30, 256 << 20)]
+    plan += [("loss", lambda: measure_loss(8192, False)), ("loss", lambda: measure_loss(8192, True)),
             ("loss", lambda: measure_loss(4096, False)), ("loss", lambda: measure_loss(4096, True))]
     def optimizer_points(layers, h):
         return [("optimizer", lambda i=impl: measure_optimizer(layers, h, i)) for impl in ("foreach", "fused", "compiled")]

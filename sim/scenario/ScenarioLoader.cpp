@@ -100,8 +100,8 @@ void describe(V& v, CompileSpec& c) {
     v.field("dynamic", c.dynamic);
     v.field("mode", c.mode);
     v.field("optimize_ddp", c.optimize_ddp);
-    v.unmodelled("loss", c.loss, "the loss compiled with the model (not measured)");
-    v.unmodelled("optimizer", c.optimizer, "a compiled optimizer step (not measured)");
+    v.field("loss", c.loss);
+    v.field("optimizer", c.optimizer);
     v.field("graph_breaks", c.graph_breaks);
     v.field("comm_fusion_depth", c.comm_fusion_depth);
     v.field("async_collectives", c.async_collectives);
@@ -384,9 +384,6 @@ void requireModel(const YamlReader& r, const YAML::Node& root, const Scenario& s
 
 // torch.compile's keys: the values it models, and none set while compile is off (they would change nothing).
 void checkCompileKeys(const YamlReader& r, const CompileSpec& c) {
-    if (c.dynamic == std::optional<bool>(true))
-        r.fail("compile.dynamic", "dynamic: true (kernels compiled for symbolic shapes) is not modelled yet by this "
-                                  "stepsim version; null and false compile the step's fixed shapes once");
     if (c.graph_breaks < 0) r.fail("compile.graph_breaks", fmt::format("expected an integer >= 0, got {}", c.graph_breaks));
     if (c.fullgraph && c.graph_breaks > 0)
         r.fail("compile.graph_breaks", "fullgraph: true allows no graph break (torch.compile raises at the first one)");
@@ -403,6 +400,8 @@ void checkCompileKeys(const YamlReader& r, const CompileSpec& c) {
     if (c.graph_breaks != d.graph_breaks) r.fail("compile.graph_breaks", what);
     if (c.comm_fusion_depth != d.comm_fusion_depth) r.fail("compile.comm_fusion_depth", what);
     if (c.async_collectives != d.async_collectives) r.fail("compile.async_collectives", what);
+    if (c.loss != d.loss) r.fail("compile.loss", what);
+    if (c.optimizer != d.optimizer) r.fail("compile.optimizer", what);
 }
 
 // Values of modelled keys that this version does not model yet (keys modelled at their default only are marked in

@@ -139,8 +139,18 @@ TEST(RunnableScenario, RefusalSaysTheDefaultAndTheValue) {
 }
 
 TEST(RunnableScenario, UnmodelledOverrideNamesTheSet) {
-    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel, {"compile.optimizer=true"}),
-                StartsWith("x.yaml: --set compile.optimizer: a compiled optimizer step (not measured) is not modelled yet"));
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel, {"ddp.static_graph=true"}),
+                StartsWith("x.yaml: --set ddp.static_graph: DDP's static-graph mode is not modelled yet"));
+}
+
+// compile.loss and compile.optimizer are modelled (CompileTransform) but change nothing with compile off: refused.
+TEST(RunnableScenario, CompilePartsNeedCompileEnabled) {
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "compile: {optimizer: true}\n"),
+                HasSubstr("compile.optimizer: a compile setting with compile.enabled: false changes nothing"));
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "compile: {loss: true}\n"),
+                HasSubstr("compile.loss: a compile setting with compile.enabled: false changes nothing"));
+    EXPECT_EQ(errorOf("stepsim: 1\n" + kModel + "compile: {enabled: true, optimizer: true, loss: true, dynamic: true}\n"),
+              "");
 }
 
 TEST(RunnableScenario, ExplainMarksTheKeysNotModelledYet) {
