@@ -103,8 +103,8 @@ void fitHost(FitState& s, json& cj) {
                   {"kernel_host_ratio", c.kernel_host_ratio}, {"kernel_host_ratios", ratios}};
 }
 
-// compile.optimizer from compile_optimizer records: per GPT size (tensor count) the compiled step against the eager
-// foreach one. kernels_per_tensor and time_ratio: medians over the sizes; the host line host_us + per_tensor · tensors
+// compile.optimizer from compile_optimizer records: per GPT (tensor and parameter count) the compiled step against the
+// eager foreach one. kernels_per_tensor and time_ratio: medians over the sizes; the host line host_us + per_tensor · tensors
 // by least squares over the compiled records (one size: no slope).
 void fitOptimizer(FitState& s, json& cj) {
     CompiledOptimizerRates& o = s.profile.compile.optimizer;
@@ -113,7 +113,8 @@ void fitOptimizer(FitState& s, json& cj) {
     for (const auto& c : s.raw.compile_optimizer) {
         if (c.impl != "compiled") continue;
         for (const auto& e : s.raw.compile_optimizer)
-            if (e.impl == "foreach" && e.tensors == c.tensors) ratio.push_back(c.kernel_ms / e.kernel_ms);
+            if (e.impl == "foreach" && e.tensors == c.tensors && e.params == c.params)
+                ratio.push_back(c.kernel_ms / e.kernel_ms);
         per_tensor.push_back(c.kernels / c.tensors);
         compile_per_tensor.push_back(c.compile_s / c.tensors);
         sx += c.tensors, sy += c.host_us, sxx += c.tensors * c.tensors, sxy += c.tensors * c.host_us, n += 1;

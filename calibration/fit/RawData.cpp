@@ -478,7 +478,8 @@ void parseCompileBlock(const Line& L, RawData& d) {
 }
 
 void parseCompileOptimizer(const Line& L, RawData& d) {
-    RawCompileOptimizer o{L.str("impl"), L.num("tensors"), L.num("kernels"), L.num("kernel_ms"), L.num("host_us"), 0};
+    RawCompileOptimizer o{L.str("impl"),      L.num("tensors"), L.num("params"), L.num("kernels"),
+                          L.num("kernel_ms"), L.num("host_us"), 0};
     if (o.impl != "foreach" && o.impl != "fused" && o.impl != "compiled")
         throw inputError(L.file, L.line, "impl", "expected foreach, fused or compiled, got " + o.impl);
     if (!(o.tensors > 0) || !(o.kernels > 0) || !(o.kernel_ms > 0) || !(o.host_us > 0))

@@ -235,7 +235,7 @@ struct RawCompileHost {
 // the first call's wall time.
 struct RawCompileOptimizer {
     std::string impl;
-    double tensors = 0, kernels = 0, kernel_ms = 0, host_us = 0, compile_s = 0;
+    double tensors = 0, params = 0, kernels = 0, kernel_ms = 0, host_us = 0, compile_s = 0;
 };
 
 // The loss (cross-entropy under autocast on bf16 logits) and its backward, eager or compiled (compile_parts.py's
