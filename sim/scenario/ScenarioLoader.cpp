@@ -651,13 +651,35 @@ Scenario loadScenario(const std::filesystem::path& file, const std::vector<std::
     return parseScenario(text.str(), file.string(), overrides, reading);
 }
 
-std::string explainScenario(const Scenario& s) {
+namespace {
+
+// Every key of `s`, written as the loader reads it.
+std::string everyKey(const Scenario& s) {
     Scenario copy = s;
     YamlWriter w;
     w.comment(fmt::format("stepsim explain {}: every default and derived value filled in",
                           s.source.empty() ? s.name : s.source));
     describe(w, copy);
     return w.text();
+}
+
+}  // namespace
+
+std::string explainScenario(const Scenario& s) {
+    std::string text = everyKey(s);
+    if (s.data_loader.modelled) return text;
+    // A data_loader section, even at its defaults, turns the input pipeline on: a scenario without one is explained
+    // without one, so that the explanation reads back as the same scenario.
+    const std::size_t at = text.find("\ndata_loader:\n");
+    if (at == std::string::npos) return text;
+    std::size_t end = at + 1 + std::string_view("data_loader:\n").size();
+    while (end < text.size() && text[end] == ' ') {
+        const std::size_t eol = text.find('\n', end);
+        end = eol == std::string::npos ? text.size() : eol + 1;
+    }
+    text.replace(at + 1, end - at - 1,
+                 "# data_loader: none (no input pipeline modelled; a data_loader section, even empty, adds one)\n");
+    return text;
 }
 
 std::map<std::string, std::string> scenarioSettings(const Scenario& s) {
@@ -674,7 +696,7 @@ std::map<std::string, std::string> scenarioSettings(const Scenario& s) {
             out[path] = n.IsNull() ? "null" : n.Scalar();
         }
     };
-    walk(walk, YAML::Load(explainScenario(s)), "");
+    walk(walk, YAML::Load(everyKey(s)), "");
     out.erase("name");
     return out;
 }

@@ -154,6 +154,20 @@ TEST(RunnableScenario, CompilePartsNeedCompileEnabled) {
               "");
 }
 
+// explain's output reads back as the same scenario: without a data_loader section (no input pipeline) it writes none,
+// with one (even empty) it writes every key of it.
+TEST(RunnableScenario, ExplainKeepsTheDataLoaderOnOrOff) {
+    const Scenario off = parseScenario("stepsim: 1\n" + kModel, "x.yaml");
+    const std::string text = explainScenario(off);
+    EXPECT_THAT(text, HasSubstr("# data_loader: none"));
+    EXPECT_FALSE(parseScenario(text, "x.yaml").data_loader.modelled);
+    const Scenario on = parseScenario("stepsim: 1\n" + kModel + "data_loader: {num_workers: 2}\n", "x.yaml");
+    const Scenario back = parseScenario(explainScenario(on), "x.yaml");
+    EXPECT_TRUE(back.data_loader.modelled);
+    EXPECT_EQ(back.data_loader.num_workers, 2);
+    EXPECT_EQ(scenarioSettings(off).count("data_loader.num_workers"), 1u);  // the settings still list every key
+}
+
 TEST(RunnableScenario, ExplainMarksTheKeysNotModelledYet) {
     const std::string text = explainScenario(parseScenario("stepsim: 1\n" + kModel, "x.yaml"));
     EXPECT_THAT(text, HasSubstr("static_graph: false"));
