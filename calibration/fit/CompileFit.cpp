@@ -106,6 +106,88 @@ void fitHost(FitState& s, json& cj) {
                   {"kernel_host_ratio", c.kernel_host_ratio}, {"kernel_host_ratios", ratios}};
 }
 
+// compile.optimizer from compile_optimizer records: per GPT (tensor and parameter count) the compiled step against the
+// eager foreach one. kernels_per_tensor and time_ratio: medians over the sizes; the host line host_us + per_tensor · tensors
+// by least squares over the compiled records (one size: no slope).
+void fitOptimizer(FitState& s, json& cj) {
+    CompiledOptimizerRates& o = s.profile.compile.optimizer;
+    std::vector<double> per_tensor, ratio, compile_per_tensor;
+    double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
+    for (const auto& c : s.raw.compile_optimizer) {
+        if (c.impl != "compiled") continue;
+        for (const auto& e : s.raw.compile_optimizer)
+            if (e.impl == "foreach" && e.tensors == c.tensors && e.params == c.params)
+                ratio.push_back(c.kernel_ms / e.kernel_ms);
+        per_tensor.push_back(c.kernels / c.tensors);
+        compile_per_tensor.push_back(c.compile_s / c.tensors);
+        sx += c.tensors, sy += c.host_us, sxx += c.tensors * c.tensors, sxy += c.tensors * c.host_us, n += 1;
+    }
+    if (ratio.empty()) {
+        s.kept.push_back("compile.optimizer (no compiled and foreach compile_optimizer records of one size)");
+        return;
+    }
+    o.kernels_per_tensor = median(per_tensor);
+    o.time_ratio = median(ratio);
+    o.compile_s_per_tensor = median(compile_per_tensor);
+    const double det = n * sxx - sx * sx;
+    o.host_us_per_tensor = det > 0 ? std::max(0.0, (n * sxy - sx * sy) / det) : 0.0;
+    o.host_us = std::max(0.0, (sy - o.host_us_per_tensor * sx) / n);
+    o.measured = true;
+    cj["optimizer"] = {{"kernels_per_tensor", per_tensor}, {"time_ratio", ratio}, {"host_us", o.host_us},
+                       {"host_us_per_tensor", o.host_us_per_tensor}, {"compile_s_per_tensor", compile_per_tensor}};
+}
+
+// compile.loss from compile_loss records: per token count the compiled loss against the eager one; medians.
+void fitLoss(FitState& s, json& cj) {
+    CompiledLossRates& l = s.profile.compile.loss;
+    std::vector<double> fk, bk, fr, br;
+    for (const auto& c : s.raw.compile_loss) {
+        if (!c.compiled) continue;
+        for (const auto& e : s.raw.compile_loss)
+            if (!e.compiled && e.tokens == c.tokens) {
+                fk.push_back(c.forward_kernels), bk.push_back(c.backward_kernels);
+                fr.push_back(c.forward_ms / e.forward_ms), br.push_back(c.backward_ms / e.backward_ms);
+            }
+    }
+    if (fk.empty()) {
+        s.kept.push_back("compile.loss (no compiled and eager compile_loss records of one size)");
+        return;
+    }
+    l = {true, median(fk), median(bk), median(fr), median(br)};
+    cj["loss"] = {{"forward_kernels", fk}, {"backward_kernels", bk}, {"forward_time_ratio", fr},
+                  {"backward_time_ratio", br}};
+}
+
+// compile.dynamic from compile_block records with dynamic true and false of one configuration: ratios, dynamic over
+// static, of the fused ("other") kernels' count and time per phase, the GEMMs' time and the compile time (medians).
+void fitDynamic(FitState& s, json& cj) {
+    CompiledDynamicRates& d = s.profile.compile.dynamic;
+    std::vector<double> fk, bk, ft, bt, g, c;
+    const auto same = [](const RawCompileBlock& a, const RawCompileBlock& b) {
+        return a.mode == b.mode && a.mlp == b.mlp && a.norm == b.norm && a.dtype == b.dtype && a.hidden == b.hidden;
+    };
+    for (const auto& [dyn, b] : s.raw.compile_dynamic_blocks) {
+        if (!dyn) continue;
+        for (const auto& [dyn2, st] : s.raw.compile_dynamic_blocks)
+            if (!dyn2 && same(b, st)) {
+                fk.push_back(b.compiled_forward.other / st.compiled_forward.other);
+                bk.push_back(b.compiled_backward.other / st.compiled_backward.other);
+                ft.push_back(b.compiled_forward.other_ms / st.compiled_forward.other_ms);
+                bt.push_back(b.compiled_backward.other_ms / st.compiled_backward.other_ms);
+                g.push_back((b.compiled_forward.gemm_ms + b.compiled_backward.gemm_ms) /
+                            (st.compiled_forward.gemm_ms + st.compiled_backward.gemm_ms));
+                c.push_back(b.compile_s / st.compile_s);
+            }
+    }
+    if (fk.empty()) {
+        s.kept.push_back("compile.dynamic (no compile_block records with dynamic true and false of one block)");
+        return;
+    }
+    d = {true, median(fk), median(bk), median(ft), median(bt), median(g), median(c)};
+    cj["dynamic"] = {{"forward_kernels_ratio", fk}, {"backward_kernels_ratio", bk}, {"forward_time_ratio", ft},
+                     {"backward_time_ratio", bt}, {"gemm_time_ratio", g}, {"compile_time_ratio", c}};
+}
+
 }  // namespace
 
 void fitCompile(FitState& s) {
@@ -116,6 +198,9 @@ void fitCompile(FitState& s) {
     json cj;
     fitKernels(s, cj);
     fitHost(s, cj);
+    fitOptimizer(s, cj);
+    fitLoss(s, cj);
+    fitDynamic(s, cj);
     s.profile.compile.measured = true;
     s.report["compile"] = cj;
 }

@@ -12,6 +12,12 @@
 //   reduce-overhead:   host = graphs · graph_host_us + cudagraph_kernel_host_us · kernels (least squares over N)
 //   default:           kernel_host_ratio = median over N of
 //                      ((host_compiled − graphs · graph_host_us) / kernels_compiled) / (host_eager / kernels_eager)
+// compile_parts.py's records (each part left unmeasured, and its key refused, without them):
+//   optimizer: kernels_per_tensor = compiled step's kernels / tensors; time_ratio = its kernel time / the eager
+//              foreach step's (same GPT); host: host_us + host_us_per_tensor · tensors (least squares over sizes);
+//              compile_s_per_tensor = the first compiled step's wall time / tensors (medians over sizes)
+//   loss:      compiled kernels per phase, compiled / eager kernel time per phase (medians over token counts)
+//   dynamic:   dynamic / static of the fused kernels' count and time per phase, the GEMMs' time, the compile time
 // Without records the section stays the base's (the report's kept_from_base lists it).
 #include "calibration/fit/FitState.hpp"
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include <utility>
 
 namespace stepsim {
 
@@ -229,6 +230,21 @@ struct RawCompileHost {
     double kernels = 0, graphs = 0, host_us = 0;
 };
 
+// One AdamW step over a GPT's parameter tensors (compile_parts.py's `compile_optimizer`): impl foreach, fused or
+// compiled (torch.compile of the foreach step), its kernels, their summed time, the host time to issue it and, compiled,
+// the first call's wall time.
+struct RawCompileOptimizer {
+    std::string impl;
+    double tensors = 0, params = 0, kernels = 0, kernel_ms = 0, host_us = 0, compile_s = 0;
+};
+
+// The loss (cross-entropy under autocast on bf16 logits) and its backward, eager or compiled (compile_parts.py's
+// `compile_loss`): kernels and summed time per phase.
+struct RawCompileLoss {
+    bool compiled = false;
+    double tokens = 0, forward_kernels = 0, forward_ms = 0, backward_kernels = 0, backward_ms = 0;
+};
+
 struct RawData {
     std::vector<std::string> files;
     std::string gpu_model;
@@ -257,6 +273,11 @@ struct RawData {
     std::vector<RawDdpHost> ddp_host;
     std::vector<RawCompileBlock> compile_blocks;
     std::vector<RawCompileHost> compile_host;
+    // compile_block records that say `dynamic` (compile_parts.py: the same block with dynamic true and false), kept
+    // apart from compile_kernels.py's blocks
+    std::vector<std::pair<bool, RawCompileBlock>> compile_dynamic_blocks;
+    std::vector<RawCompileOptimizer> compile_optimizer;
+    std::vector<RawCompileLoss> compile_loss;
     std::vector<RawFp8LinearHost> fp8_linear_host;
     std::vector<std::string> errors;  // "error" records: groups that failed during the run
     int skipped = 0;                  // "skipped" records: measurements left out by the time limit

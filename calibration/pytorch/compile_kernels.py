@@ -121,7 +121,7 @@ def timed_ms(fn_fwd, x, gy, iters=20):
     return statistics.median(times)
 
 
-def measure_block(v, mode):
+def measure_block(v, mode, dynamic=False):
     from torch._inductor import metrics
     h, heads, T, mb = v["hidden"], v["heads"], v["seq_len"], v["micro_batch"]
     ffn = 4 * h if v["mlp"] == "gelu" else swiglu_ffn(h)
@@ -151,7 +151,7 @@ def measure_block(v, mode):
 
     torch._dynamo.reset()
     metrics.reset()
-    cblk = torch.compile(blk, fullgraph=True, dynamic=False, mode=mode)
+    cblk = torch.compile(blk, fullgraph=True, dynamic=dynamic, mode=mode)
     comp = fwd_with(cblk)
     torch.cuda.synchronize()
     t0 = time.perf_counter()
@@ -164,7 +164,7 @@ def measure_block(v, mode):
         comp(x).backward(gy)
     c_f, c_b = profile_fwd_bwd(comp, x, gy)
     c_ms = timed_ms(comp, x, gy)
-    return {"kind": "compile_block", **v, "ffn_hidden": ffn, "mode": mode,
+    return {"kind": "compile_block", **v, "ffn_hidden": ffn, "mode": mode, "dynamic": bool(dynamic),
             "eager": {"forward": e_f, "backward": e_b, "step_ms": e_ms},
             "compiled": {"forward": c_f, "backward": c_b, "step_ms": c_ms},
             "compiled_bytes": nbytes, "generated_kernels": nkern, "compile_s": compile_s}

@@ -309,6 +309,37 @@ struct CompilePhaseRates {
     double time_ratio = 1.0;
 };
 
+// A compiled optimizer step (compile.optimizer: torch.compile of the foreach AdamW step) against the eager foreach
+// one, from compile_parts.py's compile_optimizer records (CompileFit.hpp).
+struct CompiledOptimizerRates {
+    bool measured = false;             // false: compile.optimizer is refused
+    double kernels_per_tensor = 0.0;   // the compiled step's kernels per parameter tensor
+    double time_ratio = 1.0;           // its kernel time over the eager foreach step's kernel time
+    double host_us = 0.0;              // host time to issue one compiled step: host_us + host_us_per_tensor · tensors
+    double host_us_per_tensor = 0.0;
+    double compile_s_per_tensor = 0.0; // the first compiled step's wall time per parameter tensor
+};
+
+// The loss (F.cross_entropy under autocast on the LM head's logits and its backward) compiled with the model
+// (compile.loss), from compile_parts.py's compile_loss records: the compiled kernels per phase and their time over
+// the eager loss kernels' time.
+struct CompiledLossRates {
+    bool measured = false;  // false: compile.loss is refused
+    double forward_kernels = 0.0, backward_kernels = 0.0;
+    double forward_time_ratio = 1.0, backward_time_ratio = 1.0;
+};
+
+// Dynamic shapes (compile.dynamic: true) against static ones on the same block (compile_parts.py's compile_block
+// records with dynamic true and false): the fused kernels' count and time, the GEMMs' time and the compile time, each
+// dynamic over static.
+struct CompiledDynamicRates {
+    bool measured = false;  // false: compile.dynamic: true is refused
+    double forward_kernels_ratio = 1.0, backward_kernels_ratio = 1.0;
+    double forward_time_ratio = 1.0, backward_time_ratio = 1.0;
+    double gemm_time_ratio = 1.0;
+    double compile_time_ratio = 1.0;
+};
+
 struct CompileRates {
     bool measured = false;  // false: the profile has no compile measurements, and compile.enabled is refused
     CompilePhaseRates forward, backward;
@@ -319,6 +350,9 @@ struct CompileRates {
     double cudagraph_kernel_host_us = 0.0;  // host cost per kernel left under CUDA graphs (reduce-overhead)
     double compile_s_per_block = 0.0;       // first call's compile time per transformer block (default mode)
     double compile_s_per_block_max_autotune = 0.0;
+    CompiledOptimizerRates optimizer;
+    CompiledLossRates loss;
+    CompiledDynamicRates dynamic;
 };
 
 struct HardwareProfile {

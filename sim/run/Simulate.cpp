@@ -15,14 +15,17 @@
 #include "sim/base/ParallelFor.hpp"
 #include "sim/net/Fabric.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
+#include "sim/workload/CompileTransform.hpp"
 
 namespace stepsim {
 
 namespace {
 
-// The largest share of a step its rank's host spends issuing kernels, with that host time and step time (ms).
+// The largest share of a step its rank's host spends issuing kernels, with that host time and step time (ms) and the
+// rank.
 struct HostShare {
     double share = 0.0, host_ms = 0.0, step_ms = 0.0;
+    std::size_t rank = 0;
 };
 
 HostShare hostShare(const Workload& workload, const Results& results, const std::vector<double>& host_speed) {
@@ -31,27 +34,58 @@ HostShare hostShare(const Workload& workload, const Results& results, const std:
     for (const RankResults& r : results.per_rank) {
         const std::size_t i = static_cast<std::size_t>(r.rank);
         if (i < host.size() && r.step_time_ms > 0 && host[i] / r.step_time_ms > h.share)
-            h = {host[i] / r.step_time_ms, host[i], r.step_time_ms};
+            h = {host[i] / r.step_time_ms, host[i], r.step_time_ms, i};
     }
     return h;
+}
+
+// The host time per measured step (ms) of rank `r`'s data loader on the main thread (InputPipeline's host work named
+// "loader: ...", data_loader.num_workers: 0): host time, but not spent issuing kernels.
+double loaderHostMs(const Workload& wl, std::size_t r, const std::vector<double>& host_speed) {
+    if (r >= wl.programs.size()) return 0.0;
+    const int first = wl.steps > 1 ? 1 : 0;  // the measured steps, as hostIssueMs
+    const Program& p = wl.programs[r];
+    double s = 0.0;
+    for (const Op& op : p.ops)
+        if (op.step >= first && op.kind == OpKind::host_work && p.names[op.name].rfind("loader:", 0) == 0)
+            s += op.host_s;
+    const double speed = r < host_speed.size() ? host_speed[r] : 1.0;
+    return speed * s * 1e3 / double(std::max(1, wl.steps - first));
 }
 
 }  // namespace
 
 std::string hostBoundWarning(const Workload& workload, const Results& results,
                              const std::optional<std::pair<double, double>>& range, const HostCostSpread& spread,
-                             const std::vector<double>& host_speed) {
+                             const std::vector<double>& host_speed, const std::string& advice) {
     const HostShare h = hostShare(workload, results, host_speed);
     if (h.share < kHostBoundShare) return {};
+    const double loader_ms = loaderHostMs(workload, h.rank, host_speed);
     const std::string between =
         range ? fmt::format(": with the host's cost per kernel {:.2f}x to {:.2f}x the calibrated one (the 10th and "
                             "90th percentile over the calibration's runs) the step takes {:.1f} to {:.1f} ms",
                             spread.p10, spread.p90, range->first, range->second)
               : std::string(" (on the validation's H200s most such configurations moved 10-67% between machine starts)");
+    if (loader_ms > 0.0) {
+        const std::string loader = fmt::format(
+            "host-bound: the host spends {:.1f} ms of each {:.1f} ms step ({:.0f}%), {:.1f} ms of it issuing kernels "
+            "and {:.1f} ms preparing batches on the main thread (data_loader.num_workers: 0), so the step follows the "
+            "host's speed, which varies between machines and runs{}; loader workers (data_loader.num_workers > 0) "
+            "would take the batches off the main thread",
+            h.host_ms, h.step_ms, 100.0 * h.share, h.host_ms - loader_ms, loader_ms, between);
+        return h.host_ms - loader_ms >= kHostBoundShare * h.step_ms ? loader + "; " + advice : loader;
+    }
     return fmt::format("host-bound: the host spends {:.1f} ms of each {:.1f} ms step issuing kernels ({:.0f}%), so the "
-                       "step follows the host's speed, which varies between machines and runs{}; fewer launches "
-                       "(torch.compile, CUDA graphs, larger micro-batches) would shorten it",
-                       h.host_ms, h.step_ms, 100.0 * h.share, between);
+                       "step follows the host's speed, which varies between machines and runs{}; {}",
+                       h.host_ms, h.step_ms, 100.0 * h.share, between, advice);
+}
+
+std::string launchAdvice(const Scenario& sc) {
+    if (!sc.compile.enabled) return "fewer launches (torch.compile, CUDA graphs, larger micro-batches) would shorten it";
+    if (!usesCudaGraphs(sc.compile.mode))
+        return "fewer launches (CUDA graphs: compile.mode reduce-overhead; larger micro-batches) would shorten it";
+    return "the step is compiled under CUDA graphs already: larger micro-batches (more work per launch) would shorten "
+           "it";
 }
 
 std::uint64_t sampleSeed(std::uint64_t seed, int sample) {
@@ -166,7 +200,8 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
         sim.results.step_time_ms_host_range = sim.host_range_ms;
     }
     if (const std::string w =
-            hostBoundWarning(sim.expansion.workload, sim.results, sim.host_range_ms, spread, host_speed);
+            hostBoundWarning(sim.expansion.workload, sim.results, sim.host_range_ms, spread, host_speed,
+                             launchAdvice(sc));
         !w.empty())
         warnings.push_back(w);
     sim.results.warnings = warnings;

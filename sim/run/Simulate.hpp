@@ -58,10 +58,18 @@ std::uint64_t sampleSeed(std::uint64_t seed, int sample);
 // host's speed (docs/validation.md; a held-out round predicted before it ran split the same way).
 inline constexpr double kHostBoundShare = 0.75;
 
+// What would shorten a host-bound step of `sc`: torch.compile and CUDA graphs for an eager step, CUDA graphs
+// (reduce-overhead) for a compiled one without them, larger micro-batches for one under CUDA graphs.
+std::string launchAdvice(const Scenario& sc);
+
 // The warning for a host-bound step (kHostBoundShare), or empty; with the step's range at a faster and a slower
-// host when there is one. `host_speed`: each rank's factor on its host costs (hostIssueMs).
+// host when there is one. `host_speed`: each rank's factor on its host costs (hostIssueMs). The host time the data
+// loader spends on the main thread (num_workers: 0) is named apart from the kernels' launches; `advice` ends the
+// warning (launchAdvice).
 std::string hostBoundWarning(const Workload& workload, const Results& results,
                              const std::optional<std::pair<double, double>>& range = std::nullopt,
-                             const HostCostSpread& spread = {}, const std::vector<double>& host_speed = {});
+                             const HostCostSpread& spread = {}, const std::vector<double>& host_speed = {},
+                             const std::string& advice = launchAdvice(Scenario{}));
+
 
 }  // namespace stepsim

@@ -347,6 +347,27 @@ void checkCompile(const Checks& k, const CompileRates& c) {
     k.nonNegative("compile.cudagraph_kernel_host_us", c.cudagraph_kernel_host_us);
     k.nonNegative("compile.compile_s_per_block", c.compile_s_per_block);
     k.nonNegative("compile.compile_s_per_block_max_autotune", c.compile_s_per_block_max_autotune);
+    if (c.optimizer.measured) {
+        k.positive("compile.optimizer.kernels_per_tensor", c.optimizer.kernels_per_tensor);
+        k.positive("compile.optimizer.time_ratio", c.optimizer.time_ratio);
+        k.nonNegative("compile.optimizer.host_us", c.optimizer.host_us);
+        k.nonNegative("compile.optimizer.host_us_per_tensor", c.optimizer.host_us_per_tensor);
+        k.nonNegative("compile.optimizer.compile_s_per_tensor", c.optimizer.compile_s_per_tensor);
+    }
+    if (c.loss.measured) {
+        k.positive("compile.loss.forward_kernels", c.loss.forward_kernels);
+        k.positive("compile.loss.backward_kernels", c.loss.backward_kernels);
+        k.positive("compile.loss.forward_time_ratio", c.loss.forward_time_ratio);
+        k.positive("compile.loss.backward_time_ratio", c.loss.backward_time_ratio);
+    }
+    if (c.dynamic.measured) {
+        k.positive("compile.dynamic.forward_kernels_ratio", c.dynamic.forward_kernels_ratio);
+        k.positive("compile.dynamic.backward_kernels_ratio", c.dynamic.backward_kernels_ratio);
+        k.positive("compile.dynamic.forward_time_ratio", c.dynamic.forward_time_ratio);
+        k.positive("compile.dynamic.backward_time_ratio", c.dynamic.backward_time_ratio);
+        k.positive("compile.dynamic.gemm_time_ratio", c.dynamic.gemm_time_ratio);
+        k.positive("compile.dynamic.compile_time_ratio", c.dynamic.compile_time_ratio);
+    }
 }
 
 }  // namespace

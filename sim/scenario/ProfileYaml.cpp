@@ -326,6 +326,36 @@ void describe(V& v, CompilePhaseRates& c) {
 }
 
 template <class V>
+void describe(V& v, CompiledOptimizerRates& o) {
+    v.field("measured", o.measured);
+    v.field("kernels_per_tensor", o.kernels_per_tensor);
+    v.field("time_ratio", o.time_ratio);
+    v.field("host_us", o.host_us);
+    v.field("host_us_per_tensor", o.host_us_per_tensor);
+    v.field("compile_s_per_tensor", o.compile_s_per_tensor);
+}
+
+template <class V>
+void describe(V& v, CompiledLossRates& l) {
+    v.field("measured", l.measured);
+    v.field("forward_kernels", l.forward_kernels);
+    v.field("backward_kernels", l.backward_kernels);
+    v.field("forward_time_ratio", l.forward_time_ratio);
+    v.field("backward_time_ratio", l.backward_time_ratio);
+}
+
+template <class V>
+void describe(V& v, CompiledDynamicRates& d) {
+    v.field("measured", d.measured);
+    v.field("forward_kernels_ratio", d.forward_kernels_ratio);
+    v.field("backward_kernels_ratio", d.backward_kernels_ratio);
+    v.field("forward_time_ratio", d.forward_time_ratio);
+    v.field("backward_time_ratio", d.backward_time_ratio);
+    v.field("gemm_time_ratio", d.gemm_time_ratio);
+    v.field("compile_time_ratio", d.compile_time_ratio);
+}
+
+template <class V>
 void describe(V& v, CompileRates& c) {
     v.field("measured", c.measured);
     v.section("forward", c.forward);
@@ -337,6 +367,9 @@ void describe(V& v, CompileRates& c) {
     v.field("cudagraph_kernel_host_us", c.cudagraph_kernel_host_us);
     v.field("compile_s_per_block", c.compile_s_per_block);
     v.field("compile_s_per_block_max_autotune", c.compile_s_per_block_max_autotune);
+    v.section("optimizer", c.optimizer);
+    v.section("loss", c.loss);
+    v.section("dynamic", c.dynamic);
 }
 
 template <class V>

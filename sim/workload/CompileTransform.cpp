@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -266,19 +267,147 @@ void fuseCollectives(Program& p, int depth) {
     p.ops = std::move(out);
 }
 
+// The ops of p.ops[b, e) as `k` kernels of their summed work × ratio (their bytes likewise, their FLOPs shared), named
+// `name`, each launched at kernelHost of the eager ops' mean launch cost; `host_s` (≥ 0) replaces that launch cost.
+void emitFused(Program& p, std::size_t b, std::size_t e, long k, double ratio, const std::string& name,
+               const Rates& r, std::vector<Op>& out, double host_s = -1.0) {
+    const Op first = p.ops[b];
+    double work = 0, bytes = 0, host = 0, flops = 0;
+    for (std::size_t i = b; i < e; ++i)
+        if (p.ops[i].kind == OpKind::kernel) {
+            work += p.ops[i].work_s, bytes += p.ops[i].bytes, host += p.ops[i].host_s, flops += p.ops[i].flops;
+        }
+    const std::uint32_t id = p.intern(name);
+    for (long j = 0; j < k; ++j) {
+        Op op = first;
+        op.name = id;
+        op.mem = MemKind::elementwise;
+        op.work_s = work * ratio / double(k);
+        op.bytes = bytes * ratio / double(k);
+        op.flops = flops / double(k);
+        op.host_s = host_s >= 0 ? host_s : kernelHost(r, host / double(e - b));
+        out.push_back(op);
+    }
+}
+
+bool lossKernel(const Op& op, const Program& p) {
+    return op.kind == OpKind::kernel && op.stream == kCompute && op.cls != KernelClass::comm &&
+           (op.phase == Phase::forward || op.phase == Phase::backward) && isLossOp(p.names[op.name]);
+}
+
+// compile.loss: each run of the loss's kernels (one step, one phase) becomes the measured compiled loss's kernels
+// (forward_kernels, backward_kernels, rounded, at most the run's), their time × the measured ratio. Part of the model's
+// graph: no graph call of its own.
+void compileLoss(Program& p, const Rates& r) {
+    const CompiledLossRates& l = r.c.loss;
+    std::vector<Op> out;
+    out.reserve(p.ops.size());
+    for (std::size_t i = 0; i < p.ops.size();) {
+        if (!lossKernel(p.ops[i], p)) {
+            out.push_back(p.ops[i++]);
+            continue;
+        }
+        std::size_t e = i + 1;
+        while (e < p.ops.size() && lossKernel(p.ops[e], p) && p.ops[e].phase == p.ops[i].phase &&
+               p.ops[e].step == p.ops[i].step)
+            ++e;
+        const bool bwd = p.ops[i].phase == Phase::backward;
+        const long k = std::clamp(std::lround(bwd ? l.backward_kernels : l.forward_kernels), 1L, long(e - i));
+        emitFused(p, i, e, k, bwd ? l.backward_time_ratio : l.forward_time_ratio,
+                  bwd ? "triton fused loss backward" : "triton fused loss", r, out);
+        i = e;
+    }
+    p.ops = std::move(out);
+}
+
+// compile.optimizer: the foreach AdamW step's passes (the "adamw ..." kernels of the optimizer phase, the step counts'
+// kernel excepted) become kernels_per_tensor × tensors kernels of their time × time_ratio; the optimizer.step host op
+// (Python's per-tensor loop) becomes the compiled step's call, host_us + host_us_per_tensor × tensors, and the
+// kernels' own launches are part of it. GradScaler's and clipping's kernels stay eager.
+void compileOptimizer(Program& p, const Rates& r, std::size_t tensors) {
+    const CompiledOptimizerRates& o = r.c.optimizer;
+    const auto pass = [&](const Op& op) {
+        const std::string& n = p.names[op.name];
+        return op.kind == OpKind::kernel && op.phase == Phase::optimizer && n.rfind("adamw ", 0) == 0 &&
+               n != "adamw step count";
+    };
+    const long k = std::max(1L, std::lround(o.kernels_per_tensor * double(tensors)));
+    std::vector<Op> out;
+    out.reserve(p.ops.size());
+    for (std::size_t i = 0; i < p.ops.size();) {
+        Op op = p.ops[i];
+        if (op.kind == OpKind::host_work && op.phase == Phase::optimizer && p.names[op.name] == "optimizer.step") {
+            op.name = p.intern("compiled optimizer.step");
+            op.host_s = (o.host_us + o.host_us_per_tensor * double(tensors)) * 1e-6;
+        }
+        if (!pass(op)) {
+            out.push_back(op);
+            ++i;
+            continue;
+        }
+        std::size_t e = i + 1;
+        while (e < p.ops.size() && pass(p.ops[e]) && p.ops[e].step == op.step) ++e;
+        emitFused(p, i, e, k, o.time_ratio, "triton compiled adamw", r, out, 0.0);
+        i = e;
+    }
+    p.ops = std::move(out);
+}
+
+// The keys whose measurement the profile lacks, or which were measured only for other settings.
+void checkMeasured(const Scenario& sc, const CompileRates& c, const std::string& profile) {
+    const auto missing = [&](const char* key, const char* what) {
+        throw inputError(sc.source, 0, key,
+                         fmt::format("profile {} has no measurement of {} (fit one with calibration/pytorch/"
+                                     "compile_parts.py's records: docs/compile.md)",
+                                     profile, what));
+    };
+    if (sc.compile.optimizer && !c.optimizer.measured) missing("compile.optimizer", "a compiled optimizer step");
+    if (sc.compile.loss && !c.loss.measured) missing("compile.loss", "a compiled loss");
+    if (sc.compile.dynamic == std::optional<bool>(true) && !c.dynamic.measured)
+        missing("compile.dynamic", "dynamic shapes");
+    if (!sc.compile.optimizer) return;
+    if (sc.training.optimizer_impl == OptimizerImpl::fused)
+        throw inputError(sc.source, 0, "compile.optimizer",
+                         "a compiled step of training.optimizer_impl: fused is not modelled (the compiled step measured "
+                         "is the foreach one; fused AdamW is one kernel already)");
+    if (sc.training.compute_dtype == DType::fp16 || sc.training.grad_clip_norm > 0.0)
+        throw inputError(sc.source, 0, "compile.optimizer",
+                         "a compiled optimizer step beside GradScaler (fp16) or gradient clipping is not modelled (the "
+                         "compiled step was measured alone)");
+    if (sc.parallel.data == DataParallel::fsdp2)
+        throw inputError(sc.source, 0, "compile.optimizer",
+                         "a compiled optimizer step over FSDP2's sharded (DTensor) parameters is not modelled (measured "
+                         "over plain tensors)");
+}
+
 }  // namespace
 
-CompileReport compileProgram(Program& p, const Scenario& sc, const HardwareProfile& profile) {
-    const CompileRates& c = profile.compile;
+CompileReport compileProgram(Program& p, const Scenario& sc, const HardwareProfile& profile, std::size_t tensors) {
+    CompileRates c = profile.compile;
     if (!c.measured)
         throw inputError(sc.source, 0, "compile.enabled",
                          fmt::format("profile {} has no torch.compile measurements (its compile section); fit one with "
                                      "calibration/pytorch/compile_kernels.py's records (docs/compile.md)",
                                      profile.name));
+    checkMeasured(sc, c, profile.name);
+    const bool dynamic = sc.compile.dynamic == std::optional<bool>(true);
+    if (dynamic) {  // kernels compiled for symbolic shapes: the static rates × the measured dynamic/static ratios
+        const CompiledDynamicRates& d = c.dynamic;
+        c.forward.kernels_per_region *= d.forward_kernels_ratio;
+        c.backward.kernels_per_region *= d.backward_kernels_ratio;
+        c.forward.time_ratio *= d.forward_time_ratio;
+        c.backward.time_ratio *= d.backward_time_ratio;
+        c.gemm_time_ratio *= d.gemm_time_ratio;
+        c.gemm_time_ratio_max_autotune *= d.gemm_time_ratio;
+        c.compile_s_per_block *= d.compile_time_ratio;
+        c.compile_s_per_block_max_autotune *= d.compile_time_ratio;
+    }
     const bool autotune = sc.compile.mode == CompileMode::max_autotune ||
                           sc.compile.mode == CompileMode::max_autotune_no_cudagraphs;
     const Rates r{c, usesCudaGraphs(sc.compile.mode), autotune ? c.gemm_time_ratio_max_autotune : c.gemm_time_ratio,
                   !sc.compile.async_collectives};
+    if (sc.compile.loss) compileLoss(p, r);
+    if (sc.compile.optimizer) compileOptimizer(p, r, tensors);
     const std::vector<Span> spans = findSpans(p);
     const std::vector<char> start = graphStarts(p, spans, sc);
     CompileReport report;
@@ -287,6 +416,7 @@ CompileReport compileProgram(Program& p, const Scenario& sc, const HardwareProfi
     report.graphs_per_step = graphs / std::max(1, sc.sim.steps);
     report.compile_time_s =
         (autotune ? c.compile_s_per_block_max_autotune : c.compile_s_per_block) * double(sc.model.layers);
+    if (sc.compile.optimizer) report.compile_time_s += c.optimizer.compile_s_per_tensor * double(tensors);
     return report;
 }
 

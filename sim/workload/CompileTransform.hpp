@@ -25,6 +25,11 @@
 //     of their summed size: an all-reduce where the last of them was, an all-gather where the first was (FSDP2's
 //     reduce-scatters stay one per block);
 //   async_collectives false: the compute stream waits for each collective right after its launch (no overlap).
+// compile.loss: the loss's kernels per phase become the measured compiled loss's (CompiledLossRates).
+// compile.optimizer: the foreach AdamW passes become kernels_per_tensor × tensors kernels at time_ratio of their time,
+//   the optimizer.step host work the compiled call's host_us + host_us_per_tensor × tensors (CompiledOptimizerRates).
+// compile.dynamic: true: the fused kernels' count and time, the GEMMs' time and the compile time × the measured
+//   dynamic/static ratios (CompiledDynamicRates).
 #include "sim/base/Program.hpp"
 #include "sim/base/Scenario.hpp"
 #include "sim/cost/HardwareProfile.hpp"
@@ -36,8 +41,9 @@ struct CompileReport {
     int graphs_per_step = 0;      // compiled graphs called per training step
 };
 
-// Throws InputError when the profile's compile section was not measured.
-CompileReport compileProgram(Program& p, const Scenario& sc, const HardwareProfile& profile);
+// Throws InputError when the profile's compile section (or the part a key needs) was not measured. `tensors`: the
+// model's parameter tensors (the compiled optimizer step's kernels and host cost scale with them).
+CompileReport compileProgram(Program& p, const Scenario& sc, const HardwareProfile& profile, std::size_t tensors = 0);
 
 // Whether `mode` runs its graphs under CUDA graphs (reduce-overhead, max-autotune).
 bool usesCudaGraphs(CompileMode mode);

@@ -166,7 +166,7 @@ Expansion expand(const Scenario& given, const CostModel& cost) {
         flops_per_step = trainingStep(c, shard, b, *schedule, step, out.params, input, checkpoint);
 
     if (sc.compile.enabled) {
-        const CompileReport compiled = compileProgram(prog, sc, cost.profile());
+        const CompileReport compiled = compileProgram(prog, sc, cost.profile(), c.params.size());
         out.compile_time_s = compiled.compile_time_s;
         out.compiled_graphs_per_step = compiled.graphs_per_step;
     }

@@ -112,5 +112,37 @@ TEST(HostBound, HostBoundStepsGetTheRangeOfAFasterAndASlowerHost) {
     EXPECT_FALSE(run("s1-l6-h768-s1024-mb1", {1.0, 1.0}).host_range_ms);
 }
 
+// The data loader's batches on the main thread (num_workers: 0) are host time but not launches: the warning names
+// them apart and advises workers; with the launches alone under the threshold it gives no launch advice.
+TEST(HostBound, LoaderTimeOnTheMainThreadIsNamedApart) {
+    Workload w = twoRanks(100, 100);
+    Op loader = hostOp(1, 700);
+    loader.kind = OpKind::host_work;
+    loader.name = w.programs[1].intern("loader: batch (main thread)");
+    w.programs[1].ops.push_back(loader);
+    const std::string warn = hostBoundWarning(w, oneMsSteps());
+    EXPECT_NE(warn.find("the host spends 0.8 ms of each 1.0 ms step (80%), 0.1 ms of it issuing kernels and 0.7 ms "
+                        "preparing batches on the main thread"),
+              std::string::npos)
+        << warn;
+    EXPECT_NE(warn.find("loader workers (data_loader.num_workers > 0)"), std::string::npos) << warn;
+    EXPECT_EQ(warn.find("torch.compile"), std::string::npos) << warn;
+}
+
+// The advice follows what the scenario already does: an eager step is told of torch.compile, a compiled one of CUDA
+// graphs, one under CUDA graphs of neither.
+TEST(HostBound, AdviceDoesNotSuggestWhatTheStepAlreadyDoes) {
+    Scenario sc;
+    EXPECT_NE(launchAdvice(sc).find("torch.compile"), std::string::npos);
+    sc.compile.enabled = true;
+    EXPECT_EQ(launchAdvice(sc).find("torch.compile"), std::string::npos);
+    EXPECT_NE(launchAdvice(sc).find("reduce-overhead"), std::string::npos);
+    sc.compile.mode = CompileMode::reduce_overhead;
+    EXPECT_EQ(launchAdvice(sc).find("reduce-overhead"), std::string::npos);
+    EXPECT_NE(launchAdvice(sc).find("larger micro-batches"), std::string::npos);
+    const std::string warn = hostBoundWarning(twoRanks(800, 800), oneMsSteps(), std::nullopt, {}, {}, launchAdvice(sc));
+    EXPECT_NE(warn.find("under CUDA graphs already"), std::string::npos) << warn;
+}
+
 }  // namespace
 }  // namespace stepsim

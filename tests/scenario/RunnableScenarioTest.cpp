@@ -97,8 +97,6 @@ TEST_P(UnmodelledKey, IsRefusedAtItsLine) {
 INSTANTIATE_TEST_SUITE_P(
     RunnableScenario, UnmodelledKey,
     ::testing::Values(std::tuple{"ddp", "find_unused_parameters", "true"}, std::tuple{"ddp", "static_graph", "true"},
-                      std::tuple{"compile", "loss", "true"}, std::tuple{"compile", "optimizer", "true"},
-                      std::tuple{"compile", "dynamic", "true"},
                       std::tuple{"fsdp", "reshard_after_forward", "false"}, std::tuple{"fsdp", "backward_prefetch", "post"},
                       std::tuple{"fsdp", "forward_prefetch", "true"}, std::tuple{"fsdp", "limit_all_gathers", "false"},
                       std::tuple{"training", "optimizer", "sgd"},
@@ -137,8 +135,35 @@ TEST(RunnableScenario, RefusalSaysTheDefaultAndTheValue) {
 }
 
 TEST(RunnableScenario, UnmodelledOverrideNamesTheSet) {
-    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel, {"compile.optimizer=true"}),
-                StartsWith("x.yaml: --set compile.optimizer: a compiled optimizer step (not measured) is not modelled yet"));
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel, {"ddp.static_graph=true"}),
+                StartsWith("x.yaml: --set ddp.static_graph: DDP's static-graph mode is not modelled yet"));
+}
+
+// compile.loss, compile.optimizer and compile.dynamic are modelled (CompileTransform; a profile that did not measure
+// one refuses it when the step is built) but change nothing with compile off: refused.
+TEST(RunnableScenario, CompilePartsNeedCompileEnabled) {
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "compile: {optimizer: true}\n"),
+                HasSubstr("compile.optimizer: a compile setting with compile.enabled: false changes nothing"));
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "compile: {loss: true}\n"),
+                HasSubstr("compile.loss: a compile setting with compile.enabled: false changes nothing"));
+    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "compile: {dynamic: true}\n"),
+                HasSubstr("compile.dynamic: a compile setting with compile.enabled: false changes nothing"));
+    EXPECT_EQ(errorOf("stepsim: 1\n" + kModel + "compile: {enabled: true, optimizer: true, loss: true, dynamic: true}\n"),
+              "");
+}
+
+// explain's output reads back as the same scenario: without a data_loader section (no input pipeline) it writes none,
+// with one (even empty) it writes every key of it.
+TEST(RunnableScenario, ExplainKeepsTheDataLoaderOnOrOff) {
+    const Scenario off = parseScenario("stepsim: 1\n" + kModel, "x.yaml");
+    const std::string text = explainScenario(off);
+    EXPECT_THAT(text, HasSubstr("# data_loader: none"));
+    EXPECT_FALSE(parseScenario(text, "x.yaml").data_loader.modelled);
+    const Scenario on = parseScenario("stepsim: 1\n" + kModel + "data_loader: {num_workers: 2}\n", "x.yaml");
+    const Scenario back = parseScenario(explainScenario(on), "x.yaml");
+    EXPECT_TRUE(back.data_loader.modelled);
+    EXPECT_EQ(back.data_loader.num_workers, 2);
+    EXPECT_EQ(scenarioSettings(off).count("data_loader.num_workers"), 1u);  // the settings still list every key
 }
 
 TEST(RunnableScenario, ExplainMarksTheKeysNotModelledYet) {
