@@ -14,4 +14,7 @@ plot "< awk '$1==\"before\" && $2==\"dp\"' scale.dat" using 4:($5+$6) with lines
      "< awk '$1==\"routes\" && $2==\"dp\"' scale.dat" using 4:($5+$6) with points pt 6 title "DP step, route search only", \
      "< awk '$1==\"before\" && $2==\"ex\"' scale.dat" using 4:($5+$6) with linespoints title "1.3B example, before", \
      "< awk '$1==\"after\" && $2==\"ex\"' scale.dat" using 4:($5+$6) with linespoints title "1.3B example, after", \
-     1.0 with lines dashtype 2 title "target at 4,096 GPUs: 1 s"
+     "< awk '$1==\"symmetry\" && $2==\"dp\"' scale.dat" using 4:($5+$6) with linespoints lw 2 title "DP step, symmetry reduction", \
+     "< awk '$1==\"symmetry\" && $2==\"ex\"' scale.dat" using 4:($5+$6) with linespoints lw 2 title "1.3B example, symmetry reduction", \
+     1.0 with lines dashtype 2 title "target at 4,096 GPUs: 1 s", \
+     5.0 with lines dashtype 3 title "target at 16,384 GPUs: 5 s"

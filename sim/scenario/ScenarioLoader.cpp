@@ -159,6 +159,7 @@ void describe(V& v, SimSpec& s) {
     v.field("steps", s.steps);
     v.field("seed", s.seed);
     v.field("samples", s.samples);
+    v.field("symmetry", s.symmetry);
 }
 
 template <class V>
@@ -366,6 +367,8 @@ void validate(const YamlReader& r, const Scenario& s) {
 
     atLeast("sim.steps", s.sim.steps, 1);
     atLeast("sim.samples", s.sim.samples, 1);
+    if (s.sim.symmetry != "auto" && s.sim.symmetry != "off")
+        r.fail("sim.symmetry", fmt::format("expected auto or off, got '{}'", s.sim.symmetry));
     validateStragglers(r, s);
 }
 

@@ -1,5 +1,7 @@
 #include "sim/workload/Expand.hpp"
 
+#include "sim/engine/Symmetry.hpp"
+
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
@@ -156,7 +158,14 @@ Expansion expand(const Scenario& given, const CostModel& cost) {
     w.tokens_per_step = double(c.t.T) * sc.training.grad_accum;
     w.samples_per_step = double(c.t.b) * sc.training.grad_accum;
     w.checkpoint_interval = sc.checkpoint.interval_steps;
-    w.programs.assign(c.world, prog);
+    // Every rank runs this Program; where the symmetry reduction applies (sim/engine/Symmetry.hpp) one node's GPUs
+    // hold it and the other ranks mirror them.
+    const int node = sc.cluster.gpus_per_node;
+    w.programs.assign(std::min(c.world, node), prog);
+    if (symmetryApplies(sc, c.world) && symmetryBlocker(w, c.world, node).empty())
+        mirrorRanks(w, c.world, node);
+    else
+        w.programs.assign(c.world, prog);
     out.memory = estimateMemory(c, c.world > 1);
     schedule->report(out);
     out.warnings = warnings(c);
