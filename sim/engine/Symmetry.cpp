@@ -26,9 +26,8 @@ bool movesHostData(const Program& p) {
 
 }  // namespace
 
-bool symmetryApplies(const Scenario& sc, int ranks) {
-    return sc.sim.symmetry == "auto" && sc.jitter.stragglers.empty() &&
-           (!sc.jitter.enabled || ranks >= kStatedReductionFrom);
+bool symmetryApplies(const Scenario& sc) {
+    return sc.sim.symmetry == "auto" && sc.jitter.stragglers.empty() && !sc.jitter.enabled;
 }
 
 std::string symmetryBlocker(const Workload& w, int ranks, int g) {
@@ -62,7 +61,7 @@ std::string reduceBySymmetry(Workload& w, const Fabric& fabric) {
 std::string symmetryNote(const Workload& w, bool jitter) {
     const std::string how =
         jitter ? "with jitter each simulated rank has its class's slowest GPU and host speeds and draws its own "
-                 "per-kernel noise (order statistics; within 0.5% of the full simulation where tested)"
+                 "per-kernel noise (order statistics, not exact)"
                : "exact without jitter";
     return fmt::format("symmetry: the {} ranks ran as {} classes of {} identical ranks (one simulated rank each, the "
                        "collectives on the whole fabric; {}); per-rank results list the simulated ranks "

@@ -92,7 +92,7 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
     // sim.symmetry: one simulated rank per class of identical ranks where exact or stated (sim/engine/Symmetry.hpp).
     // (The expansion reduces data-parallel replicas itself, Expand.cpp.)
     Workload& w = sim.expansion.workload;
-    if (!w.representative.empty() || (symmetryApplies(sc, w.ranks()) && reduceBySymmetry(w, fabric).empty()))
+    if (!w.representative.empty() || (symmetryApplies(sc) && reduceBySymmetry(w, fabric).empty()))
         sim.expansion.warnings.push_back(symmetryNote(sim.expansion.workload, sc.jitter.enabled));
     const double peak = cost.peakFlops(sc.training.compute_dtype);
     // Each sample a whole simulation of its own seed, on the thread pool; kept by index, so the results do not depend

@@ -162,7 +162,7 @@ Expansion expand(const Scenario& given, const CostModel& cost) {
     // hold it and the other ranks mirror them.
     const int node = sc.cluster.gpus_per_node;
     w.programs.assign(std::min(c.world, node), prog);
-    if (symmetryApplies(sc, c.world) && symmetryBlocker(w, c.world, node).empty())
+    if (symmetryApplies(sc) && symmetryBlocker(w, c.world, node).empty())
         mirrorRanks(w, c.world, node);
     else
         w.programs.assign(c.world, prog);

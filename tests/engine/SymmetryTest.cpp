@@ -38,13 +38,14 @@ struct Outcome {
 };
 
 // One engine run of the scenario's workload, reduced by `reduce` first (it returns whether it reduced).
+// The expansion holds every rank's Program unless `as_expanded` (then it reduces where auto does).
 template <class Reduce>
-Outcome run(const Scenario& sc, Reduce reduce) {
+Outcome run(const Scenario& sc, Reduce reduce, bool as_expanded = false) {
     const HardwareProfile prof = resolveProfile(sc.cluster, sc.source);
     const CostModel cost = scenarioCostModel(sc, prof);
     const Fabric fabric = scenarioFabric(sc);
-    Scenario every = sc;  // the expansion holds every rank's Program; `reduce` decides
-    every.sim.symmetry = "off";
+    Scenario every = sc;
+    if (!as_expanded) every.sim.symmetry = "off";
     Workload w = expand(every, cost).workload;
     reduce(w, fabric);
     Timeline tl = Engine(w, cost, fabric, engineConfig(cost, sc.jitter.enabled, sc.sim.seed)).run();
@@ -72,17 +73,8 @@ TEST(Symmetry, ReducedEqualsFullWithoutJitter) {
     }
 }
 
-// With jitter each simulated rank takes its class's slowest GPU and host and draws its own noise: within 0.5%.
-TEST(Symmetry, ReducedWithinHalfAPercentWithJitter) {
-    for (const auto& [nodes, gpus] : std::vector<std::pair<int, int>>{{4, 2}, {8, 8}, {64, 8}}) {
-        SCOPED_TRACE(nodes * gpus);
-        const Scenario sc = dp(nodes, gpus, true);
-        const Outcome f = full(sc), r = reduced(sc);
-        EXPECT_NEAR(r.step_ms / f.step_ms, 1.0, 0.005) << r.step_ms << " ms reduced, " << f.step_ms << " ms full";
-    }
-}
-
-// The same seed gives the same numbers; another seed other ones (with jitter).
+// The same seed gives the same numbers; another seed other ones (with jitter, which auto does not reduce: a reduced
+// workload run with jitter is defined, Symmetry.hpp, though not exact).
 TEST(Symmetry, SameSeedSameNumbers) {
     const Scenario sc = dp(8, 8, true);
     const Outcome a = reduced(sc), b = reduced(sc);
@@ -93,18 +85,21 @@ TEST(Symmetry, SameSeedSameNumbers) {
     EXPECT_NE(reduced(other).step_ms, a.step_ms);
 }
 
-// 4,096 GPUs (512 nodes), no jitter: the node's 8 classes of 512 ranks against another partition of the same job, 16
-// classes of 256 (two whole nodes simulated, each mirror flow merged with a different node's), must agree to the
-// bit; and the step is longer than on 512 GPUs only by its collectives' extra latency and bandwidth time, so it lies
-// within 10% above it.
+// 4,096 GPUs (512 nodes), no jitter: the expansion's own reduction (the node's 8 classes of 512 ranks) against
+// another partition of the same job, 16 classes of 256 (two whole nodes simulated, each mirror flow merged with other
+// members and routes), must agree to the bit; and the step is longer than on 512 GPUs only by its collectives' extra
+// latency and bandwidth time, so it lies within 10% above it.
 TEST(Symmetry, FourThousandGpusTwoPartitionsAgree) {
     const Scenario sc = dp(512, 8, false);
-    const Outcome by8 = reduced(sc);
-    const Outcome by16 = run(sc, [](Workload& w, const Fabric&) {
-        w.representative.resize(w.programs.size());
-        for (std::size_t r = 0; r < w.representative.size(); ++r) w.representative[r] = int(r % 16);
-        w.programs.resize(16);
-    });
+    const Outcome by8 = run(sc, [](Workload& w, const Fabric&) { ASSERT_EQ(w.programs.size(), 8u); }, true);
+    const Outcome by16 = run(
+        sc,
+        [](Workload& w, const Fabric&) {
+            ASSERT_EQ(w.programs.size(), 8u);
+            for (std::size_t r = 8; r < 16; ++r) w.programs.push_back(w.programs[r % 8]);
+            for (std::size_t r = 0; r < w.representative.size(); ++r) w.representative[r] = int(r % 16);
+        },
+        true);
     EXPECT_EQ(by8.step_ms, by16.step_ms);
     const Outcome at512 = reduced(dp(64, 8, false));
     EXPECT_GE(by8.step_ms, at512.step_ms);
