@@ -51,6 +51,7 @@ struct TransferCall {
     double seconds = 0.0;   // loader_work: the worker's CPU time; a checkpoint's staging: the host's planning before it
     int checkpoint = -1;    // the checkpoint it belongs to (CheckpointIo.hpp), -1: input pipeline
     bool blocking = false;  // the host waits for it (a pageable copy, a checkpoint's blocking part)
+    bool operator==(const TransferCall&) const = default;
 };
 
 // What a kernel is, for pricing and for reports.
@@ -119,6 +120,7 @@ constexpr std::string_view collectiveKindName(CollectiveKind k) {
 
 struct GemmShape {
     long m = 0, n = 0, k = 0;
+    bool operator==(const GemmShape&) const = default;
 };
 
 struct CollectiveCall {
@@ -126,6 +128,7 @@ struct CollectiveCall {
     int group = 0;            // process group index (Workload::groups)
     double bytes = 0.0;       // nccl-tests' size S: the buffer of one rank (all_reduce: in = out)
     std::string dtype = "bf16";
+    bool operator==(const CollectiveCall&) const = default;
 };
 
 struct Op {
@@ -149,6 +152,7 @@ struct Op {
     float beside_nccl = 0.0f;
     float gap_s = 0.0f;
     float gap_transfer_s = 0.0f;
+    bool operator==(const Op&) const = default;
 };
 
 enum class StreamKind : std::uint8_t { compute, comm, copy };
@@ -156,6 +160,7 @@ enum class StreamKind : std::uint8_t { compute, comm, copy };
 struct StreamInfo {
     StreamKind kind = StreamKind::compute;
     std::string name;
+    bool operator==(const StreamInfo&) const = default;
 };
 
 struct Program {
@@ -171,6 +176,7 @@ struct Program {
         if (added) names.push_back(n);
         return it->second;
     }
+    bool operator==(const Program&) const = default;
 
 private:
     std::map<std::string, std::uint32_t> name_index;
@@ -191,6 +197,11 @@ struct Workload {
     double samples_per_step = 0.0;      // per GPU
     int checkpoint_interval = 0;        // steps between checkpoints (CheckpointIo.hpp), 0: none
     int pipeline_stages = 1;            // parallel.pp: the metrics report the pipeline's bubble when > 1
+    // The symmetry reduction (sim/engine/Symmetry.hpp): the job has representative.size() ranks, of which the first
+    // programs.size() are simulated, and rank r runs as the simulated rank representative[r] does. Empty: every rank
+    // is simulated.
+    std::vector<int> representative;
+    int ranks() const { return static_cast<int>(representative.empty() ? programs.size() : representative.size()); }
 };
 
 }  // namespace stepsim

@@ -213,6 +213,9 @@ struct SimSpec {
     int steps = 3;
     std::uint64_t seed = 1;
     int samples = 1;
+    // auto: ranks of one class (the same Program on the same kind of links) are simulated once where that is exact
+    // (docs/performance.md, "Symmetry"); off: every rank is simulated.
+    std::string symmetry = "auto";
 };
 
 struct Scenario {

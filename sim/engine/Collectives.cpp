@@ -28,7 +28,8 @@ Collectives::Collectives(EngineContext& ctx, const CostModel& cost, const Fabric
       usage_(usage),
       net_(fabric.links),
       gpu_flows_(ctx.w.programs.size()) {
-    const int ranks = static_cast<int>(ctx.w.programs.size());
+    const int ranks = ctx.w.ranks();
+    const int simulated = static_cast<int>(ctx.w.programs.size());
     const std::vector<ProcessGroup>& groups = ctx.w.groups;
     group_pos_.resize(groups.size());
     group_next_seq_.resize(groups.size());
@@ -41,6 +42,8 @@ Collectives::Collectives(EngineContext& ctx, const CostModel& cost, const Fabric
         for (int r : groups[g].ranks) node_ids.push_back(fabric.nodeOf(r));
         std::sort(node_ids.begin(), node_ids.end());
         group_nodes_.push_back(static_cast<int>(std::unique(node_ids.begin(), node_ids.end()) - node_ids.begin()));
+        group_simulated_.push_back(
+            static_cast<int>(std::count_if(groups[g].ranks.begin(), groups[g].ranks.end(), [&](int r) { return r < simulated; })));
     }
 }
 
@@ -79,13 +82,13 @@ void Collectives::arrive(std::uint32_t slot, const Op& op) {
     // kernel waiting for its peer: NCCL runs it on few channels, and the profiles' waiting slowdowns were measured
     // beside all-reduces (an assumption without a measurement of its own; docs/parallelism.md).
     const bool p2p = call.kind == CollectiveKind::sendrecv && in.member_slot.size() == 2;
-    if (in.arrived < static_cast<int>(in.member_slot.size())) {
+    if (in.arrived < group_simulated_[g]) {
         if (!p2p) gpus_.ncclWaits(st.rank);
         return;
     }
     in.transfer = transferSlowdown(cfg_, in.call->bytes);
     for (const std::uint32_t member : in.member_slot)
-        gpus_.ncclMoves(streams_[member].rank, id, in.transfer, member != slot && !p2p);
+        if (member != UINT32_MAX) gpus_.ncclMoves(streams_[member].rank, id, in.transfer, member != slot && !p2p);
     in.start = ctx_.now;
     in.est = cost_.collective(in.call->kind, static_cast<int>(ctx_.w.groups[g].ranks.size()), group_nodes_[g],
                               in.call->bytes);
@@ -104,21 +107,44 @@ void Collectives::startFlows(std::uint32_t id) {
         finish(id);
         return;
     }
-    in.flows_left = static_cast<int>(specs.size());
-    for (const FlowSpec& s : specs) {
-        const FlowId f = net_.add(ctx_.now, fabric_.route(s.src, s.dst), s.bytes, flowCap(s.cap_Bps, s.src, in.step),
-                                  std::uint32_t(s.src));
-        if (flow_inst_.size() <= f) flow_inst_.resize(f + 1), flow_base_cap_.resize(f + 1);
-        flow_inst_[f] = id;
-        flow_base_cap_[f] = s.cap_Bps;
-        gpu_flows_[s.src].push_back(f);
-        rescheduleFlows();
+    if (!ctx_.w.representative.empty()) {
+        const std::vector<Merged> merged = mergeMirrors(specs);
+        in.flows_left = static_cast<int>(merged.size());
+        for (const Merged& m : merged) addFlow(id, m.src, m.route, m.bytes, m.cap_Bps);
+        return;
     }
+    in.flows_left = static_cast<int>(specs.size());
+    for (const FlowSpec& s : specs) addFlow(id, s.src, fabric_.route(s.src, s.dst), s.bytes, s.cap_Bps);
+}
+
+void Collectives::addFlow(std::uint32_t id, int src, const Route& route, double bytes, double cap_Bps) {
+    const FlowId f = net_.add(ctx_.now, route, bytes, flowCap(cap_Bps, src, instances_[id].step), std::uint32_t(src));
+    if (flow_inst_.size() <= f) flow_inst_.resize(f + 1), flow_base_cap_.resize(f + 1);
+    flow_inst_[f] = id;
+    flow_base_cap_[f] = cap_Bps;
+    gpu_flows_[src].push_back(f);
+    rescheduleFlows();
+}
+
+std::vector<Collectives::Merged> Collectives::mergeMirrors(const std::vector<FlowSpec>& specs) const {
+    std::vector<Merged> out;
+    for (const FlowSpec& s : specs) {
+        const int rep = ctx_.w.representative[static_cast<std::size_t>(s.src)];
+        auto it = std::find_if(out.begin(), out.end(), [&](const Merged& m) {
+            return m.src == rep && m.bytes == s.bytes && m.cap_Bps == s.cap_Bps;
+        });
+        if (it == out.end()) it = out.insert(out.end(), Merged{rep, s.bytes, s.cap_Bps, {}});
+        const Route& r = fabric_.route(s.src, s.dst);
+        it->route.insert(it->route.end(), r.begin(), r.end());
+    }
+    return out;
 }
 
 void Collectives::rescheduleFlows() {
     if (usage_) usage_->record(ctx_.now, net_, net_.changed());
     for (FlowId f : net_.changed()) {
+        // A reduced run's merged flow below its bound: its members need not share one rate in the full network.
+        if (!ctx_.w.representative.empty() && net_.rate(f) < net_.cap(f)) ctx_.tl.symmetry_broken = true;
         const Time t = net_.completion(f);
         if (t != Time::max()) ctx_.queue.push(t, kFlowDone, f, net_.version(f));
     }
@@ -176,12 +202,14 @@ void Collectives::finish(std::uint32_t id) {
         tl.warnings.push_back(fmt::format("{} of {} bytes on {} ranks is outside the profile's measured sizes",
                                           collectiveKindName(in.call->kind), in.call->bytes, in.member_slot.size()));
     for (std::uint32_t slot : in.member_slot) {
+        if (slot == UINT32_MAX) continue;  // a rank the symmetry reduction does not simulate
         const Streams::Stream& st = streams_[slot];
         tl.spans.push_back(Span{st.rank, st.index, KernelClass::comm, st.op, st.start, ctx_.now});
         streams_.end(slot);
         gpus_.ncclLeaves(st.rank, id);
     }
-    for (std::uint32_t slot : in.member_slot) streams_.tryStart(slot);
+    for (std::uint32_t slot : in.member_slot)
+        if (slot != UINT32_MAX) streams_.tryStart(slot);
 }
 
 }  // namespace stepsim

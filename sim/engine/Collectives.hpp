@@ -17,6 +17,7 @@
 #include "sim/cost/CostModel.hpp"
 #include "sim/engine/EngineConfig.hpp"
 #include "sim/engine/EngineContext.hpp"
+#include "sim/net/CollectiveAlgorithms.hpp"
 #include "sim/net/Fabric.hpp"
 #include "sim/net/FlowNetwork.hpp"
 
@@ -68,6 +69,15 @@ private:
     double flowCap(double base_Bps, int gpu, int step);
     void refreshFlowCaps(int gpu);
     void rescheduleFlows();
+    // A reduced run's flows (Symmetry.hpp): the specs of every member merged per (representative source, bytes,
+    // bound), each with the routes of all its members.
+    struct Merged {
+        int src = 0;
+        double bytes = 0.0, cap_Bps = 0.0;
+        Route route;
+    };
+    std::vector<Merged> mergeMirrors(const std::vector<FlowSpec>& specs) const;
+    void addFlow(std::uint32_t id, int src, const Route& route, double bytes, double cap_Bps);
 
     EngineContext& ctx_;
     const CostModel& cost_;
@@ -83,6 +93,7 @@ private:
     std::vector<std::vector<std::uint32_t>> group_next_seq_;  // [group][position]
     std::vector<std::vector<std::uint32_t>> group_instances_; // [group][seq] → instance
     std::vector<int> group_nodes_;                            // [group] → nodes its ranks span
+    std::vector<int> group_simulated_;                        // [group] → its simulated members
     std::vector<Instance> instances_;
     static constexpr std::uint32_t kTransferFlow = 1u << 31;
     std::vector<std::uint32_t> flow_inst_;                    // flow → collective instance, or kTransferFlow | id

@@ -1,21 +1,49 @@
 #include "sim/engine/Engine.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cassert>
+#include <chrono>
+#include <cstdio>
 #include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "sim/engine/Symmetry.hpp"
+
 namespace stepsim {
 
 namespace {
 const Workload& fitting(const Workload& w, const Fabric& fabric) {
-    const int ranks = static_cast<int>(w.programs.size());
+    const int ranks = w.ranks();
     if (ranks > fabric.gpus)
         throw std::invalid_argument(fmt::format("workload has {} ranks but the fabric {} GPUs", ranks, fabric.gpus));
     return w;
 }
+
+// Progress on a terminal for runs past a few seconds: stderr only, and only when it is a tty (never in files, pipes or
+// tests). Checked every 2^16 events; the line is cleared when the run ends.
+class Progress {
+public:
+    Progress() : on_(isatty(STDERR_FILENO) == 1), start_(std::chrono::steady_clock::now()) {}
+    void tick(std::uint64_t events, Time now) {
+        if (!on_ || (events & 0xffff) != 0) return;
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+        if (s < 3.0) return;
+        std::fprintf(stderr, "\rstepsim: %.1f s, %llu events, simulated time %.3f s   ", s,
+                     static_cast<unsigned long long>(events), now.seconds());
+        shown_ = true;
+    }
+    ~Progress() {
+        if (shown_) std::fprintf(stderr, "\r%60s\r", "");
+    }
+
+private:
+    bool on_, shown_ = false;
+    std::chrono::steady_clock::time_point start_;
+};
 }  // namespace
 
 Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, EngineConfig cfg)
@@ -24,12 +52,12 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
       jitter_(static_cast<int>(w.programs.size()), cfg_),
       power_(ctx_, cfg_.power),
       hosts_(ctx_, streams_, jitter_,
-             cfg_.jitter ? hostSpeedFactors(static_cast<int>(w.programs.size()), cfg_.host_rank_cv, cfg_.seed)
+             cfg_.jitter ? slowestOfClass(w, hostSpeedFactors(w.ranks(), cfg_.host_rank_cv, cfg_.seed))
                          : std::vector(w.programs.size(), 1.0)),
       streams_(ctx_, hosts_, gpus_, collectives_, power_, transfers_),
       gpus_(ctx_, cfg_, streams_, collectives_, power_, jitter_,
-            cfg_.jitter ? deviceSpeedFactors(static_cast<int>(w.programs.size()), cfg_.device_compute_cv,
-                                             cfg_.device_memory_cv, cfg_.seed)
+            cfg_.jitter ? slowestOfClass(w, deviceSpeedFactors(w.ranks(), cfg_.device_compute_cv,
+                                                               cfg_.device_memory_cv, cfg_.seed))
                         : std::vector(w.programs.size(), EngineConfig::filled(1.0))),
       usage_(cfg_.link_usage ? std::optional<LinkUsage>(std::in_place, ctx_.tl, fabric.links) : std::nullopt),
       collectives_(ctx_, cost, fabric, cfg_, streams_, gpus_, jitter_, transfers_, usage_ ? &*usage_ : nullptr),
@@ -48,11 +76,12 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
 
 Timeline Engine::run() {
     for (std::uint32_t r = 0; r < ctx_.w.programs.size(); ++r) ctx_.queue.push(Time{}, kHostWake, r);
+    Progress progress;
     while (!ctx_.queue.empty()) {
         const Event e = ctx_.queue.pop();
         assert(e.time >= ctx_.now);
         ctx_.now = e.time;
-        ++ctx_.tl.events;
+        progress.tick(++ctx_.tl.events, ctx_.now);
         switch (e.type) {
             case kHostWake: hosts_.wake(int(e.target)); break;
             case kKernelDone:

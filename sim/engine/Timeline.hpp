@@ -61,6 +61,8 @@ struct Timeline {
     std::vector<Link> links;                   // the flow network's links, when link_samples were recorded
     std::vector<std::string> warnings;
     std::uint64_t events = 0;                  // events processed by the engine
+    // A reduced run (Symmetry.hpp) in which a merged flow ran below its bound: its answer is not exact.
+    bool symmetry_broken = false;
 };
 
 }  // namespace stepsim

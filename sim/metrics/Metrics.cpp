@@ -293,8 +293,9 @@ CollectiveResults collectiveResults(const Timeline& tl, const Workload& wl, cons
         ++instances;
     }
     CollectiveResults col;
-    col.count = member_sum / (m.ranks * m.count);
-    col.bytes = member_bytes / (m.ranks * m.count);
+    // Per GPU of the whole job (a reduced run simulates fewer ranks than its groups hold: Workload::ranks).
+    col.count = member_sum / (wl.ranks() * m.count);
+    col.bytes = member_bytes / (wl.ranks() * m.count);
     if (sum_t > 0.0) {
         col.algbw_GBps = sum_s / sum_t * 1e-9;
         col.busbw_GBps = sum_bus / sum_t * 1e-9;

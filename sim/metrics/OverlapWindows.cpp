@@ -70,8 +70,11 @@ SyncObservation observeSyncs(const Timeline& tl, const Workload& wl) {
     std::map<std::pair<int, int>, int> next;  // (group, step) → index
     for (const CollectiveRecord* r : recs) {
         double end_c = std::numeric_limits<double>::infinity();
-        for (int rank : wl.groups[std::size_t(r->group)].ranks)
-            if (const double e = c[std::size_t(rank)][std::size_t(r->step)]; e >= 0) end_c = std::min(end_c, e);
+        for (int rank : wl.groups[std::size_t(r->group)].ranks) {
+            // A reduced run (Workload::representative): a rank's compute is its representative's.
+            const int sim_rank = wl.representative.empty() ? rank : wl.representative[std::size_t(rank)];
+            if (const double e = c[std::size_t(sim_rank)][std::size_t(r->step)]; e >= 0) end_c = std::min(end_c, e);
+        }
         if (!(end_c < std::numeric_limits<double>::infinity())) continue;  // no backward compute in the step
         o.syncs.push_back({r->group, next[{r->group, r->step}]++, r->step, r->kind, r->bytes, us(r->first_arrival),
                            us(r->start), us(r->end), end_c});

@@ -9,6 +9,8 @@ namespace {
 constexpr double kUnfrozen = -1.0;
 // Relative tolerance for "this link saturates at the same level": keeps ties together despite rounding.
 constexpr double kTie = 1e-12;
+// A link counts as saturated for setCap's shortcut when its spare capacity is at most this share of its capacity.
+constexpr double kSlack = 1e-9;
 }  // namespace
 
 FlowNetwork::FlowNetwork(std::vector<Link> links)
@@ -69,8 +71,32 @@ void FlowNetwork::setCap(Time now, FlowId id, double cap_Bps) {
         changed_.clear();
         return;
     }
-    flows_[id].cap = cap_Bps;
+    Flow& f = flows_[id];
+    if (f.rate == f.cap && f.rate > 0.0 && capAlone(id, cap_Bps)) {
+        changed_.clear();
+        f.cap = cap_Bps;
+        setRate(now, id, cap_Bps);
+        return;
+    }
+    f.cap = cap_Bps;
     reshare(now, {id}, {});
+}
+
+// A flow at its bound whose links all keep spare capacity (before and after the change, by more than kSlack of
+// each link's capacity) stays at its bound, and no other flow's rate moves: every other flow's bottleneck (its
+// bound, or a saturated link on which it has the largest rate) is untouched, so the max-min rates are the old ones
+// with this flow at its new bound. The links' spare capacity follows it.
+bool FlowNetwork::capAlone(FlowId id, double cap_Bps) {
+    const Flow& f = flows_[id];
+    const double delta = cap_Bps - f.rate;
+    for (LinkId l : f.route)
+        if (link_left_[l] <= kSlack * links_[l].capacity_Bps) return false;
+    for (LinkId l : f.route) link_left_[l] -= delta;
+    bool spare = true;
+    for (LinkId l : f.route) spare = spare && link_left_[l] > kSlack * links_[l].capacity_Bps;
+    if (!spare)
+        for (LinkId l : f.route) link_left_[l] += delta;
+    return spare;
 }
 
 Time FlowNetwork::completion(FlowId id) const {

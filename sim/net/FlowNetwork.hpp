@@ -17,7 +17,10 @@
 // Components are kept between refills: re-bounding a flow whose connected component was collected (from one flow)
 // since the last add or remove refills that same component (the same flows in the same order, so the same rates
 // bit for bit) without walking and sorting it again; compute kernels starting and ending beside a collective do this
-// once per kernel.
+// once per kernel. And re-bounding a flow that sits at its bound on links with spare capacity left before and after
+// moves that flow alone, without a refill (setCap; the rates are the refill's, the max-min solution being unique).
+// A route may name a link more than once: a flow standing for several identical ones (the symmetry reduction,
+// docs/performance.md) loads each link once per member that crosses it.
 #include <cstdint>
 #include <vector>
 
@@ -44,6 +47,7 @@ public:
     // When the flow will finish at its current rate (Time::max() if its rate is zero).
     Time completion(FlowId id) const;
     double rate(FlowId id) const { return flows_[id].rate; }
+    double cap(FlowId id) const { return flows_[id].cap; }
     double remaining(FlowId id) const { return flows_[id].remaining; }
     std::uint32_t owner(FlowId id) const { return flows_[id].owner; }
     const Route& route(FlowId id) const { return flows_[id].route; }
@@ -77,6 +81,8 @@ private:
     // The connected component of one flow, from the kept ones or collected (and kept).
     const Component& componentOf(FlowId f);
     void setRate(Time now, FlowId id, double r);
+    // setCap's shortcut: whether the flow alone moves, to its new bound (and if so its links' spare capacity follows).
+    bool capAlone(FlowId id, double cap_Bps);
 
     std::vector<Link> links_;
     std::vector<std::vector<FlowId>> link_flows_;
@@ -96,7 +102,7 @@ private:
     std::vector<Component> components_;
     std::vector<std::uint32_t> flow_component_;
     std::vector<LinkId> stack_;
-    std::vector<double> link_left_;
+    std::vector<double> link_left_;  // after a refill or setCap's shortcut: the spare capacity of the links touched
     std::vector<std::uint32_t> link_unfrozen_;
     std::vector<double> new_rate_;
 };

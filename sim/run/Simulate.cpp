@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "sim/engine/Engine.hpp"
+#include "sim/engine/Symmetry.hpp"
 #include "sim/cost/CostModel.hpp"
 #include "sim/metrics/Metrics.hpp"
 #include "sim/metrics/OverlapWindows.hpp"
@@ -122,6 +123,11 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
             if (l.kind == LinkKind::storage) l.capacity_Bps = *sc.checkpoint.storage_GBps * 1e9;
     }
     const Fabric& fabric = own ? *own : shared;
+    // sim.symmetry: one simulated rank per class of identical ranks where exact or stated (sim/engine/Symmetry.hpp).
+    // (The expansion reduces data-parallel replicas itself, Expand.cpp.)
+    Workload& w = sim.expansion.workload;
+    if (!w.representative.empty() || (symmetryApplies(sc) && reduceBySymmetry(w, fabric).empty()))
+        sim.expansion.warnings.push_back(symmetryNote(sim.expansion.workload, sc.jitter.enabled));
     const double peak = cost.peakFlops(sc.training.compute_dtype);
     // Each sample a whole simulation of its own seed, on the thread pool; kept by index, so the results do not depend
     // on the number of threads. Only the first keeps its timeline (for traces).
@@ -129,6 +135,7 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
     std::vector<Results> samples(static_cast<std::size_t>(n));
     std::vector<SyncObservation> syncs(static_cast<std::size_t>(n));
     std::vector<std::vector<std::string>> sample_warnings(static_cast<std::size_t>(n));
+    std::vector<char> broken(static_cast<std::size_t>(n), 0);
     parallelFor(static_cast<std::size_t>(n), threads, [&](std::size_t i) {
         EngineConfig cfg = engineConfig(cost, sc.jitter.enabled, sampleSeed(sc.sim.seed, static_cast<int>(i)));
         cfg.stragglers = sc.jitter.stragglers;
@@ -138,8 +145,14 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
         samples[i] = computeMetrics(tl, sim.expansion.workload, peak);
         for (const std::string& w : tl.warnings) samples[i].warnings.push_back(w);
         syncs[i] = observeSyncs(tl, sim.expansion.workload);
+        broken[i] = tl.symmetry_broken;
         if (i == 0) sim.timeline = std::move(tl);
     });
+    if (!sim.expansion.workload.representative.empty() && std::find(broken.begin(), broken.end(), 1) != broken.end()) {
+        Scenario full = sc;  // a merged flow ran below its bound: the reduction is not exact here
+        full.sim.symmetry = "off";
+        return simulate(full, profile, cost, shared, link_usage, threads);
+    }
     sim.results = samples.size() == 1 ? samples.front() : aggregateSamples(samples);
     const Program& rank0 = sim.expansion.workload.programs.front();
     for (const Op& op : rank0.ops)

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sim/base/InputError.hpp"
+#include "sim/engine/Symmetry.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/YamlReader.hpp"
@@ -190,6 +191,7 @@ void describe(V& v, SimSpec& s) {
     v.field("steps", s.steps);
     v.field("seed", s.seed);
     v.field("samples", s.samples);
+    v.field("symmetry", s.symmetry);
 }
 
 template <class V>
@@ -398,6 +400,8 @@ void validate(const YamlReader& r, const Scenario& s) {
 
     atLeast("sim.steps", s.sim.steps, 1);
     atLeast("sim.samples", s.sim.samples, 1);
+    if (s.sim.symmetry != "auto" && s.sim.symmetry != "off")
+        r.fail("sim.symmetry", fmt::format("expected auto or off, got '{}'", s.sim.symmetry));
     validateStragglers(r, s);
 }
 
@@ -619,6 +623,8 @@ void requireMatchingProfile(const YamlReader& r, const ClusterSpec& c) {
 // sim/base/Time.hpp), and every rank's kernels of every step are held in memory (96 bytes each, sim/base/Program.hpp).
 struct Limits {
     static constexpr int nodes = 1024;
+    // Where the symmetry reduction holds one node's Programs (sim.symmetry, sim/engine/Symmetry.hpp): the fabric's.
+    static constexpr int mirrored_nodes = 4096;
     static constexpr int micro_batch = 65536;
     static constexpr int seq_len = 1 << 20;
     static constexpr int grad_accum = 4096;
@@ -656,7 +662,15 @@ void checkLimits(const YamlReader& r, const Scenario& s) {
     const ClusterSpec& c = s.cluster;
     const ModelSpec& m = s.model;
     const TrainingSpec& t = s.training;
-    atMost("cluster.nodes", c.nodes, Limits::nodes, "every rank is simulated");
+    // A data-parallel job the symmetry reduction applies to holds one node's ranks (unless a process group or host
+    // transfers keep it from mirroring them: then every rank). HSDP's and a partial reshard's process groups differ per
+    // rank, so those jobs hold every rank.
+    const bool per_rank_groups = s.parallel.data == DataParallel::hsdp || s.fsdp.reshard_after_forward.ranks > 0;
+    const bool mirrored = symmetryApplies(s) && s.parallel.tp == 1 && s.parallel.pp == 1 && !per_rank_groups;
+    if (mirrored)
+        atMost("cluster.nodes", c.nodes, Limits::mirrored_nodes, "the fabric's limit");
+    else
+        atMost("cluster.nodes", c.nodes, Limits::nodes, "every rank is simulated");
     atMost("model.layers", m.layers, Limits::layers, "this simulator's limit");
     atMost("model.hidden", m.hidden, Limits::hidden, "this simulator's limit");
     atMost("model.vocab", m.vocab, Limits::vocab, "this simulator's limit");
@@ -705,7 +719,7 @@ void checkLimits(const YamlReader& r, const Scenario& s) {
                fmt::format("expected a divisor of {} (the GPUs of a {} node) across nodes, got {}", node.gpuCount(),
                            node.name, nics));
 
-    const double ranks = double(c.nodes) * c.gpus_per_node, steps = s.sim.steps, accum = t.grad_accum;
+    const double ranks = double(mirrored ? 1 : c.nodes) * c.gpus_per_node, steps = s.sim.steps, accum = t.grad_accum;
     // A rank's program holds its pipeline stage's blocks only.
     const double stage_layers = std::ceil(double(m.layers) / s.parallel.pp);
     const double ops = ranks * steps * (accum * stage_layers * Limits::ops_per_layer + Limits::ops_per_step);

@@ -1,5 +1,7 @@
 #include "sim/workload/Expand.hpp"
 
+#include "sim/engine/Symmetry.hpp"
+
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
@@ -177,10 +179,22 @@ Expansion expand(const Scenario& given, const CostModel& cost) {
     w.tokens_per_step = double(c.t.T) * sc.training.grad_accum;
     w.samples_per_step = double(c.t.b) * sc.training.grad_accum;
     w.checkpoint_interval = sc.checkpoint.interval_steps;
-    w.programs.assign(c.world, prog);
-    for (int r = 0; r < c.world; ++r)
-        if (const std::vector<int> slots = schedule->rankGroups(r); !slots.empty())
-            for (CollectiveCall& call : w.programs[std::size_t(r)].collectives) call.group = slots.at(std::size_t(call.group));
+    // Every rank runs this Program, its calls on the process groups the schedule gives that rank (HSDP's and a
+    // partial reshard's groups differ per rank). Where every rank's groups are the same and the symmetry reduction
+    // applies (sim/engine/Symmetry.hpp), one node's GPUs hold it and the other ranks mirror them.
+    const int node = sc.cluster.gpus_per_node;
+    const bool per_rank_groups = !schedule->rankGroups(0).empty();
+    w.programs.assign(std::min(c.world, node), prog);
+    if (!per_rank_groups && symmetryApplies(sc) && symmetryBlocker(w, c.world, node).empty()) {
+        mirrorRanks(w, c.world, node);
+    } else {
+        w.programs.assign(c.world, prog);
+        for (int r = 0; r < c.world && per_rank_groups; ++r) {
+            const std::vector<int> slots = schedule->rankGroups(r);
+            for (CollectiveCall& call : w.programs[std::size_t(r)].collectives)
+                call.group = slots.at(std::size_t(call.group));
+        }
+    }
     out.memory = estimateMemory(c, c.world > 1);
     schedule->report(out);
     out.warnings = warnings(c);

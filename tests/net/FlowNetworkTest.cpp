@@ -122,5 +122,46 @@ TEST(FlowNetwork, KeptComponentsFollowJoinsAndLeaves) {
     EXPECT_EQ(n.changed(), std::vector<FlowId>{c});  // c's component is c alone again: nothing else refilled
 }
 
+// setCap's shortcut (a flow at its bound on links with spare capacity moves alone). System: links L0 C=10,
+// L1 C=4; a on L0 bounded at 2, b on L0 and L1 (bottleneck L1: 4), c on L0 bounded at 1.
+// Re-bounding a to 3 (L0 keeps 10 - 3 - 4 - 1 = 2 spare): a = 3, b and c unchanged, only a reported.
+// Re-bounding a to 6 (L0 would carry 11): the refill, b and c at their bottlenecks, a gets 10 - 4 - 1 = 5.
+TEST(FlowNetwork, ReboundingAFlowWithSpareLinksMovesItAlone) {
+    FlowNetwork n(links({10, 4}));
+    const FlowId a = n.add(Time{}, {0}, 100, 2, 0);
+    const FlowId b = n.add(Time{}, {0, 1}, 100, kInf, 0);
+    const FlowId c = n.add(Time{}, {0}, 100, 1, 0);
+    ASSERT_DOUBLE_EQ(n.rate(b), 4);
+    n.setCap(Time{}, a, 3);
+    EXPECT_DOUBLE_EQ(n.rate(a), 3);
+    EXPECT_DOUBLE_EQ(n.rate(b), 4);
+    EXPECT_DOUBLE_EQ(n.rate(c), 1);
+    EXPECT_EQ(n.changed(), std::vector<FlowId>{a});
+    n.setCap(Time{}, a, 6);
+    EXPECT_DOUBLE_EQ(n.rate(a), 5);
+    EXPECT_DOUBLE_EQ(n.rate(b), 4);
+    EXPECT_DOUBLE_EQ(n.rate(c), 1);
+    // Back down to 2, then the refill and the shortcut agree with a network built with that bound.
+    n.setCap(Time{}, a, 2);
+    FlowNetwork fresh(links({10, 4}));
+    fresh.add(Time{}, {0}, 100, 2, 0);
+    fresh.add(Time{}, {0, 1}, 100, kInf, 0);
+    fresh.add(Time{}, {0}, 100, 1, 0);
+    for (FlowId f : {a, b, c}) EXPECT_EQ(n.rate(f), fresh.rate(f));
+}
+
+// A route that names a link twice loads it twice (a flow standing for two identical ones, the symmetry reduction).
+// System: link C=10, flow a crossing it twice, flow b once. Expectations: all three shares equal: a = b = 10/3.
+TEST(FlowNetwork, ALinkNamedTwiceCarriesTheFlowTwice) {
+    FlowNetwork n(links({10}));
+    const FlowId a = n.add(Time{}, {0, 0}, 100, kInf, 0);
+    const FlowId b = n.add(Time{}, {0}, 100, kInf, 0);
+    EXPECT_DOUBLE_EQ(n.rate(a), 10.0 / 3);
+    EXPECT_DOUBLE_EQ(n.rate(b), 10.0 / 3);
+    EXPECT_DOUBLE_EQ(n.load(0), 10.0);
+    n.remove(Time{}, a);
+    EXPECT_DOUBLE_EQ(n.rate(b), 10.0);
+}
+
 }  // namespace
 }  // namespace stepsim
