@@ -58,6 +58,13 @@ std::uint64_t sampleSeed(std::uint64_t seed, int sample);
 // host's speed (docs/validation.md; a held-out round predicted before it ran split the same way).
 inline constexpr double kHostBoundShare = 0.75;
 
+// The memory model's estimate in the result's terms (Results.hpp's MemoryBreakdown: params, grads, optimizer,
+// activations, buffers), GiB; they sum to MemoryEstimate::peak().
+MemoryBreakdown memoryBreakdown(const MemoryEstimate& m);
+
+// The out-of-memory warning: the peak over the GPU's memory, the largest term and what shrinks it.
+std::string outOfMemoryWarning(double peak_gib, const MemoryBreakdown& breakdown, double gpu_gib);
+
 // The warning for a host-bound step (kHostBoundShare), or empty; with the step's range at a faster and a slower
 // host when there is one. `host_speed`: each rank's factor on its host costs (hostIssueMs).
 std::string hostBoundWarning(const Workload& workload, const Results& results,
