@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/base/InputError.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/workload/Transformer.hpp"
 #include "tests/workload/ExpandScenarios.hpp"
