@@ -335,7 +335,7 @@ TEST(ScenarioLoader, ExplainReparsesToAnEqualScenario) {
         "training: {micro_batch: 2, grad_accum: 8, param_dtype: bf16, compute_dtype: fp8, optimizer: sgd, sgd_momentum: 0.5,"
         " activation_checkpointing: selective}\n"
         "parallel: {data: hsdp, tp: 2, pp: 2, pp_schedule: gpipe}\n"
-        "ddp: {bucket_cap_mb: 0.1, first_bucket_mb: 3.3, comm_hook: powersgd, static_graph: true, duplicate_gradients: 3,"
+        "ddp: {bucket_cap_mb: 0.1, first_bucket_mb: 3.3, comm_hook: powersgd,"
         " powersgd_rank: 2, powersgd_start_iter: 7, powersgd_min_compression_rate: 1.5, powersgd_error_feedback: false,"
         " powersgd_warm_start: false}\n"
         "fsdp: {reshard_after_forward: false, backward_prefetch: post}\n"

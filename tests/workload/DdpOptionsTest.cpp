@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include "sim/base/InputError.hpp"
+#include "sim/run/Simulate.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
+#include "sim/scenario/ScenarioLoader.hpp"
 #include "sim/workload/Transformer.hpp"
 #include "tests/workload/ExpandScenarios.hpp"
 
@@ -145,6 +147,18 @@ TEST(DdpOptions, DuplicateAllReduceMakesTheComputeStreamWait) {
         EXPECT_EQ(p.ops[k + 2].stream, 0);
         EXPECT_EQ(p.ops[k + 2].event, p.ops[k + 1].event);
     }
+}
+
+// Seed case S3's scenario: 54 more all-reduces a step than with the duplicates removed, and more communication time.
+TEST(DdpOptions, S3ScenarioCountsTheRedundantAllReduces) {
+    const Scenario before = loadScenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/s3-redundant-allreduce-8xh200.yaml");
+    Scenario after = before;
+    after.ddp.duplicate_gradients = 0;
+    const HardwareProfile prof = builtinProfile("h200x2");
+    const Results b = simulate(before, prof).results, a = simulate(after, prof).results;
+    EXPECT_DOUBLE_EQ(b.collectives.count, a.collectives.count + 54);
+    EXPECT_GT(b.comm_busy_ms, a.comm_busy_ms);
+    EXPECT_GT(b.step_time_ms, a.step_time_ms);
 }
 
 }  // namespace
