@@ -189,6 +189,24 @@ void fitDdpHook(FitState& s, const HostRuns& runs, json& lj, std::set<std::strin
     got.insert("ddp_hook_host_us");
 }
 
+// find_unused_parameters' graph walk per parameter tensor: the forward's extra host time under it over the parameter
+// tensors, less the _DDPSink clone's launch (one forward kernel under DDP, launch.forward_host_ddp, which the model
+// prices apart); the median over the records (memory_check.py's ddp_find_unused).
+void fitDdpFindUnused(FitState& s, json& lj, std::set<std::string>& got) {
+    if (s.raw.ddp_find_unused.empty()) return;
+    LaunchRates& launch = s.profile.launch;
+    std::vector<double> per_tensor;
+    json records = json::array();
+    for (const RawDdpFindUnused& f : s.raw.ddp_find_unused) {
+        per_tensor.push_back((f.find_unused_us - f.ddp_us - launch.forward_host_ddp.median_us) / f.param_tensors);
+        records.push_back({{"layers", f.layers}, {"param_tensors", f.param_tensors}, {"ddp_us", f.ddp_us},
+                           {"find_unused_us", f.find_unused_us}, {"us_per_tensor", per_tensor.back()}});
+    }
+    launch.ddp_find_unused_host_us = std::max(0.0, median(per_tensor));
+    lj["ddp_find_unused_host_us"] = {{"value", launch.ddp_find_unused_host_us}, {"records", records}};
+    got.insert("ddp_find_unused_host_us");
+}
+
 }  // namespace
 
 void fitHostCosts(FitState& s, json& lj, std::set<std::string>& got) {
@@ -207,6 +225,7 @@ void fitHostCosts(FitState& s, json& lj, std::set<std::string>& got) {
     }
     fitHostCostSpread(s, runs, lj, got);
     fitDdpHook(s, runs, lj, got);  // at the backward, eager and NCCL costs above
+    fitDdpFindUnused(s, lj, got);  // at the DDP forward's cost above
 }
 
 }  // namespace stepsim

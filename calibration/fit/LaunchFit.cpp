@@ -141,7 +141,7 @@ void fitLaunch(FitState& s) {
     }
     fitHostCosts(s, lj, got);
     for (const std::string f : {"device_gap", "graph_host", "eager_host", "forward_host", "forward_host_ddp",
-                                "backward_host", "optimizer_host_per_tensor_us", "ddp_hook_host_us", "nccl_host",
+                                "backward_host", "optimizer_host_per_tensor_us", "ddp_hook_host_us", "ddp_find_unused_host_us", "nccl_host",
                                 "grad_accumulate_host_us", "checkpoint_host_us", "host_cost_spread"})
         if (!got.count(f)) s.kept.push_back("launch." + f);
     s.kept.push_back("launch.compiled_host");

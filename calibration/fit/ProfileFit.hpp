@@ -22,6 +22,8 @@
 //                  backward_host, optimizer_host_per_tensor_us ← host_overhead.py's one-GPU runs,
 //                  forward_host_ddp ← its DDP runs, ddp_hook_host_us ← the DDP backward's extra per parameter
 //                  tensor (medians over runs), nccl_host ← its async all-reduce issue time;
+//                  ddp_find_unused_host_us ← memory_check.py's DDP forward with find_unused_parameters less without,
+//                  per parameter tensor (median over models);
 //                  step_gap_us[class] ← kernel_gaps.py's mean gap before each class of operation in a
 //                  training step (median over runs); checkpoint_host_us ← checkpoint_host records: the host
 //                  time a checkpointed layer adds beyond its recomputed kernels' launches, in the profile's

@@ -288,6 +288,16 @@ void parseDdpHost(const Line& L, RawData& d) {
     d.ddp_host.push_back(std::move(h));
 }
 
+void parseDdpFindUnused(const Line& L, RawData& d) {
+    RawDdpFindUnused f{L.num("layers"), L.num("param_tensors"), L.num("forward_host_us", "ddp"),
+                       L.num("forward_host_us", "find_unused")};
+    if (!(f.param_tensors > 0))
+        throw inputError(L.file, L.line, "param_tensors", "expected a positive count of parameter tensors");
+    if (!(f.ddp_us > 0) || !(f.find_unused_us > 0))
+        throw inputError(L.file, L.line, "forward_host_us", "expected positive host times (µs)");
+    d.ddp_find_unused.push_back(f);
+}
+
 void parseKernel(const Line& L, RawData& d) {
     const json& j = L.j;
     RawKernel k;
@@ -532,6 +542,7 @@ const std::map<std::string, Parser, std::less<>> kParsers = {
     {"device_speed", parseDeviceSpeed},
     {"host_spread", parseHostSpread},
     {"ddp_host", parseDdpHost},
+    {"ddp_find_unused", parseDdpFindUnused},
     {"kernel", parseKernel},
     {"dispatch", parseDispatch},
     {"host_overhead", parseHostOverhead},

@@ -4,6 +4,7 @@
 //
 // Each line is one object with a "kind": metadata, collective, gemm, memory, transfer, launch,
 // interference, interference_training, device_speed, host_spread, kernel, dispatch, host_overhead, ddp_host,
+// ddp_find_unused,
 // checkpoint_host, accumulate_host, power_duty, power_loaded; bookkeeping kinds (group_done, run_done, skipped,
 // error) are kept only as counts/messages. Times are the per-record percentiles in microseconds ("time_us":
 // {median, p10, p90, p99, mean, ...}). A line that is not JSON, has no "kind", or lacks a field its kind needs is an
@@ -122,6 +123,12 @@ struct RawDdpHost {
     double param_tensors = 0, buckets = 0;
     bool gradient_as_bucket_view = false;  // no copy back into the gradients after the all-reduce
     Phases plain, ddp;
+};
+
+// DDP's find_unused_parameters on a GPT (memory_check.py): the wrapped forward's host time per step (median µs over
+// rounds in turn) of two one-rank DDP models, without and with find_unused_parameters, and the parameter tensors.
+struct RawDdpFindUnused {
+    double layers = 0, param_tensors = 0, ddp_us = 0, find_unused_us = 0;
 };
 
 // Activation checkpointing's extra host time per checkpointed layer against the plain model timed in the same
@@ -271,6 +278,7 @@ struct RawData {
     std::vector<RawDispatch> dispatch;
     std::vector<RawHostOverhead> host;
     std::vector<RawDdpHost> ddp_host;
+    std::vector<RawDdpFindUnused> ddp_find_unused;
     std::vector<RawCompileBlock> compile_blocks;
     std::vector<RawCompileHost> compile_host;
     // compile_block records that say `dynamic` (compile_parts.py: the same block with dynamic true and false), kept

@@ -14,7 +14,7 @@ namespace stepsim {
 enum class MlpKind { gelu, swiglu };
 enum class NormKind { layernorm, rmsnorm };
 enum class DType { fp32, bf16, fp16, fp8 };
-enum class Optimizer { adamw, sgd };
+enum class Optimizer { adamw, adam, sgd };
 // How the optimizer step runs: PyTorch's default on CUDA is foreach (one multi-tensor kernel per arithmetic step of
 // the update over every parameter); fused=True runs the whole update in one.
 enum class OptimizerImpl { foreach, fused };
@@ -75,6 +75,8 @@ struct TrainingSpec {
     DType compute_dtype = DType::bf16;
     Optimizer optimizer = Optimizer::adamw;
     OptimizerImpl optimizer_impl = OptimizerImpl::foreach;
+    // torch.optim.SGD's momentum (PyTorch's default 0: no momentum buffer); only with optimizer: sgd.
+    double sgd_momentum = 0.0;
     // torch.nn.utils.clip_grad_norm_(max_norm) before the optimizer step; 0: no clipping (PyTorch's default).
     double grad_clip_norm = 0.0;
     Checkpointing activation_checkpointing = Checkpointing::none;
@@ -98,6 +100,16 @@ struct DdpSpec {
     bool find_unused_parameters = false;
     bool static_graph = false;
     CommHook comm_hook = CommHook::none;
+    // Seed case S3: the gradients of this many parameter tensors (the first to become ready in backward) are
+    // all-reduced a second time, each by its own synchronous dist.all_reduce from a gradient hook beside DDP's bucket
+    // (a parameter registered twice for synchronization). 0: none (what a correct script does).
+    int duplicate_gradients = 0;
+    // PowerSGDState's parameters (torch/distributed/algorithms/ddp_comm_hooks/powerSGD_hook.py), with comm_hook: powersgd.
+    int powersgd_rank = 1;                       // matrix_approximation_rank
+    int powersgd_start_iter = 1000;              // start_powerSGD_iter: vanilla all-reduce before this step
+    double powersgd_min_compression_rate = 2.0;  // min_compression_rate
+    bool powersgd_error_feedback = true;         // use_error_feedback
+    bool powersgd_warm_start = true;             // warm_start
 };
 
 // fully_shard(reshard_after_forward=): true (free each block's gathered parameters after its forward, gather them again

@@ -153,6 +153,8 @@ struct LaunchRates {
     Distribution backward_host;     // per kernel launched by the autograd engine in backward
     double optimizer_host_per_tensor_us = 0.0;  // fused AdamW step + zero_grad, per parameter tensor
     double ddp_hook_host_us = 0.0;  // DDP's autograd hook per parameter tensor (mark ready, bucket copy launch)
+    // DDP's find_unused_parameters: prepare_for_backward's autograd graph walk, per parameter tensor and step
+    double ddp_find_unused_host_us = 0.0;
     // AccumulateGrad's in-place add when .grad already holds a gradient (gradient accumulation's micro-steps after
     // the first), host cost per parameter tensor (host_overhead.py's accumulate_host: H200, 0.31 of a
     // backward kernel's).

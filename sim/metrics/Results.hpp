@@ -81,6 +81,15 @@ struct AccumulationIdle {
     int observations = 0;
 };
 
+// The peak memory per GPU by what holds it (GiB), from the memory model (sim/workload/MemoryEstimate.hpp):
+// params (the parameters, autocast's cast copies of the Linear weights, FSDP's gathered parameters), grads, optimizer
+// (its state), activations (saved for backward, and the loss's logits), buffers (communication buckets and a comm
+// hook's state). The terms sum to peak_memory_gib.
+struct MemoryBreakdown {
+    double params = 0.0, grads = 0.0, optimizer = 0.0, activations = 0.0, buffers = 0.0;
+    double sum() const { return params + grads + optimizer + activations + buffers; }
+};
+
 struct Results {
     // Pipeline bubble (parallel.pp > 1): per measured step, the window W from the first forward or backward kernel
     // of any rank to the last one's end; per rank 1 − |its forward and backward compute in W| / |W|; the mean over
@@ -127,6 +136,7 @@ struct Results {
     std::optional<int> compiled_graphs_per_step;
 
     std::optional<double> peak_memory_gib;   // per GPU; filled by the caller from the memory model
+    std::optional<MemoryBreakdown> memory_gib;  // its terms; filled with it
 
     std::optional<InputResults> input;            // a data_loader section (IoMetrics.hpp)
     std::optional<CheckpointResults> checkpoint;  // checkpoint.interval_steps > 0

@@ -81,6 +81,10 @@ nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name
     if (r.compile_time_s) j["compile_time_s"] = num(r.compile_time_s);
     if (r.compiled_graphs_per_step) j["compiled_graphs_per_step"] = *r.compiled_graphs_per_step;
     j["peak_memory_gib"] = num(r.peak_memory_gib);
+    if (r.memory_gib)
+        j["memory_gib"] = {{"params", num(r.memory_gib->params)}, {"grads", num(r.memory_gib->grads)},
+                           {"optimizer", num(r.memory_gib->optimizer)}, {"activations", num(r.memory_gib->activations)},
+                           {"buffers", num(r.memory_gib->buffers)}};
     if (gpu_memory_gib && r.peak_memory_gib) {
         j["fits_memory"] = *r.peak_memory_gib <= *gpu_memory_gib;
         j["memory_shortfall_gib"] = num(std::max(0.0, *r.peak_memory_gib - *gpu_memory_gib));

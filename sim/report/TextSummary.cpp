@@ -99,7 +99,12 @@ std::string textSummary(const Results& r, const std::string& name) {
                            w[i]->delta_kernel_us, w[i]->w_break_us, 100.0 * w[i]->break_probability);
     }
     if (r.peak_memory_gib)
-        line("peak memory", *r.peak_memory_gib, 2, "GiB");
+        line("peak memory", *r.peak_memory_gib, 2, "GiB",
+             r.memory_gib ? fmt::format("params {:.2f}, grads {:.2f}, optimizer {:.2f}, activations {:.2f}, "
+                                        "buffers {:.2f}",
+                                        r.memory_gib->params, r.memory_gib->grads, r.memory_gib->optimizer,
+                                        r.memory_gib->activations, r.memory_gib->buffers)
+                          : std::string());
     else
         fmt::format_to(out, "  {:<16}{:>14}\n", "peak memory", "n/a");
     if (r.checkpoint)

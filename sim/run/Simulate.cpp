@@ -56,6 +56,37 @@ double loaderHostMs(const Workload& wl, std::size_t r, const std::vector<double>
 
 }  // namespace
 
+MemoryBreakdown memoryBreakdown(const MemoryEstimate& m) {
+    constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+    MemoryBreakdown b;
+    b.params = (m.params + m.weight_cache + m.gathered) / GiB;
+    b.grads = m.grads / GiB;
+    b.optimizer = m.optimizer / GiB;
+    b.activations = (m.activations + m.loss) / GiB;
+    b.buffers = m.buckets / GiB;
+    return b;
+}
+
+std::string outOfMemoryWarning(double peak_gib, const MemoryBreakdown& b, double gpu_gib) {
+    struct Term {
+        const char* name;
+        double gib;
+        const char* advice;
+    };
+    const Term terms[] = {
+        {"params", b.params, "shard the parameters (parallel.data: fsdp2) or split the model (parallel.tp, parallel.pp)"},
+        {"grads", b.grads, "shard the gradients (parallel.data: fsdp2) or split the model (parallel.tp, parallel.pp)"},
+        {"optimizer", b.optimizer, "shard the optimizer state (parallel.data: fsdp2) or an optimizer with less state"},
+        {"activations", b.activations, "training.activation_checkpointing or a smaller training.micro_batch"},
+        {"buffers", b.buffers, "ddp.gradient_as_bucket_view: true (no separate bucket copies)"}};
+    const Term* largest = &terms[0];
+    for (const Term& t : terms)
+        if (t.gib > largest->gib) largest = &t;
+    return fmt::format("out of memory: the estimated peak, {:.2f} GiB, exceeds the GPU's {:.2f} GiB by {:.2f} GiB; the "
+                       "largest term is {}, {:.1f} GiB; try {}",
+                       peak_gib, gpu_gib, peak_gib - gpu_gib, largest->name, largest->gib, largest->advice);
+}
+
 std::string hostBoundWarning(const Workload& workload, const Results& results,
                              const std::optional<std::pair<double, double>>& range, const HostCostSpread& spread,
                              const std::vector<double>& host_speed, const std::string& advice) {
@@ -175,15 +206,14 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
         accumulationIdle(syncs, sc.training.grad_accum, static_cast<int>(sim.expansion.workload.programs.size()));
     const MemoryEstimate& m = sim.expansion.memory;
     sim.results.peak_memory_gib = m.peak() / (1024.0 * 1024.0 * 1024.0);
+    sim.results.memory_gib = memoryBreakdown(m);
     std::vector<std::string> warnings = sim.expansion.warnings;
     for (const std::string& w : sim.results.warnings)
         if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
     sim.gpu_memory_gib = profile.gpu.memory_gib;
     if (*sim.results.peak_memory_gib > profile.gpu.memory_gib)
-        warnings.push_back(fmt::format("out of memory: the estimated peak, {:.2f} GiB, exceeds the GPU's {:.2f} GiB by "
-                                       "{:.2f} GiB",
-                                       *sim.results.peak_memory_gib, profile.gpu.memory_gib,
-                                       *sim.results.peak_memory_gib - profile.gpu.memory_gib));
+        warnings.push_back(outOfMemoryWarning(*sim.results.peak_memory_gib, *sim.results.memory_gib,
+                                              profile.gpu.memory_gib));
     // A B200-class node runs on another GPU's profile only when the scenario names that profile (the loader refuses
     // the built-in default there); the result says so.
     if ((sc.cluster.node == "hgx-b200" || sc.cluster.node == "nvl72") &&

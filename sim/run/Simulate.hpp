@@ -61,6 +61,12 @@ inline constexpr double kHostBoundShare = 0.75;
 // What would shorten a host-bound step of `sc`: torch.compile and CUDA graphs for an eager step, CUDA graphs
 // (reduce-overhead) for a compiled one without them, larger micro-batches for one under CUDA graphs.
 std::string launchAdvice(const Scenario& sc);
+// The memory model's estimate in the result's terms (Results.hpp's MemoryBreakdown: params, grads, optimizer,
+// activations, buffers), GiB; they sum to MemoryEstimate::peak().
+MemoryBreakdown memoryBreakdown(const MemoryEstimate& m);
+
+// The out-of-memory warning: the peak over the GPU's memory, the largest term and what shrinks it.
+std::string outOfMemoryWarning(double peak_gib, const MemoryBreakdown& breakdown, double gpu_gib);
 
 // The warning for a host-bound step (kHostBoundShare), or empty; with the step's range at a faster and a slower
 // host when there is one. `host_speed`: each rank's factor on its host costs (hostIssueMs). The host time the data

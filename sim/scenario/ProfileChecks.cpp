@@ -207,6 +207,7 @@ void checkLaunch(const Checks& k, const LaunchRates& l) {
     k.distribution("launch.backward_host", l.backward_host);
     k.nonNegative("launch.optimizer_host_per_tensor_us", l.optimizer_host_per_tensor_us);
     k.nonNegative("launch.ddp_hook_host_us", l.ddp_hook_host_us);
+    k.nonNegative("launch.ddp_find_unused_host_us", l.ddp_find_unused_host_us);
     k.nonNegative("launch.grad_accumulate_host_us", l.grad_accumulate_host_us);
     k.distribution("launch.compiled_host", l.compiled_host);
     k.distribution("launch.graph_host", l.graph_host);

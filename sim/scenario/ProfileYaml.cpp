@@ -199,6 +199,7 @@ void describe(V& v, LaunchRates& l) {
     v.section("backward_host", l.backward_host);
     v.field("optimizer_host_per_tensor_us", l.optimizer_host_per_tensor_us);
     v.field("ddp_hook_host_us", l.ddp_hook_host_us);
+    v.field("ddp_find_unused_host_us", l.ddp_find_unused_host_us);
     v.field("grad_accumulate_host_us", l.grad_accumulate_host_us);
     v.section("compiled_host", l.compiled_host);
     v.section("graph_host", l.graph_host);

@@ -77,8 +77,9 @@ void describe(V& v, TrainingSpec& t) {
     v.field("grad_accum", t.grad_accum);
     v.field("param_dtype", t.param_dtype);
     v.field("compute_dtype", t.compute_dtype);
-    v.unmodelled("optimizer", t.optimizer, "an optimizer other than adamw");
+    v.field("optimizer", t.optimizer);
     v.field("optimizer_impl", t.optimizer_impl);
+    v.field("sgd_momentum", t.sgd_momentum);
     v.field("grad_clip_norm", t.grad_clip_norm);
     v.field("activation_checkpointing", t.activation_checkpointing);
 }
@@ -100,9 +101,15 @@ void describe(V& v, DdpSpec& d) {
     v.field("bucket_cap_mb", d.bucket_cap_mb);
     v.field("first_bucket_mb", d.first_bucket_mb);
     v.field("gradient_as_bucket_view", d.gradient_as_bucket_view);
-    v.unmodelled("find_unused_parameters", d.find_unused_parameters, "DDP's search for unused parameters");
-    v.unmodelled("static_graph", d.static_graph, "DDP's static-graph mode");
+    v.field("find_unused_parameters", d.find_unused_parameters);
+    v.field("static_graph", d.static_graph);
     v.field("comm_hook", d.comm_hook);
+    v.field("duplicate_gradients", d.duplicate_gradients);
+    v.field("powersgd_rank", d.powersgd_rank);
+    v.field("powersgd_start_iter", d.powersgd_start_iter);
+    v.field("powersgd_min_compression_rate", d.powersgd_min_compression_rate);
+    v.field("powersgd_error_feedback", d.powersgd_error_feedback);
+    v.field("powersgd_warm_start", d.powersgd_warm_start);
 }
 
 template <class V>
@@ -262,6 +269,51 @@ std::string applyOverride(YAML::Node& root, const std::string& source, const std
     return key;
 }
 
+// DDP's options beyond the buckets and the optimizer's (docs/scenario.md): each value checked, and none set where it
+// would change nothing.
+void checkDdpOptions(const YamlReader& r, const Scenario& s) {
+    const DdpSpec& d = s.ddp;
+    const DdpSpec def;
+    if (d.duplicate_gradients < 0)
+        r.fail("ddp.duplicate_gradients",
+               fmt::format("expected 0 or the number of parameter tensors synchronized twice, got {}", d.duplicate_gradients));
+    if (d.comm_hook == CommHook::powersgd) {
+        const bool wide = s.training.param_dtype == DType::fp32;
+        if (d.powersgd_rank < 1 || d.powersgd_rank > (wide ? 2 : 16))
+            r.fail("ddp.powersgd_rank",
+                   wide ? fmt::format("expected 1 or 2 with fp32 gradients (PowerSGD orthogonalizes a higher rank with "
+                                      "torch.linalg.qr, not modelled), got {}", d.powersgd_rank)
+                        : fmt::format("expected a rank from 1 to 16, got {}", d.powersgd_rank));
+        if (d.powersgd_start_iter < 0)
+            r.fail("ddp.powersgd_start_iter", fmt::format("expected a step >= 0, got {}", d.powersgd_start_iter));
+        if ((d.powersgd_error_feedback || d.powersgd_warm_start) && d.powersgd_start_iter <= 1)
+            r.fail("ddp.powersgd_start_iter",
+                   fmt::format("expected > 1 with powersgd_error_feedback or powersgd_warm_start (PowerSGDState raises "
+                               "otherwise: DDP rebuilds its buckets after the first step), got {}", d.powersgd_start_iter));
+        if (!(d.powersgd_min_compression_rate > 0.0))
+            r.fail("ddp.powersgd_min_compression_rate",
+                   fmt::format("expected a positive rate, got {}", d.powersgd_min_compression_rate));
+    } else {
+        const char* what = "a PowerSGD setting without ddp.comm_hook: powersgd changes nothing";
+        if (d.powersgd_rank != def.powersgd_rank) r.fail("ddp.powersgd_rank", what);
+        if (d.powersgd_start_iter != def.powersgd_start_iter) r.fail("ddp.powersgd_start_iter", what);
+        if (d.powersgd_min_compression_rate != def.powersgd_min_compression_rate)
+            r.fail("ddp.powersgd_min_compression_rate", what);
+        if (d.powersgd_error_feedback != def.powersgd_error_feedback) r.fail("ddp.powersgd_error_feedback", what);
+        if (d.powersgd_warm_start != def.powersgd_warm_start) r.fail("ddp.powersgd_warm_start", what);
+    }
+    if (s.parallel.data != DataParallel::ddp) {
+        const char* what = "a DDP setting with parallel.data other than ddp (DDP does not run)";
+        if (d.find_unused_parameters) r.fail("ddp.find_unused_parameters", what);
+        if (d.static_graph) r.fail("ddp.static_graph", what);
+        if (d.duplicate_gradients > 0) r.fail("ddp.duplicate_gradients", what);
+    }
+    if (s.training.optimizer != Optimizer::sgd && s.training.sgd_momentum != 0.0)
+        r.fail("training.sgd_momentum", "expected training.optimizer: sgd (momentum is SGD's setting)");
+    if (!(s.training.sgd_momentum >= 0.0 && s.training.sgd_momentum < 1.0))
+        r.fail("training.sgd_momentum", fmt::format("expected 0 <= momentum < 1, got {}", s.training.sgd_momentum));
+}
+
 // jitter.stragglers: each names its ranks (fixed, inside the world) or how many to draw per step, never both, and a
 // positive factor with a cv of 0 or more.
 void validateStragglers(const YamlReader& r, const Scenario& s) {
@@ -388,6 +440,7 @@ void validate(const YamlReader& r, const Scenario& s) {
                fmt::format("expected 0 (no clipping) or a positive max norm, got {}", s.training.grad_clip_norm));
     positive("ddp.bucket_cap_mb", s.ddp.bucket_cap_mb);
     positive("ddp.first_bucket_mb", s.ddp.first_bucket_mb);
+    checkDdpOptions(r, s);
     atLeast("data_loader.num_workers", s.data_loader.num_workers, 0);
     atLeast("checkpoint.interval_steps", s.checkpoint.interval_steps, 0);
     atLeast("data_loader.prefetch_factor", s.data_loader.prefetch_factor, 1);
@@ -515,7 +568,6 @@ void refuseUnmodelledValues(const YamlReader& r, const Scenario& s) {
     auto refuse = [&](const std::string& path, const std::string& what) {
         r.fail(path, what + " is not modelled yet by this stepsim version");
     };
-    if (s.ddp.comm_hook == CommHook::powersgd) refuse("ddp.comm_hook", "PowerSGD");
     if (s.nccl.algo == NcclAlgo::collnet) refuse("nccl.algo", "CollNet (NCCL's in-network reduction)");
     checkShardingKeys(r, s);
     // FP8 linears (fp8.enabled, or training.compute_dtype: fp8 which implies it): torchao's eager Float8Linear.

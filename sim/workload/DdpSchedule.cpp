@@ -1,11 +1,14 @@
 #include "sim/workload/DdpSchedule.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "sim/base/InputError.hpp"
 #include "sim/workload/Expand.hpp"
+#include "sim/workload/PowerSgdHook.hpp"
 #include "sim/workload/QuantizedAllReduce.hpp"
 
 namespace stepsim {
@@ -21,7 +24,8 @@ DdpSchedule::DdpSchedule(const StepContext& c, ProgramBuilder& b, std::vector<st
       grad_dtype_(c.sc.training.param_dtype == DType::fp32 ? "fp32" : "bf16"),
       compress_(c.sc.ddp.comm_hook == CommHook::fp16_compress || c.sc.ddp.comm_hook == CommHook::bf16_compress),
       defer_(c.sc.compile.enabled && c.sc.compile.optimize_ddp == DdpCompileStrategy::no_optimization),
-      traced_(c.sc.compile.enabled && c.sc.compile.optimize_ddp == DdpCompileStrategy::python_reducer) {
+      traced_(c.sc.compile.enabled && c.sc.compile.optimize_ddp == DdpCompileStrategy::python_reducer),
+      find_unused_(c.sc.ddp.find_unused_parameters && !c.sc.ddp.static_graph) {
     const LaunchRates& launch = c.cost.profile().launch;
     // One eager op: the reducer's per-parameter copy back; a bucket's all-reduce costs what issuing one through
     // torch.distributed's NCCL process group does (events, work object, NCCL group).
@@ -31,8 +35,30 @@ DdpSchedule::DdpSchedule(const StepContext& c, ProgramBuilder& b, std::vector<st
     std::vector<GradParam> ready;
     for (std::size_t i : order_) ready.push_back({c.params[i].name, c.params[i].numel * c.pe, grad_dtype_});
     rebuilt_ = assignBuckets(ready, c.sc.ddp.first_bucket_mb * kMiB, c.sc.ddp.bucket_cap_mb * kMiB);
-    // Before the rebuild (first step) DDP reduces everything in one bucket.
-    initial_ = assignBuckets(ready, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity());
+    if (find_unused_) {
+        // Made in registration order with the size limits, the list reversed; indices turned into ready positions.
+        std::vector<std::size_t> position(c.params.size(), 0);
+        for (std::size_t k = 0; k < order_.size(); ++k) position[order_[k]] = k;
+        std::vector<std::size_t> by_index = order_;
+        std::sort(by_index.begin(), by_index.end());
+        std::vector<GradParam> registered;
+        for (std::size_t i : by_index) registered.push_back({c.params[i].name, c.params[i].numel * c.pe, grad_dtype_});
+        initial_ = assignBuckets(registered, c.sc.ddp.first_bucket_mb * kMiB, c.sc.ddp.bucket_cap_mb * kMiB);
+        std::reverse(initial_.begin(), initial_.end());
+        for (Bucket& bk : initial_)
+            for (std::size_t& i : bk.params) i = position[by_index[i]];
+        walk_s_ = launch.ddp_find_unused_host_us * 1e-6 * double(order_.size());
+    } else {
+        // Before the rebuild (first step) DDP reduces everything in one bucket.
+        initial_ =
+            assignBuckets(ready, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity());
+    }
+    const int dup = c.sc.ddp.duplicate_gradients;
+    if (dup > int(order_.size()))
+        throw inputError(c.sc.source, 0, "ddp.duplicate_gradients",
+                         fmt::format("expected at most the model's {} parameter tensors, got {}", order_.size(), dup));
+    duplicate_.assign(c.params.size(), false);
+    for (int k = 0; k < dup; ++k) duplicate_[order_[std::size_t(k)]] = true;
 }
 
 std::vector<StreamInfo> DdpSchedule::streams() const {
@@ -46,7 +72,8 @@ std::vector<ProcessGroup> DdpSchedule::groups() const {
 }
 
 void DdpSchedule::beginStep(int step) {
-    buckets_ = step == 0 ? &initial_ : &rebuilt_;
+    step_ = step;
+    buckets_ = step == 0 || find_unused_ ? &initial_ : &rebuilt_;
     bucket_of_.assign(c_.params.size(), 0);
     for (std::size_t k = 0; k < buckets_->size(); ++k)
         for (std::size_t pi : (*buckets_)[k].params) bucket_of_[order_[pi]] = k;
@@ -54,6 +81,18 @@ void DdpSchedule::beginStep(int step) {
 
 void DdpSchedule::beginBackward(bool last) {
     sync_ = c_.world > 1 && last;
+    const bool first_static = c_.sc.ddp.static_graph && step_ == 0;
+    delayed_ = sync_ && first_static;
+    map_launched_ = false;
+    if (c_.world > 1 && (find_unused_ || first_static)) {
+        // _DDPSink clones the forward's output (the logits) at the end of DDP's forward.
+        const Phase was = b_.phase;
+        b_.phase = Phase::forward;
+        b_.mem("DDPSink clone of the output", 2 * c_.ce * double(c_.t.T) * double(c_.t.V), MemKind::elementwise,
+               KernelClass::copy);
+        b_.phase = was;
+    }
+    if (sync_ && find_unused_ && walk_s_ > 0) b_.host("ddp find_unused_parameters: autograd graph walk", walk_s_);
     const std::vector<Bucket>& buckets = *buckets_;
     pending_.assign(buckets.size(), 0);
     for (std::size_t k = 0; k < buckets.size(); ++k) pending_[k] = int(buckets[k].params.size());
@@ -62,8 +101,9 @@ void DdpSchedule::beginBackward(bool last) {
 }
 
 void DdpSchedule::gradReady(std::size_t i) {
+    if (c_.world > 1 && duplicate_[i]) duplicateAllReduce(i);
     if (!sync_) return;
-    if (defer_) {
+    if (defer_ || delayed_) {
         deferred_.push_back(i);
         return;
     }
@@ -83,6 +123,36 @@ void DdpSchedule::onReady(std::size_t i) {
     launchReadyBuckets();
 }
 
+// Seed case S3: the gradient all-reduced again by a synchronous dist.all_reduce in a gradient hook; the compute stream
+// waits for it (ProcessGroupNCCL's work.wait()).
+void DdpSchedule::duplicateAllReduce(std::size_t i) {
+    const ParamInfo& p = c_.params[i];
+    b_.wait(kCommStream, b_.record(kComputeStream));
+    b_.collective(p.name + " duplicate all_reduce", CollectiveKind::all_reduce, p.numel * c_.pe, grad_dtype_);
+    b_.last().host_s = nccl_s_;
+    b_.wait(kComputeStream, b_.record(kCommStream));
+}
+
+// all_reduce_local_used_map: one int32 per parameter tensor, copied from pinned host memory on the compute stream
+// (non_blocking), then all-reduced on the NCCL stream.
+void DdpSchedule::launchUsedMap() {
+    const double bytes = 4.0 * double(order_.size());
+    const LinkRates& links = c_.cost.profile().links;
+    const IoRates& io = c_.cost.profile().io;
+    TransferCall t;
+    t.kind = TransferKind::h2d;
+    t.pinned = true;
+    t.bytes = bytes;
+    t.cap_Bps = (io.h2d_pinned_gbps > 0 ? io.h2d_pinned_gbps : links.pcie_h2d_gbps) * 1e9;
+    t.alpha_s = io.copy_alpha_us * 1e-6;
+    b_.transfer("ddp used-parameter map to GPU", t, kComputeStream);
+    b_.wait(kCommStream, b_.record(kComputeStream));
+    b_.collective("ddp used-parameter map all_reduce", CollectiveKind::all_reduce, bytes, "fp32");  // int32: 4 bytes
+    b_.last().host_s = nccl_s_;
+    map_event_ = b_.record(kCommStream);
+    map_launched_ = true;
+}
+
 // Every bucket from the next one on whose gradients are all in, in index order: the NCCL stream waits for the compute
 // stream, then (compressed) all-reduces the bucket.
 void DdpSchedule::launchReadyBuckets() {
@@ -95,6 +165,13 @@ void DdpSchedule::launchReadyBuckets() {
             done_events_[next_bucket_] = quantizedAllReduce(b_, c_, name, bytes, bits, eager_s_, nccl_s_);
             continue;
         }
+        if (c_.sc.ddp.comm_hook == CommHook::powersgd) {
+            std::vector<std::size_t> params;
+            for (std::size_t j : bk.params) params.push_back(order_[j]);
+            done_events_[next_bucket_] =
+                powerSgdAllReduce(b_, c_, name, bytes, params, step_, eager_s_, nccl_s_);
+            continue;
+        }
         const std::uint32_t ev = b_.record(kComputeStream);
         b_.wait(kCommStream, ev);
         if (compress_) {
@@ -105,11 +182,13 @@ void DdpSchedule::launchReadyBuckets() {
         b_.last().host_s = nccl_s_;
         done_events_[next_bucket_] = b_.record(kCommStream);
     }
+    if (find_unused_ && next_bucket_ == buckets.size() && !map_launched_) launchUsedMap();
 }
 
 void DdpSchedule::endBackward() {
     if (!sync_) return;
-    for (std::size_t i : deferred_) onReady(i);  // optimize_ddp none: after the whole backward graph
+    if (delayed_) launchUsedMap();  // static_graph's first step: delay_all_reduce maps first, then the buckets
+    for (std::size_t i : deferred_) onReady(i);  // optimize_ddp none, static_graph's first step: after the backward
     deferred_.clear();
     // finalize_backward: wait for each bucket, then copy it back into the gradients, one
     // copy_ per parameter (reducer.cpp's copy_bucket_to_grad, issued from C++: one eager op each).
@@ -127,8 +206,19 @@ void DdpSchedule::endBackward() {
             b_.last().host_s = eager_s_;
         }
     }
+    if (map_launched_) b_.wait(kComputeStream, map_event_);  // finalize_backward: local_used_work_->wait()
 }
 
-void DdpSchedule::report(Expansion& out) const { out.buckets = rebuilt_; }
+void DdpSchedule::report(Expansion& out) const {
+    out.buckets = find_unused_ ? initial_ : rebuilt_;
+    if (c_.sc.ddp.comm_hook == CommHook::powersgd && c_.world > 1) {
+        std::vector<std::vector<std::size_t>> buckets;
+        for (const Bucket& bk : out.buckets) {
+            buckets.emplace_back();
+            for (std::size_t j : bk.params) buckets.back().push_back(order_[j]);
+        }
+        out.memory.buckets += powerSgdStateBytes(c_, buckets);
+    }
+}
 
 }  // namespace stepsim

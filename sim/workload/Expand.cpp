@@ -71,8 +71,21 @@ void checkSupported(const Scenario& sc) {
         unsupported("fsdp.reshard_after_forward", "an integer reshard_after_forward with tensor or pipeline parallelism");
     if (fp8Training(sc) && (sc.parallel.tp > 1 || sc.parallel.pp > 1))
         unsupported("fp8.enabled", "FP8 training with tensor or pipeline parallelism");
-    if (sc.ddp.comm_hook == CommHook::powersgd) unsupported("ddp.comm_hook", "PowerSGD");
-    if (sc.training.optimizer != Optimizer::adamw) unsupported("training.optimizer", "an optimizer other than adamw");
+    if (parallel3d) {
+        const DdpSpec& d = sc.ddp;
+        const char* with = " with tensor or pipeline parallelism";
+        if (d.find_unused_parameters) unsupported("ddp.find_unused_parameters", std::string("find_unused_parameters") + with);
+        if (d.static_graph) unsupported("ddp.static_graph", std::string("static_graph") + with);
+        if (d.duplicate_gradients > 0) unsupported("ddp.duplicate_gradients", std::string("duplicate gradients") + with);
+        if (d.comm_hook == CommHook::powersgd) unsupported("ddp.comm_hook", std::string("PowerSGD") + with);
+    }
+    if (sc.compile.enabled) {
+        const DdpSpec& d = sc.ddp;
+        if (d.find_unused_parameters) unsupported("ddp.find_unused_parameters", "find_unused_parameters under torch.compile");
+        if (d.static_graph) unsupported("ddp.static_graph", "static_graph under torch.compile");
+        if (d.duplicate_gradients > 0) unsupported("ddp.duplicate_gradients", "duplicate gradients under torch.compile");
+        if (d.comm_hook == CommHook::powersgd) unsupported("ddp.comm_hook", "PowerSGD under torch.compile");
+    }
 }
 
 // The schedule of the scenario's parallelism: the one place a strategy is chosen (checkSupported admits DDP alone).

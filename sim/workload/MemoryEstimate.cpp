@@ -1,5 +1,7 @@
 #include "sim/workload/MemoryEstimate.hpp"
 
+#include "sim/workload/OptimizerStep.hpp"
+
 namespace stepsim {
 
 MemoryEstimate estimateMemory(const StepContext& c, bool ddp) {
@@ -14,7 +16,7 @@ MemoryEstimate estimateMemory(const StepContext& c, bool ddp) {
     m.params = c.pe * n;
     m.grads = c.pe * n;
     m.buckets = ddp && !c.sc.ddp.gradient_as_bucket_view ? c.pe * n : 0.0;
-    m.optimizer = 2 * c.pe * n;  // AdamW exp_avg, exp_avg_sq in the parameter dtype
+    m.optimizer = optimizerStatesPerParam(c.sc.training) * c.pe * n;  // states in the parameter dtype
     m.weight_cache = c.autocast ? ce * n_mm : 0.0;
     // Saved for backward per layer: fp32 norm inputs (2), cast norm outputs (2; under autocast SwiGLU's second
     // norm output is cast for each of its two linears: 3), q/k/v, attention output, MLP intermediates (gelu: fc

@@ -2,7 +2,8 @@
 // GPU memory of a training step, bytes per GPU, by what holds it. With N parameters (N_mm of them in Linear weights),
 // parameter element bytes p, compute element bytes c, tokens T per micro-batch:
 //   params = grads = p·N;  DDP's buckets p·N (none with gradient_as_bucket_view or on one GPU);
-//   optimizer = 2·p·N (AdamW's exp_avg and exp_avg_sq in the parameter dtype);
+//   optimizer = k·p·N, k the optimizer's states per parameter (OptimizerStep.hpp: 2 for Adam(W), 1 for SGD with
+//     momentum, 0 without), in the parameter dtype;
 //   weight_cache = c·N_mm under autocast (the cast weights autocast keeps for the step);
 //   activations: A per layer saved for backward (the norms' inputs, their cast outputs, q/k/v, the attention output,
 //     the MLP's intermediates): A·L; selective checkpointing keeps q/k/v (Q) in one layer only, (A − Q)·L + Q; full

@@ -47,13 +47,32 @@ void scaleToFusedStep(ProgramBuilder& b, const StepContext& c, double params) {
     tiny(b, "grad scaler grad_scale");
 }
 
+const char* optimizerName(Optimizer o) {
+    switch (o) {
+        case Optimizer::adamw: return "adamw";
+        case Optimizer::adam: return "adam";
+        case Optimizer::sgd: return "sgd";
+    }
+    return "adamw";
+}
+
+// Element accesses of the fused kernel per parameter: Adam(W) reads param, grad, exp_avg, exp_avg_sq and writes
+// param, exp_avg, exp_avg_sq; SGD reads param, grad (and the momentum buffer) and writes param (and the buffer).
+int fusedAccesses(const TrainingSpec& t) {
+    if (t.optimizer != Optimizer::sgd) return 7;
+    return t.sgd_momentum > 0 ? 5 : 3;
+}
+
 // `scaled`: the gradients still carry GradScaler's scale, which the fused step takes.
-void fusedAdamw(ProgramBuilder& b, const StepContext& c, double params, bool scaled) {
-    b.mem("adamw step count", 8 * double(c.params.size()), MemKind::elementwise, KernelClass::optimizer);
-    // Reads param, grad, exp_avg, exp_avg_sq, writes param, exp_avg, exp_avg_sq; with GradScaler's scale it
-    // writes the unscaled gradient back too. 16-bit parameters keep 16-bit states and run at their own rate.
-    b.mem("fused adamw", (scaled ? 8 : 7) * c.pe * params, c.pe == 2 ? MemKind::optimizer_bf16 : MemKind::optimizer,
-          KernelClass::optimizer);
+void fusedStep(ProgramBuilder& b, const StepContext& c, double params, bool scaled) {
+    const std::string name = optimizerName(c.sc.training.optimizer);
+    // Adam(W) keeps a step count per parameter tensor on the GPU with the fused kernel; SGD has none.
+    if (c.sc.training.optimizer != Optimizer::sgd)
+        b.mem(name + " step count", 8 * double(c.params.size()), MemKind::elementwise, KernelClass::optimizer);
+    // With GradScaler's scale it writes the unscaled gradient back too. 16-bit parameters keep 16-bit states and run
+    // at their own rate.
+    b.mem("fused " + name, (fusedAccesses(c.sc.training) + (scaled ? 1 : 0)) * c.pe * params,
+          c.pe == 2 ? MemKind::optimizer_bf16 : MemKind::optimizer, KernelClass::optimizer);
     if (c.grad_scaler) {
         // The fused step takes found_inf back off each step count (_foreach_sub_).
         b.mem("grad scaler step count fixup", 8 * double(c.params.size()), MemKind::elementwise,
@@ -66,16 +85,29 @@ void fusedAdamw(ProgramBuilder& b, const StepContext& c, double params, bool sca
 // passes run at the rate the whole foreach step was calibrated at, memory.kernels.optimizer_foreach, over bf16
 // states at their own, optimizer_foreach_bf16 (stepsim_torch_bench.py --groups adamw_foreach,
 // adamw_foreach_bf16 over GPT models' own tensors, raw/torch_adamw_gpt_run92.jsonl: 3.65 and 3.04 TB/s).
-void foreachAdamw(ProgramBuilder& b, const StepContext& c, double params) {
+// torch.optim.Adam's is the same less the decay pass (weight_decay 0, its default).
+void foreachAdam(ProgramBuilder& b, const StepContext& c, double params, bool decoupled_decay) {
     const MemKind k = foreachKind(c);
-    multiTensor(b, c, "adamw weight decay (params *= 1 - lr*wd)", params, 2, k);
-    multiTensor(b, c, "adamw exp_avg lerp", params, 3, k);
-    multiTensor(b, c, "adamw exp_avg_sq *= beta2", params, 2, k);
-    multiTensor(b, c, "adamw exp_avg_sq addcmul", params, 3, k);
-    multiTensor(b, c, "adamw denom = sqrt(exp_avg_sq)", params, 2, k);
-    multiTensor(b, c, "adamw denom /= sqrt(bias correction)", params, 2, k);
-    multiTensor(b, c, "adamw denom += eps", params, 2, k);
-    multiTensor(b, c, "adamw params addcdiv", params, 4, k);
+    const std::string n = decoupled_decay ? "adamw" : "adam";
+    if (decoupled_decay) multiTensor(b, c, "adamw weight decay (params *= 1 - lr*wd)", params, 2, k);
+    multiTensor(b, c, n + " exp_avg lerp", params, 3, k);
+    multiTensor(b, c, n + " exp_avg_sq *= beta2", params, 2, k);
+    multiTensor(b, c, n + " exp_avg_sq addcmul", params, 3, k);
+    multiTensor(b, c, n + " denom = sqrt(exp_avg_sq)", params, 2, k);
+    multiTensor(b, c, n + " denom /= sqrt(bias correction)", params, 2, k);
+    multiTensor(b, c, n + " denom += eps", params, 2, k);
+    multiTensor(b, c, n + " params addcdiv", params, 4, k);
+}
+
+// torch.optim.SGD's foreach path (_multi_tensor_sgd, weight_decay 0): with momentum the buffers scaled and the
+// gradients added to them (dampening 0), then the parameters stepped along the buffers; without, along the gradients.
+void foreachSgd(ProgramBuilder& b, const StepContext& c, double params) {
+    const MemKind k = foreachKind(c);
+    if (c.sc.training.sgd_momentum > 0) {
+        multiTensor(b, c, "sgd momentum_buffer *= momentum", params, 2, k);
+        multiTensor(b, c, "sgd momentum_buffer += grad", params, 3, k);
+    }
+    multiTensor(b, c, "sgd params += -lr * update", params, 3, k);
 }
 
 // One eager op's host cost.
@@ -108,9 +140,15 @@ void optimizerStep(ProgramBuilder& b, const StepContext& c, double params) {
         b.hostSync(b.record(kComputeStream));
     }
     b.host("optimizer.step", per_tensor > 0 ? per_tensor : eagerHost(c));
-    if (fused) fusedAdamw(b, c, params, scale_to_step);
-    else foreachAdamw(b, c, params);
+    if (fused) fusedStep(b, c, params, scale_to_step);
+    else if (c.sc.training.optimizer == Optimizer::sgd) foreachSgd(b, c, params);
+    else foreachAdam(b, c, params, c.sc.training.optimizer == Optimizer::adamw);
     if (c.grad_scaler) tiny(b, "grad scaler update");
+}
+
+int optimizerStatesPerParam(const TrainingSpec& t) {
+    if (t.optimizer == Optimizer::sgd) return t.sgd_momentum > 0 ? 1 : 0;
+    return 2;
 }
 
 }  // namespace stepsim

@@ -34,25 +34,25 @@ std::vector<ParamInfo> transformerParams(const TransformerShape& t) {
         p.push_back({n + ".weight", h, layer, false});
         if (t.norm == NormKind::layernorm) p.push_back({n + ".bias", h, layer, false});
     };
-    p.push_back({"wte.weight", double(t.V) * h, -1, false});
-    if (t.pos_embedding) p.push_back({"wpe.weight", double(t.s) * h, -1, false});
+    p.push_back({"wte.weight", double(t.V) * h, -1, false, double(t.V)});
+    if (t.pos_embedding) p.push_back({"wpe.weight", double(t.s) * h, -1, false, double(t.s)});
     for (int l = 0; l < t.L; ++l) {
         const std::string b = fmt::format("h.{}.", l);
         norm(b + "norm1", l);
-        p.push_back({b + "attn.qkv.weight", double(t.qkvOut()) * h, l, true});
-        p.push_back({b + "attn.proj.weight", h * double(t.attnOut()), l, true});
+        p.push_back({b + "attn.qkv.weight", double(t.qkvOut()) * h, l, true, double(t.qkvOut())});
+        p.push_back({b + "attn.proj.weight", h * double(t.attnOut()), l, true, h});
         norm(b + "norm2", l);
         if (t.mlp == MlpKind::gelu) {
-            p.push_back({b + "mlp.fc.weight", double(t.f) * h, l, true});
-            p.push_back({b + "mlp.proj.weight", double(t.f) * h, l, true});
+            p.push_back({b + "mlp.fc.weight", double(t.f) * h, l, true, double(t.f)});
+            p.push_back({b + "mlp.proj.weight", double(t.f) * h, l, true, h});
         } else {
-            p.push_back({b + "mlp.gate.weight", double(t.f) * h, l, true});
-            p.push_back({b + "mlp.up.weight", double(t.f) * h, l, true});
-            p.push_back({b + "mlp.down.weight", double(t.f) * h, l, true});
+            p.push_back({b + "mlp.gate.weight", double(t.f) * h, l, true, double(t.f)});
+            p.push_back({b + "mlp.up.weight", double(t.f) * h, l, true, double(t.f)});
+            p.push_back({b + "mlp.down.weight", double(t.f) * h, l, true, h});
         }
     }
     norm("norm_f", -1);
-    if (!t.tied) p.push_back({"lm_head.weight", double(t.V) * h, -1, true});
+    if (!t.tied) p.push_back({"lm_head.weight", double(t.V) * h, -1, true, double(t.V)});
     return p;
 }
 

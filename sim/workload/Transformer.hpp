@@ -25,6 +25,7 @@ struct ParamInfo {
     double numel = 0.0;
     int layer = -1;        // -1: outside the blocks
     bool matmul = false;   // a Linear weight (cast to the compute dtype by autocast)
+    double rows = 0.0;     // its first dimension (a Linear's out_features, an embedding's rows); 0: a 1-D tensor
 };
 
 // Under tensor parallelism (TensorParallel.hpp) the shape is a rank's: heads/tp query heads, kv_heads/tp KV heads (one

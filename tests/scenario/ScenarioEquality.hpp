@@ -37,6 +37,7 @@ inline void expectSameScenario(const Scenario& a, const Scenario& b) {
     EXPECT_EQ(a.training.param_dtype, b.training.param_dtype);
     EXPECT_EQ(a.training.compute_dtype, b.training.compute_dtype);
     EXPECT_EQ(a.training.optimizer, b.training.optimizer);
+    EXPECT_EQ(a.training.sgd_momentum, b.training.sgd_momentum);
     EXPECT_EQ(a.training.activation_checkpointing, b.training.activation_checkpointing);
     EXPECT_EQ(a.parallel.data, b.parallel.data);
     EXPECT_EQ(a.parallel.tp, b.parallel.tp);
@@ -48,6 +49,12 @@ inline void expectSameScenario(const Scenario& a, const Scenario& b) {
     EXPECT_EQ(a.ddp.find_unused_parameters, b.ddp.find_unused_parameters);
     EXPECT_EQ(a.ddp.static_graph, b.ddp.static_graph);
     EXPECT_EQ(a.ddp.comm_hook, b.ddp.comm_hook);
+    EXPECT_EQ(a.ddp.duplicate_gradients, b.ddp.duplicate_gradients);
+    EXPECT_EQ(a.ddp.powersgd_rank, b.ddp.powersgd_rank);
+    EXPECT_EQ(a.ddp.powersgd_start_iter, b.ddp.powersgd_start_iter);
+    EXPECT_EQ(a.ddp.powersgd_min_compression_rate, b.ddp.powersgd_min_compression_rate);
+    EXPECT_EQ(a.ddp.powersgd_error_feedback, b.ddp.powersgd_error_feedback);
+    EXPECT_EQ(a.ddp.powersgd_warm_start, b.ddp.powersgd_warm_start);
     EXPECT_EQ(a.fsdp.reshard_after_forward, b.fsdp.reshard_after_forward);
     EXPECT_EQ(a.fsdp.sync_every_micro_batch, b.fsdp.sync_every_micro_batch);
     EXPECT_EQ(a.zero.reduce_bucket_size, b.zero.reduce_bucket_size);

@@ -297,8 +297,9 @@ TEST(ScenarioLoader, OverrideIsValidatedLikeTheFileAndNamedInErrors) {
 TEST(ScenarioLoader, OverrideOfAnUnknownKeyIsAnError) {
     EXPECT_EQ(errorOf("stepsim: 1\n", {"ddp.bucket_cap=100"}),
               "x.yaml: --set ddp.bucket_cap: unknown key; allowed in ddp: bucket_cap_mb, first_bucket_mb, "
-              "gradient_as_bucket_view, find_unused_parameters, static_graph, comm_hook (did you mean "
-              "'bucket_cap_mb'?)");
+              "gradient_as_bucket_view, find_unused_parameters, static_graph, comm_hook, duplicate_gradients, "
+              "powersgd_rank, powersgd_start_iter, powersgd_min_compression_rate, powersgd_error_feedback, "
+              "powersgd_warm_start (did you mean 'bucket_cap_mb'?)");
     EXPECT_THAT(errorOf("stepsim: 1\n", {"dpp.bucket_cap_mb=100"}),
                 HasSubstr("x.yaml: --set dpp.bucket_cap_mb: dpp: unknown key; allowed at the top level:"));
 }
@@ -331,10 +332,12 @@ TEST(ScenarioLoader, ExplainReparsesToAnEqualScenario) {
         " network: {nic_gbps: 200.5, oversubscription: 2}}\n"
         "model: {layers: 16, hidden: 2048, heads: 32, kv_heads: 8, mlp: swiglu, norm: rmsnorm, vocab: 128256,"
         " tied_embeddings: true}\n"
-        "training: {micro_batch: 2, grad_accum: 8, param_dtype: bf16, compute_dtype: fp8, optimizer: sgd,"
+        "training: {micro_batch: 2, grad_accum: 8, param_dtype: bf16, compute_dtype: fp8, optimizer: sgd, sgd_momentum: 0.5,"
         " activation_checkpointing: selective}\n"
         "parallel: {data: hsdp, tp: 2, pp: 2, pp_schedule: gpipe}\n"
-        "ddp: {bucket_cap_mb: 0.1, first_bucket_mb: 3.3, comm_hook: powersgd, static_graph: true}\n"
+        "ddp: {bucket_cap_mb: 0.1, first_bucket_mb: 3.3, comm_hook: powersgd,"
+        " powersgd_rank: 2, powersgd_start_iter: 7, powersgd_min_compression_rate: 1.5, powersgd_error_feedback: false,"
+        " powersgd_warm_start: false}\n"
         "fsdp: {reshard_after_forward: false, backward_prefetch: post}\n"
         "compile: {enabled: true, dynamic: false, mode: reduce-overhead, optimize_ddp: python_reducer, graph_breaks: 2,"
         " comm_fusion_depth: 3, async_collectives: false}\n"
