@@ -186,7 +186,8 @@ MemKind baseKind(MemKind k) {
         case MemKind::fp8_quantize:
         case MemKind::fp8_transpose:
         case MemKind::fp8_post_scale:
-        case MemKind::fp8_post_scale_mul: return MemKind::elementwise;
+        case MemKind::fp8_post_scale_mul:
+        case MemKind::bias_grad: return MemKind::elementwise;
         default: return k;
     }
 }
