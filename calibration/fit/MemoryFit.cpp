@@ -50,6 +50,9 @@ const std::vector<Kind> kKinds = {
     // A Linear bias's gradient, the output gradient summed over the tokens: the reduce kernels a biased GPT step adds
     // over the same step without biases, per launch (model_variants.py through variant_raw.py).
     {"bias_grad", {"bias_grad_reduce"}},
+    // Rotary embeddings' kernels (TransformerStep's bytes per kernel), from the step time a Llama-style rope step
+    // adds over the same step without positions (model_variants.py through variant_raw.py).
+    {"rope", {"rope_kernel"}},
 };
 
 // One norm's grid of (tokens, hidden) sizes: its three kernels' median times where all three were timed.

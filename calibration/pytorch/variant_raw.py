@@ -8,7 +8,7 @@ base step, found by name as the per-step count and device time each kernel name 
 Record written (stepsim-bench's "kernel" format): op "bias_grad_reduce", a Linear bias's gradient (the output
 gradient summed over the tokens: PyTorch's reduce_kernel), per shape the mean launch: bytes = Σ over the block
 Linears of 2·(T+1)·out (bf16 read T × out, write out) over their count, time = the reduce kernels' added device
-time over their added count.
+time over their added count (the profiled step's); op "rope_kernel" (rope_record).
 """
 import argparse
 import json
@@ -57,6 +57,24 @@ def bias_record(base, var):
             "from": f"model_variants.py {var['id']} over {base['id']}: added reduce_kernel device time / launches"}
 
 
+def rope_record(none, rope):
+    """Rotary kernels at TransformerStep's bytes: per layer two table casts (6·s·d bytes each) and, for q (E = T·heads·d)
+    and k (T·kv·d) forward and backward, five kernels of 20·E + 4·s·d bytes together: 22 kernels and
+    40·(Eq + Ek) + 28·s·d bytes a layer. Time per kernel: the timed step's median over the same step without
+    positions, over those 22·L kernels."""
+    c = rope["config"]
+    T, h, L, s = c["micro_batch"] * c["seq_len"], c["hidden"], c["layers"], c["seq_len"]
+    d = h // c["heads"]
+    eq, ek = T * c["heads"] * d, T * c["kv_heads"] * d
+    n = 22 * L
+    nbytes = (40.0 * (eq + ek) + 28.0 * s * d) * L
+    us = (rope["step_ms"]["median"] - none["step_ms"]["median"]) * 1e3 / n
+    return {"kind": "kernel", "op": "rope_kernel", "source": "pytorch", "dtype": "bf16",
+            "shape": {"tokens": T, "hidden": h, "layers": L, "kernels": n},
+            "time_us": {"median": us, "n": 1}, "bytes": nbytes / n, "GBps": nbytes / n / (us * 1e3),
+            "from": f"model_variants.py {rope['id']} over {none['id']}: timed step medians' difference / kernels"}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("variants")
@@ -86,6 +104,8 @@ def main():
             rec = bias_record(base, recs[f"{s}-bias"])
             if rec:
                 out.write(json.dumps(rec) + "\n")
+        if out and f"{s}-pos_rope" in recs and f"{s}-pos_none" in recs:
+            out.write(json.dumps(rope_record(recs[f"{s}-pos_none"], recs[f"{s}-pos_rope"])) + "\n")
     return 0
 
 

@@ -187,7 +187,8 @@ MemKind baseKind(MemKind k) {
         case MemKind::fp8_transpose:
         case MemKind::fp8_post_scale:
         case MemKind::fp8_post_scale_mul:
-        case MemKind::bias_grad: return MemKind::elementwise;
+        case MemKind::bias_grad:
+        case MemKind::rope: return MemKind::elementwise;
         default: return k;
     }
 }

@@ -252,19 +252,20 @@ void TransformerStep::gradReady(std::size_t i) {
 
 // Rotary embeddings as eager PyTorch writes them (Llama / Hugging Face: x·cos + rotate_half(x)·sin, rotate_half(x)
 // = cat(−x2, x1)) on q (T·heads·d elements) and k (T·kv·d): per tensor a multiply by cos, a negation of one half, a
-// concatenation, a multiply by sin and an add, each an elementwise kernel over the compute dtype; the cos and sin
-// tables (s × d) cast to it first.
+// concatenation, a multiply by sin and an add, each a kernel over the compute dtype; the cos and sin tables (s × d)
+// cast to it first. All at memory.kernels.rope's rate: q and k are strided views of the qkv output, slower per byte
+// than contiguous elementwise kernels.
 void TransformerStep::ropeForward(int l) {
     const double sd = double(t_.s) * double(t_.d), ce = c_.ce;
-    for (const char* tab : {"rope cos cast", "rope sin cast"}) b_.mem(L(l, tab), (4 + ce) * sd, MemKind::cast_down);
+    for (const char* tab : {"rope cos cast", "rope sin cast"}) b_.mem(L(l, tab), (4 + ce) * sd, MemKind::rope);
     for (const auto& [x, heads] : {std::pair{"q", t_.heads}, std::pair{"k", t_.kv}}) {
         const double e = double(t_.T) * double(heads * t_.d);
         const std::string n = std::string("rope ") + x;
-        b_.mem(L(l, (n + " mul cos").c_str()), 2 * ce * e + ce * sd);
-        b_.mem(L(l, (n + " neg").c_str()), ce * e);
-        b_.mem(L(l, (n + " cat").c_str()), 2 * ce * e);
-        b_.mem(L(l, (n + " mul sin").c_str()), 2 * ce * e + ce * sd);
-        b_.mem(L(l, (n + " add").c_str()), 3 * ce * e);
+        b_.mem(L(l, (n + " mul cos").c_str()), 2 * ce * e + ce * sd, MemKind::rope);
+        b_.mem(L(l, (n + " neg").c_str()), ce * e, MemKind::rope);
+        b_.mem(L(l, (n + " cat").c_str()), 2 * ce * e, MemKind::rope);
+        b_.mem(L(l, (n + " mul sin").c_str()), 2 * ce * e + ce * sd, MemKind::rope);
+        b_.mem(L(l, (n + " add").c_str()), 3 * ce * e, MemKind::rope);
     }
 }
 
@@ -275,11 +276,11 @@ void TransformerStep::ropeBackward(int l) {
     for (const auto& [x, heads] : {std::pair{"k", t_.kv}, std::pair{"q", t_.heads}}) {
         const double e = double(t_.T) * double(heads * t_.d);
         const std::string n = std::string("rope ") + x;
-        b_.mem(L(l, (n + " mul sin backward").c_str()), 2 * ce * e + ce * sd);
-        b_.mem(L(l, (n + " neg backward").c_str()), ce * e);
-        b_.mem(L(l, (n + " cat backward").c_str()), 2 * ce * e);
-        b_.mem(L(l, (n + " mul cos backward").c_str()), 2 * ce * e + ce * sd);
-        b_.mem(L(l, (n + " grad add").c_str()), 3 * ce * e);
+        b_.mem(L(l, (n + " mul sin backward").c_str()), 2 * ce * e + ce * sd, MemKind::rope);
+        b_.mem(L(l, (n + " neg backward").c_str()), ce * e, MemKind::rope);
+        b_.mem(L(l, (n + " cat backward").c_str()), 2 * ce * e, MemKind::rope);
+        b_.mem(L(l, (n + " mul cos backward").c_str()), 2 * ce * e + ce * sd, MemKind::rope);
+        b_.mem(L(l, (n + " grad add").c_str()), 3 * ce * e, MemKind::rope);
     }
 }
 
