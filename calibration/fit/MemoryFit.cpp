@@ -47,6 +47,12 @@ const std::vector<Kind> kKinds = {
     {"optimizer_foreach", {"adamw_foreach_step_gpt"}, 8},
     {"optimizer_foreach_bf16", {"adamw_foreach_step_bf16_gpt"}, 8},
     {"gelu_forward", {"gelu_tanh"}},
+    // A Linear bias's gradient, the output gradient summed over the tokens: the reduce kernels a biased GPT step adds
+    // over the same step without biases, per launch (model_variants.py through variant_raw.py).
+    {"bias_grad", {"bias_grad_reduce"}},
+    // Rotary embeddings' kernels (TransformerStep's bytes per kernel), from the step time a Llama-style rope step
+    // adds over the same step without positions (model_variants.py through variant_raw.py).
+    {"rope", {"rope_kernel"}},
 };
 
 // One norm's grid of (tokens, hidden) sizes: its three kernels' median times where all three were timed.

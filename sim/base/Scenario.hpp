@@ -13,6 +13,9 @@ namespace stepsim {
 
 enum class MlpKind { gelu, swiglu };
 enum class NormKind { layernorm, rmsnorm };
+// How positions enter the model: a learned table added to the token embedding (GPT-2), rotary embeddings applied to
+// q and k in every layer (Llama), or nothing.
+enum class PositionEmbedding { learned, rope, none };
 enum class DType { fp32, bf16, fp16, fp8 };
 enum class Optimizer { adamw, adam, sgd };
 // How the optimizer step runs: PyTorch's default on CUDA is foreach (one multi-tensor kernel per arithmetic step of
@@ -66,6 +69,8 @@ struct ModelSpec {
     MlpKind mlp = MlpKind::gelu;
     NormKind norm = NormKind::layernorm;
     bool tied_embeddings = false;
+    bool linear_bias = false;  // a bias in every Linear of the blocks (GPT-2 / nanoGPT); the LM head has none
+    PositionEmbedding position_embedding = PositionEmbedding::learned;
 };
 
 struct TrainingSpec {

@@ -186,7 +186,9 @@ MemKind baseKind(MemKind k) {
         case MemKind::fp8_quantize:
         case MemKind::fp8_transpose:
         case MemKind::fp8_post_scale:
-        case MemKind::fp8_post_scale_mul: return MemKind::elementwise;
+        case MemKind::fp8_post_scale_mul:
+        case MemKind::bias_grad:
+        case MemKind::rope: return MemKind::elementwise;
         default: return k;
     }
 }

@@ -91,14 +91,14 @@ struct ProfileDocument {
     HardwareProfile profile;
 };
 
-constexpr std::array<std::string_view, 31> kMemoryKernelKinds = {
+constexpr std::array<std::string_view, 33> kMemoryKernelKinds = {
     "elementwise",    "cast_up",           "cast_down",            "norm_forward",
     "norm_backward",  "optimizer",         "residual_add",         "optimizer_bf16",
     "log_softmax_forward", "log_softmax_backward", "log_softmax_forward_fp32", "log_softmax_backward_fp32",
     "optimizer_foreach", "optimizer_foreach_bf16", "norm_weight_grad", "rms_forward", "rms_backward",
     "rms_weight_grad", "gelu_forward", "fp8_abs", "fp8_amax", "fp8_amax_rows", "fp8_amax_cols", "fp8_scale_math",
     "fp8_upcast", "fp8_scale_mul", "fp8_clamp", "fp8_quantize", "fp8_transpose", "fp8_post_scale",
-    "fp8_post_scale_mul"};
+    "fp8_post_scale_mul", "bias_grad", "rope"};
 
 }  // namespace
 

@@ -69,6 +69,8 @@ void describe(V& v, ModelSpec& m) {
     v.field("mlp", m.mlp);
     v.field("norm", m.norm);
     v.field("tied_embeddings", m.tied_embeddings);
+    v.field("linear_bias", m.linear_bias);
+    v.field("position_embedding", m.position_embedding);
 }
 
 template <class V>

@@ -69,6 +69,16 @@ void checkSupported(const Scenario& sc) {
                                                    "already)");
     if (sc.fsdp.reshard_after_forward.ranks > 0 && parallel3d)
         unsupported("fsdp.reshard_after_forward", "an integer reshard_after_forward with tensor or pipeline parallelism");
+    // Linear biases and rotary embeddings are modelled for the eager, unsharded-linear step they were measured on
+    // (calibration/pytorch/model_variants.py): not with a linear split over TP ranks, FP8 linears or torch.compile.
+    for (const auto& [key, on] : {std::pair{"model.linear_bias", sc.model.linear_bias},
+                                  std::pair{"model.position_embedding",
+                                            sc.model.position_embedding == PositionEmbedding::rope}}) {
+        if (!on) continue;
+        if (sc.parallel.tp > 1) unsupported(key, std::string(key) + " with tensor parallelism (parallel.tp > 1)");
+        if (fp8Training(sc)) unsupported(key, std::string(key) + " with FP8 linears");
+        if (sc.compile.enabled) unsupported(key, std::string(key) + " under torch.compile");
+    }
     if (fp8Training(sc) && (sc.parallel.tp > 1 || sc.parallel.pp > 1))
         unsupported("fp8.enabled", "FP8 training with tensor or pipeline parallelism");
     if (parallel3d) {

@@ -22,8 +22,9 @@ TransformerShape transformerShape(const ModelSpec& m, int micro_batch, int tp, b
     t.mlp = m.mlp;
     t.norm = m.norm;
     t.tied = m.tied_embeddings;
-    // Learned position embeddings (GPT-2 style) for every model until the schema names RoPE.
-    t.pos_embedding = true;
+    t.pos_embedding = m.position_embedding == PositionEmbedding::learned;
+    t.rope = m.position_embedding == PositionEmbedding::rope;
+    t.bias = m.linear_bias;
     return t;
 }
 
@@ -34,21 +35,26 @@ std::vector<ParamInfo> transformerParams(const TransformerShape& t) {
         p.push_back({n + ".weight", h, layer, false});
         if (t.norm == NormKind::layernorm) p.push_back({n + ".bias", h, layer, false});
     };
+    // A Linear's weight, then its bias (an fp32 vector autocast casts like the weight; not a matmul operand).
+    auto linear = [&](const std::string& n, double out, double in, int layer) {
+        p.push_back({n + ".weight", out * in, layer, true, out});
+        if (t.bias) p.push_back({n + ".bias", out, layer, false});
+    };
     p.push_back({"wte.weight", double(t.V) * h, -1, false, double(t.V)});
     if (t.pos_embedding) p.push_back({"wpe.weight", double(t.s) * h, -1, false, double(t.s)});
     for (int l = 0; l < t.L; ++l) {
         const std::string b = fmt::format("h.{}.", l);
         norm(b + "norm1", l);
-        p.push_back({b + "attn.qkv.weight", double(t.qkvOut()) * h, l, true, double(t.qkvOut())});
-        p.push_back({b + "attn.proj.weight", h * double(t.attnOut()), l, true, h});
+        linear(b + "attn.qkv", double(t.qkvOut()), h, l);
+        linear(b + "attn.proj", h, double(t.attnOut()), l);
         norm(b + "norm2", l);
         if (t.mlp == MlpKind::gelu) {
-            p.push_back({b + "mlp.fc.weight", double(t.f) * h, l, true, double(t.f)});
-            p.push_back({b + "mlp.proj.weight", double(t.f) * h, l, true, h});
+            linear(b + "mlp.fc", double(t.f), h, l);
+            linear(b + "mlp.proj", h, double(t.f), l);
         } else {
-            p.push_back({b + "mlp.gate.weight", double(t.f) * h, l, true, double(t.f)});
-            p.push_back({b + "mlp.up.weight", double(t.f) * h, l, true, double(t.f)});
-            p.push_back({b + "mlp.down.weight", double(t.f) * h, l, true, h});
+            linear(b + "mlp.gate", double(t.f), h, l);
+            linear(b + "mlp.up", double(t.f), h, l);
+            linear(b + "mlp.down", h, double(t.f), l);
         }
     }
     norm("norm_f", -1);

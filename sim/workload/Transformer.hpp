@@ -2,10 +2,11 @@
 // A GPT/Llama-style decoder described by its shapes: its parameters in registration order, and the
 // kernels one training micro-step runs, forward and backward, as eager PyTorch with autocast runs them.
 //
-// Parameters (model.parameters() order): token embedding V×h, learned position embedding s×h (GPT; none for
-// rmsnorm/swiglu Llama-style models), per layer: norm1 (weight, + bias for LayerNorm), fused QKV
+// Parameters (model.parameters() order): token embedding V×h, learned position embedding s×h (model.position_embedding
+// learned; none with rope or none), per layer: norm1 (weight, + bias for LayerNorm), fused QKV
 // ((heads + 2·kv_heads)·d × h), attention output h×h, norm2, MLP (gelu: fc f×h, proj h×f; swiglu: gate f×h,
-// up f×h, down h×f), final norm, LM head V×h (absent when tied). No Linear has a bias.
+// up f×h, down h×f), final norm, LM head V×h (absent when tied). With model.linear_bias every Linear of the blocks
+// has a bias of its output width, registered after its weight; the LM head never has one.
 //
 // Per Linear with tokens T = micro_batch · seq_len (fwd, dgrad, wgrad; Narayanan et al. 2021, §3):
 //   forward  M=T, N=out, K=in;   dgrad M=T, N=in, K=out;   wgrad M=out, N=in, K=T.
@@ -39,7 +40,9 @@ struct TransformerShape {
     MlpKind mlp = MlpKind::gelu;
     NormKind norm = NormKind::layernorm;
     bool tied = false;
-    bool pos_embedding = true;
+    bool pos_embedding = true;  // a learned position table (model.position_embedding: learned)
+    bool rope = false;          // rotary embeddings on q and k in every layer
+    bool bias = false;          // model.linear_bias
     int tp = 1;
     long qkvOut() const { return (heads + 2 * kv) * d; }
     long attnOut() const { return heads * d; }  // the attention output projection's input features

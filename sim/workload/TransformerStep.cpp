@@ -187,6 +187,8 @@ void TransformerStep::linearForward(const std::string& name, long out, long in, 
     // FP8 linears run without tensor or pipeline parallelism (Expand refuses the two together).
     if (fp8_ && Fp8Linear::converts(out, in)) return fp8_->forward(name, out, in);
     weightCast(name, double(out) * in);
+    // With a bias autocast casts it too (fp32 → bf16, `out` elements); cuBLAS adds it in the GEMM's epilogue.
+    if (hasBias(name) && c_.autocast) b_.mem(name + " bias cast", (c_.pe + c_.ce) * double(out), MemKind::cast_down);
     if (tp == TpSplit::column) tp_.gatheredGemm(name, t_.T, out, in);
     else if (tp == TpSplit::row) tp_.reducedGemm(name, t_.T, out, in);
     else b_.gemm(name, t_.T, out, in);
@@ -212,6 +214,16 @@ void TransformerStep::linearBackward(const std::string& name, long out, long in,
     }
     if (c_.autocast) b_.mem(name + " grad cast", (c_.ce + c_.pe) * double(out) * in, MemKind::cast_up);
     if (param != npos) gradReady(param);
+    if (hasBias(name)) biasBackward(name, out);
+}
+
+// A Linear bias's gradient: the output gradient summed over the tokens (a column reduction reading T × out in the
+// compute dtype, memory.kernels.bias_grad), cast to the parameter's dtype under autocast, then ready.
+void TransformerStep::biasBackward(const std::string& name, long out) {
+    const double o = double(out);
+    b_.mem(name + " bias grad", c_.ce * (double(t_.T) + 1.0) * o, MemKind::bias_grad);
+    if (c_.autocast) b_.mem(name + " bias grad cast", (c_.ce + c_.pe) * o, MemKind::cast_up);
+    gradReady(paramIndex(name + ".bias"));
 }
 
 // Under autocast a residual add joins the fp32 stream and a bf16 sublayer output; its backward casts the fp32
@@ -238,6 +250,40 @@ void TransformerStep::gradReady(std::size_t i) {
     (*ready_)(i);
 }
 
+// Rotary embeddings as eager PyTorch writes them (Llama / Hugging Face: x·cos + rotate_half(x)·sin, rotate_half(x)
+// = cat(−x2, x1)) on q (T·heads·d elements) and k (T·kv·d): per tensor a multiply by cos, a negation of one half, a
+// concatenation, a multiply by sin and an add, each a kernel over the compute dtype; the cos and sin tables (s × d)
+// cast to it first. All at memory.kernels.rope's rate: q and k are strided views of the qkv output, slower per byte
+// than contiguous elementwise kernels.
+void TransformerStep::ropeForward(int l) {
+    const double sd = double(t_.s) * double(t_.d), ce = c_.ce;
+    for (const char* tab : {"rope cos cast", "rope sin cast"}) b_.mem(L(l, tab), (4 + ce) * sd, MemKind::rope);
+    for (const auto& [x, heads] : {std::pair{"q", t_.heads}, std::pair{"k", t_.kv}}) {
+        const double e = double(t_.T) * double(heads * t_.d);
+        const std::string n = std::string("rope ") + x;
+        b_.mem(L(l, (n + " mul cos").c_str()), 2 * ce * e + ce * sd, MemKind::rope);
+        b_.mem(L(l, (n + " neg").c_str()), ce * e, MemKind::rope);
+        b_.mem(L(l, (n + " cat").c_str()), 2 * ce * e, MemKind::rope);
+        b_.mem(L(l, (n + " mul sin").c_str()), 2 * ce * e + ce * sd, MemKind::rope);
+        b_.mem(L(l, (n + " add").c_str()), 3 * ce * e, MemKind::rope);
+    }
+}
+
+// Rotary embeddings' backward, per tensor in reverse: the gradient times sin, the halves' negation and
+// concatenation, the gradient times cos, and the sum of the two paths.
+void TransformerStep::ropeBackward(int l) {
+    const double sd = double(t_.s) * double(t_.d), ce = c_.ce;
+    for (const auto& [x, heads] : {std::pair{"k", t_.kv}, std::pair{"q", t_.heads}}) {
+        const double e = double(t_.T) * double(heads * t_.d);
+        const std::string n = std::string("rope ") + x;
+        b_.mem(L(l, (n + " mul sin backward").c_str()), 2 * ce * e + ce * sd, MemKind::rope);
+        b_.mem(L(l, (n + " neg backward").c_str()), ce * e, MemKind::rope);
+        b_.mem(L(l, (n + " cat backward").c_str()), 2 * ce * e, MemKind::rope);
+        b_.mem(L(l, (n + " mul cos backward").c_str()), 2 * ce * e + ce * sd, MemKind::rope);
+        b_.mem(L(l, (n + " grad add").c_str()), 3 * ce * e, MemKind::rope);
+    }
+}
+
 GemmShape TransformerStep::attnShape() const { return {t_.b * t_.heads, t_.s, t_.d}; }
 
 void TransformerStep::attentionForward(int l) {
@@ -254,6 +300,7 @@ void TransformerStep::layerForward(int l, bool recompute) {
     norm(L(l, "norm1"));
     if (c_.autocast) b_.mem(L(l, "norm1 cast"), (4 + c_.ce) * Ts * h, MemKind::cast_down);
     linearForward(L(l, "attn.qkv"), t_.qkvOut(), t_.h, TpSplit::column);
+    if (t_.rope) ropeForward(l);
     attentionForward(l);
     // y.transpose(1, 2).reshape(B, T, h) is a view: cuDNN's SDPA allocates its output token-major.
     linearForward(L(l, "attn.proj"), t_.h, t_.attnOut(), TpSplit::row);
@@ -332,6 +379,7 @@ void TransformerStep::layerBackward(int l) {
         if (t_.kv < t_.heads)
             for (const char* g : {"attn k grad head reduce", "attn v grad head reduce"})
                 b_.mem(L(l, g), c_.ce * double(T) * double((t_.heads + t_.kv) * t_.d));
+        if (t_.rope) ropeBackward(l);
         // split() backward: dq, dk, dv concatenated into the fused QKV output gradient.
         b_.mem(L(l, "qkv grad cat"), 2 * c_.ce * T * qkv);
     }

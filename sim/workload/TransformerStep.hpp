@@ -58,6 +58,10 @@ private:
     void residualGradCast(const std::string& name);
     void normCastBackward(const std::string& name);
     void gradReady(std::size_t i);
+    bool hasBias(const std::string& name) const { return t_.bias && name != "lm_head"; }
+    void biasBackward(const std::string& name, long out);
+    void ropeForward(int l);
+    void ropeBackward(int l);
     GemmShape attnShape() const;
     void attentionForward(int l);
     void layerForward(int l, bool recompute = false);

@@ -1,0 +1,103 @@
+// The model variants a scenario can name (model.linear_bias, model.position_embedding): their parameters, the
+// kernels they add to a micro-step and how those are priced, and that they are refused where not modelled.
+#include "sim/workload/Expand.hpp"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "sim/base/InputError.hpp"
+#include "sim/scenario/ProfileYaml.hpp"
+#include "sim/workload/Transformer.hpp"
+#include "tests/workload/ExpandScenarios.hpp"
+
+namespace stepsim {
+namespace {
+
+int countContaining(const std::map<std::string, const Op*>& ops, const std::string& what) {
+    int n = 0;
+    for (const auto& [name, op] : ops) n += name.find(what) != std::string::npos;
+    return n;
+}
+
+// Every Linear of the blocks gets a bias of its output width, after its weight; the head none.
+TEST(ModelVariants, LinearBiasAddsOneVectorPerBlockLinear) {
+    Scenario sc = tiny(1);
+    const TransformerShape plain = transformerShape(sc.model, 2);
+    sc.model.linear_bias = true;
+    const TransformerShape biased = transformerShape(sc.model, 2);
+    const auto a = transformerParams(plain), b = transformerParams(biased);
+    const double h = 256, f = 4 * h, L = 2;
+    ASSERT_EQ(b.size(), a.size() + 4 * 2);
+    double extra = 0;
+    for (const ParamInfo& p : b) extra += p.numel;
+    for (const ParamInfo& p : a) extra -= p.numel;
+    EXPECT_DOUBLE_EQ(extra, L * (3 * h + h + f + h));
+    for (std::size_t i = 0; i + 1 < b.size(); ++i)
+        if (b[i + 1].name.ends_with(".bias") && b[i].matmul)
+            EXPECT_EQ(b[i].name.substr(0, b[i].name.size() - 7), b[i + 1].name.substr(0, b[i + 1].name.size() - 5));
+    for (const ParamInfo& p : b) EXPECT_NE(p.name, "lm_head.bias");
+}
+
+// A bias's kernels: its autocast cast in forward; in backward the gradient's reduction over the tokens (read T × out
+// in bf16) at memory.kernels.bias_grad's rate, and its cast to fp32. Its gradient becomes ready after the weight's.
+TEST(ModelVariants, LinearBiasKernelsArePricedAsTheirKinds) {
+    const HardwareProfile prof = builtinProfile("h200x2");
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(1);
+    sc.model.linear_bias = true;
+    const Expansion e = expand(sc, cost);
+    const auto ops = stepOps(e.workload.programs[0]);
+    const double T = 256, h = 256;
+    EXPECT_EQ(countContaining(ops, "bias cast"), 8);
+    EXPECT_EQ(countContaining(ops, "bias grad cast"), 8);
+    ASSERT_EQ(ops.count("h.0.attn.qkv bias grad"), 1u);
+    const Op* g = ops.at("h.0.attn.qkv bias grad");
+    EXPECT_EQ(g->mem, MemKind::bias_grad);
+    EXPECT_DOUBLE_EQ(g->bytes, 2 * (T + 1) * 3 * h);
+    EXPECT_DOUBLE_EQ(g->work_s, cost.memorySeconds(g->bytes, MemKind::bias_grad));
+    EXPECT_EQ(ops.at("h.1.mlp.fc bias cast")->mem, MemKind::cast_down);
+    EXPECT_DOUBLE_EQ(ops.at("h.1.mlp.fc bias cast")->bytes, 6 * 4 * h);
+    Scenario plain = tiny(1);
+    const auto plainOps = stepOps(expand(plain, cost).workload.programs[0]);
+    EXPECT_EQ(countContaining(plainOps, "bias cast") + countContaining(plainOps, "bias grad"), 0);
+}
+
+// position_embedding: none drops the position table and its kernels; rope drops them too and adds the rotary
+// kernels on q and k in every layer, forward and backward.
+TEST(ModelVariants, PositionEmbeddingChoosesTheTableOrRotaryKernels) {
+    const HardwareProfile prof = builtinProfile("h200x2");
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(1);
+    const Expansion learned = expand(sc, cost);
+    sc.model.position_embedding = PositionEmbedding::none;
+    const Expansion none = expand(sc, cost);
+    sc.model.position_embedding = PositionEmbedding::rope;
+    const Expansion rope = expand(sc, cost);
+    EXPECT_DOUBLE_EQ(learned.params - none.params, 128.0 * 256);
+    EXPECT_DOUBLE_EQ(rope.params, none.params);
+    const auto l = stepOps(learned.workload.programs[0]), n = stepOps(none.workload.programs[0]),
+               r = stepOps(rope.workload.programs[0]);
+    EXPECT_EQ(countContaining(l, "pos_embedding"), 2);
+    EXPECT_EQ(countContaining(n, "pos_embedding"), 0);
+    EXPECT_EQ(countContaining(n, "rope"), 0);
+    EXPECT_EQ(r.size() - n.size(), std::size_t(countContaining(r, "rope")));
+    EXPECT_GT(countContaining(r, "h.1.rope"), 0);
+    EXPECT_EQ(countContaining(r, "h.0.rope"), countContaining(r, "h.1.rope"));
+}
+
+TEST(ModelVariants, RefusedWhereNotModelled) {
+    const HardwareProfile prof = builtinProfile("h200x2");
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(2);
+    sc.parallel.tp = 2;
+    sc.model.linear_bias = true;
+    EXPECT_THROW(expand(sc, cost), InputError);
+    sc = tiny(1);
+    sc.model.position_embedding = PositionEmbedding::rope;
+    sc.compile.enabled = true;
+    EXPECT_THROW(expand(sc, cost), InputError);
+}
+
+}  // namespace
+}  // namespace stepsim
