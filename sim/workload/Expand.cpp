@@ -18,6 +18,7 @@
 #include "sim/workload/ParallelSchedule.hpp"
 #include "sim/workload/ProgramBuilder.hpp"
 #include "sim/workload/StepContext.hpp"
+#include "sim/workload/TraceSchedule.hpp"
 #include "sim/workload/TransformerStep.hpp"
 
 namespace stepsim {
@@ -125,6 +126,7 @@ Scenario withFp8Linears(const Scenario& sc) {
 }  // namespace
 
 Expansion expand(const Scenario& given, const CostModel& cost) {
+    if (given.model.type == "trace") return expandTrace(given, cost);
     const Scenario sc = withFp8Linears(given);
     checkSupported(sc);
     if (sc.parallel.tp > 1 || sc.parallel.pp > 1) return expandParallel3d(sc, cost);
