@@ -52,6 +52,9 @@ struct TraceStep {
     std::vector<std::string> streams;  // "stream N" as the trace numbers them, in first-use order
     std::vector<TraceActivity> activities;  // launch order
     std::vector<TraceSync> syncs;
+    // Collectives the host issued in the step (record_param_comms / c10d:: ops) that ran no NCCL kernel (a DDP step
+    // at world size 1): their place on the GPU is unknown, so the step cannot be wrapped in a larger world.
+    int host_collectives = 0;
     int unmatched = 0;                 // GPU activities in the window with no launch found (kept, launched at their start)
     long tokens = 0;                   // the forward GEMMs' most common m (the step's tokens), 0 without shapes
     // The trace GPU's rates, from the built-in profile of that GPU (0: none), for rescaling to another profile.

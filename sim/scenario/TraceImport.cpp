@@ -279,13 +279,13 @@ void deviceGaps(std::vector<TraceActivity>& acts, const std::map<std::pair<long 
 std::pair<KernelClass, bool> classifyKernel(const std::string& name) {
     const std::string l = lower(name);
     if (has(l, {"nccl"})) return {KernelClass::comm, true};
-    if (has(l, {"flash", "fmha", "attention", "attn", "sdpa"})) return {KernelClass::attention, true};
+    if (has(l, {"flash", "fmha", "attention", "attn", "sdpa", "cudnn::fusion"})) return {KernelClass::attention, true};
     if (has(l, {"adam", "multi_tensor_apply", "sgd"})) return {KernelClass::optimizer, true};
     if (has(l, {"gemm", "cutlass", "cublas", "nvjet", "xmma", "wgmma", "matmul"})) return {KernelClass::gemm, true};
     if (has(l, {"memcpy", "memset"})) return {KernelClass::copy, true};
     if (has(l, {"elementwise", "reduce", "norm", "softmax", "loss", "nll", "embedding", "index", "copy", "fill",
                 "cat", "triton", "gelu", "silu", "cross_entropy", "scatter", "gather", "vectorized", "unrolled",
-                "where", "cast"}))
+                "where", "cast", "gammabeta", "cub::", "radix", "segment", "grad_weight", "arange"}))
         return {KernelClass::memory, true};
     return {KernelClass::other, false};
 }
@@ -395,6 +395,10 @@ TraceStep importTrace(const std::string& file) {
     for (TraceActivity& a : t.activities)
         a.weight_grad = t.tokens > 0 && a.cls == KernelClass::gemm && a.phase == Phase::backward &&
                         a.shape.k == t.tokens && a.shape.m > 0 && a.shape.n > 0;
+    bool nccl = false;
+    for (const TraceActivity& a : t.activities) nccl = nccl || a.cls == KernelClass::comm;
+    for (const HostOp& h : p.host)
+        if (!nccl && h.ts >= w.start && h.ts <= w.end && h.name == "record_param_comms") ++t.host_collectives;
     for (const Runtime& r : p.runtime)
         if (r.ts >= w.start && r.ts <= w.end && isSync(r.name)) t.syncs.push_back({r.name, r.ts, r.end});
     std::sort(t.syncs.begin(), t.syncs.end(), [](const TraceSync& a, const TraceSync& b) { return a.start_us < b.start_us; });
@@ -437,6 +441,9 @@ std::string traceSummary(const TraceStep& t) {
     s += fmt::format("#   unknown kernels {} ({:.3f} ms): kept with their measured durations, class other, never "
                      "rescaled\n", unknown, unknown_us * 1e-3);
     if (t.unmatched > 0) s += fmt::format("#   {} activities without a launch found: launched at their start\n", t.unmatched);
+    if (t.host_collectives > 0)
+        s += fmt::format("#   {} collectives issued by the host ran no NCCL kernel (one rank): kept as the host and GPU "
+                         "work they did; no larger data-parallel world can be asked of this trace\n", t.host_collectives);
     if (!t.syncs.empty()) s += fmt::format("#   host synchronizations {}\n", t.syncs.size());
     s += fmt::format("#   source rates: {}\n", t.source_profile.empty() ? "no built-in profile of this GPU" : t.source_profile);
     return s;

@@ -23,9 +23,11 @@ namespace stepsim {
 // Throws InputError ("FILE: WHAT") for a file that cannot be read or holds no step or no GPU activity.
 TraceStep importTrace(const std::string& file);
 
-// A kernel's class by its name (case-insensitive substrings): NCCL → comm; flash / fmha / attention → attention;
-// adam / multi_tensor_apply → optimizer; gemm / cutlass / cublas / nvjet / xmma / wgmma → gemm; memcpy / memset → copy;
-// elementwise, reduce, norm, softmax, loss, embedding, index, copy, fill, cat, triton kernels → memory. The flag says
+// A kernel's class by its name (case-insensitive substrings): NCCL → comm; flash / fmha / attention / sdpa and
+// cuDNN's fusion kernels around its SDPA → attention; adam / multi_tensor_apply → optimizer; gemm / cutlass / cublas /
+// nvjet / xmma / wgmma → gemm; memcpy / memset → copy; elementwise, reduce, norm, softmax, loss, embedding, index,
+// copy, fill, cat, triton kernels, LayerNorm's GammaBeta weight gradient, cub's sorts and scans and the embedding
+// backward's segment kernels → memory. The flag says
 // whether a rule matched (unmatched: class other, kept with its measured duration).
 std::pair<KernelClass, bool> classifyKernel(const std::string& name);
 

@@ -210,6 +210,12 @@ Expansion expandTrace(const Scenario& sc, const CostModel& cost) {
     c.params = traceGradients(sc, t);
     for (const ParamInfo& p : c.params) out.params += p.numel;
     const bool wrap = world > 1 && !has_comm;
+    if (world > 1 && t.host_collectives > 0 && !has_comm)
+        throw inputError(sc.source, 0, "cluster.gpus_per_node",
+                         fmt::format("the trace's step issued {} collectives that ran no NCCL kernel (a data-parallel "
+                                     "step at world size 1): where they run in a larger world is unknown; trace the "
+                                     "step without the data-parallel wrapper to ask for more ranks",
+                                     t.host_collectives));
     if (wrap && c.params.empty())
         throw inputError(sc.source, 0, "model.trace_params",
                          "a data-parallel world needs the trace's gradients: its backward has no GEMM with a recorded "

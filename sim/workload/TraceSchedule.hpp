@@ -20,7 +20,8 @@
 //   the step ends when every stream's work has finished.
 // Refused with a located error: FSDP, tensor or pipeline parallelism, torch.compile, FP8, gradient accumulation,
 // checkpoint I/O, a data_loader section, a profile of another GPU with no built-in profile of the trace's to
-// rescale from, and a data-parallel world over a trace with no gradients found.
+// rescale from, a data-parallel world over a trace with no gradients found, or over a trace whose collectives ran no
+// NCCL kernel (a DDP step traced at world size 1).
 #include "sim/base/Scenario.hpp"
 #include "sim/cost/CostModel.hpp"
 #include "sim/workload/Expand.hpp"

@@ -119,3 +119,40 @@ TEST(TraceImport, ExplainReportsWhatWasImported) {
 
 }  // namespace
 }  // namespace stepsim
+
+namespace stepsim {
+namespace {
+
+// The trace of the 4-layer GPT captured on an H200 (tests/data/trace/NOTES.md): one stream, no collectives, the
+// kernels of its last ProfilerStep by class as the classifier names them, and the 17 weight gradients of its Linears
+// (4 layers of qkv, proj, fc, fc_out and the LM head) over its 8192 tokens.
+TEST(TraceImport, CapturedGptStepParsesIntoItsKernelsByClass) {
+    const TraceStep t = importTrace(std::string(STEPSIM_SOURCE_DIR) + "/tests/data/trace/gpt-l4-h768-s1024-mb8-1xh200.json.gz");
+    EXPECT_EQ(t.boundary, "ProfilerStep#4");
+    EXPECT_EQ(t.gpu, "NVIDIA H200");
+    EXPECT_EQ(t.streams.size(), 1u);
+    EXPECT_EQ(t.activities.size(), 255u);
+    const auto n = byClass(t);
+    EXPECT_EQ(n[std::size_t(KernelClass::gemm)], 51);
+    EXPECT_EQ(n[std::size_t(KernelClass::comm)], 0);
+    EXPECT_EQ(t.tokens, 8192);
+    int grads = 0;
+    double params = 0;
+    for (const TraceActivity& a : t.activities)
+        if (a.weight_grad) ++grads, params += double(a.shape.m) * double(a.shape.n);
+    EXPECT_EQ(grads, 17);
+    // 4·(768·2304 + 768·768 + 768·3072 + 3072·768) + 50304·768
+    EXPECT_DOUBLE_EQ(params, 4.0 * (768 * 2304 + 768 * 768 + 768 * 3072 + 3072 * 768) + 50304.0 * 768);
+    EXPECT_EQ(t.host_collectives, 0);
+}
+
+// The DDP step at world size 1: its all-reduces ran no NCCL kernel, and the host's are counted.
+TEST(TraceImport, DdpWorldOneTraceCountsItsHostCollectives) {
+    const TraceStep t =
+        importTrace(std::string(STEPSIM_SOURCE_DIR) + "/tests/data/trace/gpt-l4-h768-s1024-mb8-ddp1-1xh200.json.gz");
+    EXPECT_GT(t.host_collectives, 0);
+    for (const TraceActivity& a : t.activities) EXPECT_NE(a.cls, KernelClass::comm);
+}
+
+}  // namespace
+}  // namespace stepsim

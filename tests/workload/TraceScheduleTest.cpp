@@ -134,3 +134,25 @@ TEST(TraceSchedule, WhatItDoesNotModelIsRefusedAtItsKey) {
 
 }  // namespace
 }  // namespace stepsim
+
+namespace stepsim {
+namespace {
+
+// The trace captured on an H200 (tests/data/trace/NOTES.md), replayed unchanged on the H200 profile: within 3% of
+// the trace's own step.
+TEST(TraceSchedule, CapturedGptStepReplaysWithinThreePercent) {
+    const Scenario sc = traceScenario(1, "", "gpt-l4-h768-s1024-mb8-1xh200.json.gz");
+    const Simulation s = simulate(sc, builtinProfile("h200x2"));
+    const double trace_ms = sc.model.imported->step_us * 1e-3;
+    EXPECT_NEAR(s.results.step_time_ms, trace_ms, 0.03 * trace_ms) << "replay " << s.results.step_time_ms;
+}
+
+// A DDP step traced at world size 1 replays at one rank, and a larger world is refused at its key.
+TEST(TraceSchedule, DdpWorldOneTraceIsNotWrappedAgain) {
+    EXPECT_EQ(errorOf(traceScenario(1, "", "gpt-l4-h768-s1024-mb8-ddp1-1xh200.json.gz")), "");
+    const std::string e = errorOf(traceScenario(2, "", "gpt-l4-h768-s1024-mb8-ddp1-1xh200.json.gz"));
+    EXPECT_NE(e.find("cluster.gpus_per_node: the trace's step issued"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace stepsim
