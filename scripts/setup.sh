@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(cmake g++ ninja-build pkg-config
           libboost-graph-dev libeigen3-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
           libcli11-dev nlohmann-json3-dev libfmt-dev
+          zlib1g-dev                   # gzip-compressed profiler traces (model.type: trace)
           libopenmpi-dev openmpi-bin   # the MPI sweep runner
           gnuplot-nox                  # sweep plots, stepsim run --plot: the link-utilization heat map
           clang libclang-rt-14-dev)    # scripts/fuzz.sh: libFuzzer

@@ -5,9 +5,12 @@
 // The loader (sim/scenario/ScenarioLoader.hpp) is the only code that fills it from YAML; everything downstream reads
 // these structs and never sees YAML.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "sim/base/TraceStep.hpp"
 
 namespace stepsim {
 
@@ -59,6 +62,10 @@ struct ClusterSpec {
 struct ModelSpec {
     std::string type = "transformer";  // transformer | trace
     std::string trace;                 // with type: trace
+    // With type: trace, the parameters the model trains (gradients DDP reduces) when the trace's backward GEMMs do
+    // not account for them all (embeddings, norms): the rest is one more gradient, ready last; 0: the GEMMs' alone.
+    double trace_params = 0.0;
+    std::shared_ptr<const TraceStep> imported;  // the trace's step, read by the loader (sim/scenario/TraceImport.hpp)
     int layers = 24;
     int hidden = 2048;
     int heads = 16;

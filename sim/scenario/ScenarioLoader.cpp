@@ -9,6 +9,7 @@
 #include "sim/engine/Symmetry.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
+#include "sim/scenario/TraceImport.hpp"
 #include "sim/scenario/YamlReader.hpp"
 #include "topology/Builders.hpp"
 #include "sim/scenario/YamlWriter.hpp"
@@ -56,8 +57,9 @@ void describe(V& v, ClusterSpec& c) {
 
 template <class V>
 void describe(V& v, ModelSpec& m) {
-    v.unmodelled("type", m.type, "a model read from a PyTorch profiler trace (model.type: trace)");
+    v.field("type", m.type);
     v.field("trace", m.trace);
+    v.field("trace_params", m.trace_params);
     v.field("layers", m.layers);
     v.field("hidden", m.hidden);
     v.field("heads", m.heads);
@@ -378,6 +380,10 @@ void validate(const YamlReader& r, const Scenario& s) {
         r.fail("model.type", "model.type: trace needs model.trace: FILE (a PyTorch profiler trace)");
     if (m.type != "trace" && !m.trace.empty())
         r.fail("model.trace", fmt::format("model.trace is read only with model.type: trace (type is {})", m.type));
+    if (m.type != "trace" && m.trace_params != 0)
+        r.fail("model.trace_params", fmt::format("model.trace_params is read only with model.type: trace (type is {})", m.type));
+    if (m.trace_params < 0)
+        r.fail("model.trace_params", fmt::format("expected a parameter count >= 0, got {}", m.trace_params));
     atLeast("model.layers", m.layers, 1);
     atLeast("model.hidden", m.hidden, 1);
     atLeast("model.heads", m.heads, 1);
@@ -466,6 +472,14 @@ void requireModel(const YamlReader& r, const YAML::Node& root, const Scenario& s
         r.failAt(root, "model",
                  "missing: a scenario names its model (a `model:` section with at least layers and hidden; "
                  "docs/scenario.md); nothing defaults to a built-in model");
+    if (s.model.type == "trace") {
+        // The trace is the model: a transformer's keys would change nothing.
+        for (const char* key : {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "mlp", "norm",
+                                "tied_embeddings"})
+            if (r.present(std::string("model.") + key))
+                r.fail(std::string("model.") + key, "not read with model.type: trace (the trace is the model)");
+        return;
+    }
     if (s.model.type != "transformer") return;
     for (const char* key : {"layers", "hidden"})
         if (!r.present(std::string("model.") + key))
@@ -813,6 +827,28 @@ void checkLimits(const YamlReader& r, const Scenario& s) {
                            s.sim.steps, run_s, flops, Limits::run_s));
 }
 
+// model.type: trace: the step read from model.trace (relative to the scenario's folder), with the rates of the built-in
+// profile of the trace's GPU for rescaling to another profile (TraceSchedule.hpp).
+void importModelTrace(const YamlReader& r, Scenario& s) {
+    std::filesystem::path file(s.model.trace);
+    if (file.is_relative() && !s.source.empty()) file = std::filesystem::path(s.source).parent_path() / file;
+    TraceStep t;
+    try {
+        t = importTrace(file.string());
+    } catch (const InputError& e) {
+        r.fail("model.trace", e.what());
+    }
+    for (const std::string& name : builtinProfileNames()) {
+        const HardwareProfile p = builtinProfile(name);
+        if (t.gpu.empty() || p.gpu.model != t.gpu) continue;
+        t.source_peak_tflops_bf16 = p.gpu.peak_tflops_bf16;
+        t.source_hbm_gbps = p.gpu.hbm_gbps;
+        t.source_profile = "built-in profile " + name;
+        break;
+    }
+    s.model.imported = std::make_shared<const TraceStep>(std::move(t));
+}
+
 }  // namespace
 
 Scenario parseScenario(std::string_view yaml, const std::string& source, const std::vector<std::string>& overrides,
@@ -854,6 +890,7 @@ Scenario parseScenario(std::string_view yaml, const std::string& source, const s
         s.fsdp.reshard_after_forward = ReshardAfterForward(n != 1);
     if (reading == Reading::runnable) {
         requireModel(reader, root, s);
+        if (s.model.type == "trace") importModelTrace(reader, s);
         refuseUnmodelledValues(reader, s);
         refuseUnmodelledCombinations(reader, s);
         refuseSettingsThatChangeNothing(reader, s);
@@ -880,7 +917,7 @@ std::string everyKey(const Scenario& s) {
     w.comment(fmt::format("stepsim explain {}: every default and derived value filled in",
                           s.source.empty() ? s.name : s.source));
     describe(w, copy);
-    return w.text();
+    return s.model.imported ? w.text() + traceSummary(*s.model.imported) : w.text();
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "sim/workload/ParallelSchedule.hpp"
 #include "sim/workload/ProgramBuilder.hpp"
 #include "sim/workload/StepContext.hpp"
+#include "sim/workload/TraceSchedule.hpp"
 #include "sim/workload/TransformerStep.hpp"
 #include "sim/workload/Zero3Schedule.hpp"
 #include "sim/workload/ZeroSchedule.hpp"
@@ -170,6 +171,7 @@ Scenario withFp8Linears(const Scenario& sc) {
 }  // namespace
 
 Expansion expand(const Scenario& given, const CostModel& cost) {
+    if (given.model.type == "trace") return expandTrace(given, cost);
     const Scenario sc = withFp8Linears(given);
     checkSupported(sc);
     if (sc.parallel.tp > 1 || sc.parallel.pp > 1) return expandParallel3d(sc, cost);
