@@ -74,16 +74,16 @@ std::string outOfMemoryWarning(double peak_gib, const MemoryBreakdown& b, double
         const char* advice;
     };
     const Term terms[] = {
-        {"params", b.params, "shard the parameters (parallel.data: fsdp2) or split the model (parallel.tp, parallel.pp)"},
-        {"grads", b.grads, "shard the gradients (parallel.data: fsdp2) or split the model (parallel.tp, parallel.pp)"},
-        {"optimizer", b.optimizer, "shard the optimizer state (parallel.data: fsdp2) or an optimizer with less state"},
-        {"activations", b.activations, "training.activation_checkpointing or a smaller training.micro_batch"},
-        {"buffers", b.buffers, "ddp.gradient_as_bucket_view: true (no separate bucket copies)"}};
+        {"params", b.params, "shard the parameters (parallel.data: fsdp2, fsdp1, zero3) or split the model (parallel.tp, parallel.pp)"},
+        {"grads", b.grads, "shard the gradients (parallel.data: fsdp2, fsdp1, zero2, zero3) or split the model (parallel.tp, parallel.pp)"},
+        {"optimizer", b.optimizer, "shard the optimizer state (parallel.data: fsdp2, fsdp1, zero1-3) or use an optimizer with less state"},
+        {"activations", b.activations, "set training.activation_checkpointing or a smaller training.micro_batch"},
+        {"buffers", b.buffers, "set ddp.gradient_as_bucket_view: true (no separate bucket copies)"}};
     const Term* largest = &terms[0];
     for (const Term& t : terms)
         if (t.gib > largest->gib) largest = &t;
     return fmt::format("out of memory: the estimated peak, {:.2f} GiB, exceeds the GPU's {:.2f} GiB by {:.2f} GiB; the "
-                       "largest term is {}, {:.1f} GiB; try {}",
+                       "largest term is {}, {:.1f} GiB; to shrink it, {}",
                        peak_gib, gpu_gib, peak_gib - gpu_gib, largest->name, largest->gib, largest->advice);
 }
 

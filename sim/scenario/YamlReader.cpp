@@ -73,14 +73,6 @@ void YamlReader::fail(const std::string& path, const std::string& what) const {
     failLine(0, path, what);
 }
 
-void YamlReader::noteUnmodelled(const YAML::Node& node, const std::string& path, const std::string& what) {
-    if (!unmodelled_) unmodelled_ = Unmodelled{node.Mark().is_null() ? 0 : node.Mark().line + 1, path, what};
-}
-
-void YamlReader::failUnmodelled() const {
-    if (unmodelled_) failLine(unmodelled_->line, unmodelled_->path, unmodelled_->what);
-}
-
 namespace {
 
 // True when the quoted scalar opening at text[open] closes before the end of its line.

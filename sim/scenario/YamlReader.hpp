@@ -52,11 +52,6 @@ public:
     // True when `path` was present in the file or set by an override.
     bool present(const std::string& path) const { return lines_.count(path) > 0; }
 
-    // A setting the schema reads but the simulation does not model yet, found at `path` with a value other than
-    // its default: the first one is kept, and failUnmodelled() refuses it (once the rest of the file is checked).
-    void noteUnmodelled(const YAML::Node& node, const std::string& path, const std::string& what);
-    void failUnmodelled() const;
-
 private:
     std::optional<std::string> overrideFor(const std::string& path) const;
     [[noreturn]] void failLine(int line, const std::string& path, const std::string& what) const;
@@ -65,11 +60,6 @@ private:
     Missing missing_;
     std::vector<std::string> overrides_;
     std::map<std::string, int> lines_;
-    struct Unmodelled {
-        int line = 0;
-        std::string path, what;
-    };
-    std::optional<Unmodelled> unmodelled_;
 };
 
 // Fails on a quoted scalar whose closing quote is not on the line it opens on: YAML lets a quoted scalar run over
@@ -138,20 +128,6 @@ public:
     template <class T>
     void derived(std::string_view key, std::optional<T>& value, const T& /*resolved*/, std::string_view /*comment*/) {
         field(key, value);
-    }
-    // A key read but not modelled yet: any value other than its default (the value before reading) is noted
-    // (YamlReader::noteUnmodelled) and refused once the file is checked; `what` names the feature.
-    template <class T>
-    void unmodelled(std::string_view key, T& value, std::string_view what) {
-        const T before = value;
-        auto n = find(key);
-        if (!n) return;
-        readValue(r_, *n, pathOf(key), value);
-        if (!(value == before))
-            r_.noteUnmodelled(*n, pathOf(key),
-                              fmt::format("{} is not modelled yet by this stepsim version (only the default, {}, is "
-                                          "accepted; got {})",
-                                          what, formatValue(before), formatValue(value)));
     }
     template <class S>
     void section(std::string_view key, S& s) {

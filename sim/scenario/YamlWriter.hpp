@@ -71,11 +71,6 @@ public:
         const T v = value.value_or(resolved);
         line(key, formatValue(v), v == resolved ? comment : std::string_view{});
     }
-    // A key read but not modelled yet (YamlMapReader::unmodelled): marked so.
-    template <class T>
-    void unmodelled(std::string_view key, T& value, std::string_view) {
-        line(key, formatValue(value), "the only value modelled yet");
-    }
     template <class S>
     void section(std::string_view key, S& s) {
         out_ += fmt::format("{:{}}{}:\n", "", indent_, key);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/workload/Expand.hpp"
+#include "sim/workload/OptimizerStep.hpp"
 #include "sim/workload/ShardComm.hpp"
 
 namespace stepsim {
@@ -23,7 +24,7 @@ MemoryEstimate estimateFsdp2Memory(const StepContext& shard, const StepContext& 
     const GroupSizes s = groupSizes(shard);
     const double n = s.root + s.blocks;
     m.params = p * n / N;
-    m.optimizer = 2 * p * n / N;
+    m.optimizer = optimizerStatesPerParam(sc.training) * p * n / N;
     // set_requires_gradient_sync(False) on the micro-steps before the last: every block's unsharded gradients kept.
     const bool keep = !sc.fsdp.sync_every_micro_batch && sc.training.grad_accum > 1;
     m.grads = p * n / N + g * (keep ? n : s.root + s.largest_block);

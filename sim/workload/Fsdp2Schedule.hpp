@@ -61,7 +61,8 @@
 //
 // Memory per GPU (MemoryEstimate; N ranks, n parameters, n_b the largest block's, n_r the root's, n_mm in Linear
 // weights, p, g, r, c the bytes of training.param_dtype, the gather dtype, the reduce dtype and the compute dtype):
-//   params = p·n/N, optimizer = 2·p·n/N (AdamW's two states of the local shard);
+//   params = p·n/N, optimizer = s·p·n/N (the optimizer's s states of the local shard: AdamW and Adam 2, SGD with
+//   momentum 1, plain SGD 0; OptimizerStep.hpp);
 //   grads = p·n/N (sharded) + g·(n_r + n_b) (the root's unsharded gradients, alive until its reduction at the end of
 //     backward, and one block's before its reduce-scatter);
 //   gathered = g·n_r (the root stays unsharded) + g·n_b·2 (the current block and the prefetched one) with

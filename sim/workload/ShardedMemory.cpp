@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/workload/Fsdp2Schedule.hpp"
+#include "sim/workload/OptimizerStep.hpp"
 #include "sim/workload/ShardComm.hpp"
 #include "sim/workload/ZeroSchedule.hpp"
 
@@ -24,7 +25,7 @@ MemoryEstimate estimateFsdp1Memory(const StepContext& shard, const StepContext& 
     const GroupSizes s = groupSizes(shard);
     const double n = s.total();
     m.params = p * n / N;
-    m.optimizer = 2 * p * n / N;
+    m.optimizer = optimizerStatesPerParam(sc.training) * p * n / N;
     const bool keep = !sc.fsdp.sync_every_micro_batch && sc.training.grad_accum > 1;
     m.grads = p * n / N + g * (keep ? n : s.root + s.largest_block);
     const bool limited = sc.fsdp.reshard_after_forward && sc.fsdp.limit_all_gathers;
@@ -37,7 +38,7 @@ MemoryEstimate estimateZeroMemory(const StepContext& c) {
     MemoryEstimate m = estimateMemory(c, /*ddp=*/false);
     const double N = double(std::max(c.world, 1)), p = c.pe, n = paramCount(c), R = c.sc.zero.reduce_bucket_size;
     m.params = p * n;
-    m.optimizer = 2 * p * n / N + 4 * n / N;
+    m.optimizer = optimizerStatesPerParam(c.sc.training) * p * n / N + 4 * n / N;
     m.grads = (zeroStage(c.sc) == 1 ? p * n : p * n / N) + 4 * n / N;
     m.buckets = p * R * (zeroOverlapComm(c.sc) ? 2 : 1) + p * std::min(R, n);
     return m;
@@ -47,7 +48,7 @@ MemoryEstimate estimateZero3Memory(const StepContext& c, const Zero3Sizes& s) {
     MemoryEstimate m = estimateMemory(c, /*ddp=*/false);
     const double N = double(std::max(c.world, 1)), p = c.pe, n = paramCount(c), R = c.sc.zero.reduce_bucket_size;
     m.params = p * (n - s.persistent) / N + p * s.persistent;
-    m.optimizer = 2 * p * n / N + 4 * n / N;
+    m.optimizer = optimizerStatesPerParam(c.sc.training) * p * n / N + 4 * n / N;
     m.grads = 4 * n / N;
     m.gathered = p * std::min(n - s.persistent, s.kept + s.unit + c.sc.zero.stage3_prefetch_bucket_size);
     m.buckets = p * R + p * std::min(R, n);

@@ -6,7 +6,7 @@
 // and the reduce dtype (fsdp.reduce_dtype, else g).
 //
 // FSDP1 (Fsdp1Schedule.hpp):
-//   params = p·n/N;  optimizer = 2·p·n/N (AdamW's two states of the shard);
+//   params = p·n/N;  optimizer = s·p·n/N (the optimizer's s states of the shard, OptimizerStep.hpp);
 //   grads = p·n/N + g·(n_r + n_b) (the sharded gradients; the root's flat gradient, alive until the end of backward,
 //     and one block's); with fsdp.sync_every_micro_batch false and grad_accum > 1: p·n/N + g·n (every unsharded flat
 //     gradient kept across the micro-steps);
@@ -16,13 +16,13 @@
 //   buckets = r·n_b/N (the reduce-scatter's output shard) + r·n_b when r ≠ g (the flat gradient cast to the reduce
 //     dtype) + g·n_b/N when g ≠ p (the low-precision shard the all-gather reads).
 // ZeRO-1 and ZeRO-2 (ZeroSchedule.hpp; p = 4, fp32 parameters; R = zero.reduce_bucket_size elements):
-//   params = p·n (replicated);  optimizer = 2·p·n/N + 4·n/N (the states and the fp32 master copy of the partition);
+//   params = p·n (replicated);  optimizer = s·p·n/N + 4·n/N (the states and the fp32 master copy of the partition);
 //   grads: ZeRO-1 p·n (the full .grad) + 4·n/N (the fp32 partition's .grad); ZeRO-2 p·n/N (the gradient partition) +
 //     4·n/N;
 //   buckets = p·R per ipg buffer (DeepSpeed allocates R elements whatever the model's size; two with overlap_comm) +
 //     p·min(R, n) (a bucket's flattened copy for its all-reduce).
 // ZeRO-3 (Zero3Schedule.hpp; n_s of persistent parameters, below zero.stage3_param_persistence_threshold each):
-//   params = p·(n − n_s)/N + p·n_s;  optimizer = 2·p·n/N + 4·n/N;  grads = 4·n/N (the fp32 gradient partition);
+//   params = p·(n − n_s)/N + p·n_s;  optimizer = s·p·n/N + 4·n/N;  grads = 4·n/N (the fp32 gradient partition);
 //   gathered = p·min(n − n_s, n_kept + n_u + P): the modules kept gathered from forward to backward
 //     (stage3_max_reuse_distance, n_kept), the largest fetch unit in use (a block's modules or the largest root module,
 //     n_u) and the prefetch window (P = zero.stage3_prefetch_bucket_size elements);

@@ -46,11 +46,11 @@ TEST(MemoryReport, OutOfMemoryWarningNamesTheLargestTerm) {
     std::string w = outOfMemoryWarning(b.sum(), b, 60.0);
     EXPECT_NE(w.find("out of memory: the estimated peak, 71.20 GiB, exceeds the GPU's 60.00 GiB by 11.20 GiB"),
               std::string::npos) << w;
-    EXPECT_NE(w.find("the largest term is activations, 61.2 GiB; try training.activation_checkpointing"),
+    EXPECT_NE(w.find("the largest term is activations, 61.2 GiB; to shrink it, set training.activation_checkpointing"),
               std::string::npos) << w;
     b.activations = 1.0;
     w = outOfMemoryWarning(b.sum(), b, 5.0);
-    EXPECT_NE(w.find("the largest term is optimizer, 4.0 GiB; try shard"), std::string::npos) << w;
+    EXPECT_NE(w.find("the largest term is optimizer, 4.0 GiB; to shrink it, shard"), std::string::npos) << w;
 }
 
 // A simulation over a GPU too small for it warns, naming the term its breakdown makes largest.

@@ -106,7 +106,6 @@ INSTANTIATE_TEST_SUITE_P(
                       std::tuple{"name: no-checkpoint", "checkpoint.pinned_staging", "true"},
                       std::tuple{"name: no-checkpoint", "checkpoint.storage_GBps", "5"},
                       std::tuple{"name: no-workers", "data_loader.prefetch_factor", "4"},
-                      std::tuple{"parallel: {data: fsdp2}", "fsdp.limit_all_gathers", "false"},
                       std::tuple{"parallel: {data: ddp}", "fsdp.param_dtype", "bf16"},
                       std::tuple{"parallel: {data: ddp}", "fsdp.reduce_dtype", "fp32"}));
 
