@@ -204,14 +204,18 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
     }
     sim.results.accumulation_idle =
         accumulationIdle(syncs, sc.training.grad_accum, static_cast<int>(sim.expansion.workload.programs.size()));
-    const MemoryEstimate& m = sim.expansion.memory;
-    sim.results.peak_memory_gib = m.peak() / (1024.0 * 1024.0 * 1024.0);
-    sim.results.memory_gib = memoryBreakdown(m);
+    // The memory model prices the built-in transformer; an imported trace records no allocations, so its step has
+    // no estimate (null in the JSON, n/a in the text).
+    if (sc.model.type != "trace") {
+        const MemoryEstimate& m = sim.expansion.memory;
+        sim.results.peak_memory_gib = m.peak() / (1024.0 * 1024.0 * 1024.0);
+        sim.results.memory_gib = memoryBreakdown(m);
+    }
     std::vector<std::string> warnings = sim.expansion.warnings;
     for (const std::string& w : sim.results.warnings)
         if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
     sim.gpu_memory_gib = profile.gpu.memory_gib;
-    if (*sim.results.peak_memory_gib > profile.gpu.memory_gib)
+    if (sim.results.peak_memory_gib && *sim.results.peak_memory_gib > profile.gpu.memory_gib)
         warnings.push_back(outOfMemoryWarning(*sim.results.peak_memory_gib, *sim.results.memory_gib,
                                               profile.gpu.memory_gib));
     // A B200-class node runs on another GPU's profile only when the scenario names that profile (the loader refuses
