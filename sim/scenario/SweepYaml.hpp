@@ -6,7 +6,7 @@
 //     grid: {ddp.bucket_cap_mb: [1, 5, 25, 100], training.micro_batch: [1, 2, 4, 8]}   # every combination
 //     linked: [{training.micro_batch: [1, 2, 4], training.grad_accum: [4, 2, 1]}]      # vary together
 //     points: [{parallel.data: fsdp2, training.micro_batch: 2}]                        # single points besides
-//     random: {samples: 50, seed: 1}            # run 50 grid points drawn at random instead of all of them
+//     random: {samples: 50, seed: 1}            # 50 grid points drawn at random instead of all of them
 //     search: grid                              # grid | coordinate_descent
 //     objective: tokens_per_s                   # a result key, or cost_per_token (needs gpu_hour_usd)
 //     goal: maximize                            # maximize | minimize (default: the objective's direction)
