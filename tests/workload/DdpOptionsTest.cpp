@@ -138,7 +138,7 @@ TEST(DdpOptions, DuplicateAllReduceMakesTheComputeStreamWait) {
     CostModel cost(prof, NcclSpec{}, true);
     Scenario sc = tiny(2);
     sc.ddp.duplicate_gradients = 1;
-    const Program& p = expand(sc, cost).workload.programs[0];
+    const Program p = expand(sc, cost).workload.programs[0];
     for (std::size_t k = 0; k + 2 < p.ops.size(); ++k) {
         const Op& op = p.ops[k];
         if (op.kind != OpKind::collective || p.names[op.name].find("duplicate all_reduce") == std::string::npos) continue;

@@ -90,7 +90,8 @@ TEST(PowerSgd, ThreeAllReducesPerBucketOfTheLowRankSizes) {
 TEST(PowerSgd, CompressesAMatrixWhenItSavesEnough) {
     const HardwareProfile prof = builtinProfile("h200-sxm");
     CostModel cost(prof, NcclSpec{}, true);
-    const StepContext c = makeStepContext(powerSgd(1), cost);
+    const Scenario sc = powerSgd(1);  // StepContext keeps a reference to it
+    const StepContext c = makeStepContext(sc, cost);
     for (std::size_t i = 0; i < c.params.size(); ++i) {
         if (c.params[i].name != "h.0.attn.proj.weight") continue;
         const std::vector<PowerSgdMatrix> m = powerSgdMatrices(c, {i});
