@@ -18,7 +18,8 @@ for t in "${targets[@]}"; do
   corpus=build-fuzz/corpus/$t
   mkdir -p "$corpus"
   case $t in
-    scenario) cp scenarios/*.yaml "$corpus"/; ls scenarios/validation/*.yaml | head -20 | xargs -I{} cp {} "$corpus"/ ;;
+    # (an array, not `ls | head`: under pipefail the listing's SIGPIPE, when head closes early, would stop the script)
+    scenario) cp scenarios/*.yaml "$corpus"/; validation=(scenarios/validation/*.yaml); cp "${validation[@]:0:20}" "$corpus"/ ;;
     set) printf '%s\n' ddp.bucket_cap_mb=100 'parallel={tp: 2}' 'name="x"' model.layers=4 > "$corpus"/seed.txt ;;
     topology) cp topology/examples/*.yaml "$corpus"/ ;;
     sweep) cp scenarios/sweeps/*.yaml tests/sweep/data/*.yaml "$corpus"/ ;;
