@@ -634,7 +634,26 @@ void refuseUnmodelledCombinations(const YamlReader& r, const Scenario& s) {
     }
     if (s.parallel.pp > 1 && s.model.tied_embeddings)
         refuse("model.tied_embeddings", "tied embeddings across pipeline stages (parallel.pp > 1)");
-    if (s.parallel.tp == 1 && s.parallel.pp == 1) return;
+    const bool parallel3d = s.parallel.tp > 1 || s.parallel.pp > 1;
+    // DDP's options and the model variants are built for the eager, unsplit step they were measured on.
+    const DdpSpec& d = s.ddp;
+    for (const auto& [key, on] : {std::pair{"ddp.find_unused_parameters", d.find_unused_parameters},
+                                  std::pair{"ddp.static_graph", d.static_graph},
+                                  std::pair{"ddp.duplicate_gradients", d.duplicate_gradients > 0},
+                                  std::pair{"ddp.comm_hook", d.comm_hook == CommHook::powersgd}}) {
+        if (!on) continue;
+        if (parallel3d) refuse(key, std::string(key) + " with tensor or pipeline parallelism");
+        if (s.compile.enabled) refuse(key, std::string(key) + " under torch.compile");
+    }
+    for (const auto& [key, on] : {std::pair{"model.linear_bias", s.model.linear_bias},
+                                  std::pair{"model.position_embedding",
+                                            s.model.position_embedding == PositionEmbedding::rope}}) {
+        if (!on) continue;
+        if (s.parallel.tp > 1) refuse(key, std::string(key) + " with tensor parallelism (parallel.tp > 1)");
+        if (fp8Training(s)) refuse(key, std::string(key) + " with FP8 linears");
+        if (s.compile.enabled) refuse(key, std::string(key) + " under torch.compile");
+    }
+    if (!parallel3d) return;
     if (s.compile.enabled) refuse("compile.enabled", "torch.compile with tensor or pipeline parallelism");
     if (s.checkpoint.interval_steps > 0)
         refuse("checkpoint.interval_steps", "checkpoint I/O with tensor or pipeline parallelism");

@@ -85,6 +85,17 @@ TEST(UnmodelledCombination, EachSettingWithoutTensorOrPipelineParallelismIsRead)
     EXPECT_EQ(errorOf("stepsim: 1\nmodel: {layers: 4, hidden: 1024, tied_embeddings: true}\n"), "");
 }
 
+// DDP's options and the model variants with compile or tensor parallelism: refused at the key's line.
+TEST(UnmodelledCombination, DdpOptionsAndModelVariantsAreRefusedAtTheirLine) {
+    EXPECT_THAT(errorOf(kHead + "compile: {enabled: true}\nddp:\n  find_unused_parameters: true\n"),
+                StartsWith("x.yaml:5: ddp.find_unused_parameters: ddp.find_unused_parameters under torch.compile"));
+    EXPECT_THAT(errorOf(kHead + "parallel: {tp: 2}\nddp:\n  comm_hook: powersgd\n"),
+                StartsWith("x.yaml:5: ddp.comm_hook: ddp.comm_hook with tensor or pipeline parallelism"));
+    EXPECT_THAT(errorOf("stepsim: 1\nmodel:\n  layers: 4\n  hidden: 1024\n  position_embedding: rope\n"
+                        "parallel: {tp: 2}\n"),
+                StartsWith("x.yaml:5: model.position_embedding: model.position_embedding with tensor parallelism"));
+}
+
 // ---- settings that would change nothing where they are set: refused at their line ----
 
 class ChangesNothing : public ::testing::TestWithParam<std::tuple<const char*, const char*, const char*>> {};
