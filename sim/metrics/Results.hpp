@@ -84,9 +84,11 @@ struct AccumulationIdle {
 // The peak memory per GPU by what holds it (GiB), from the memory model (sim/workload/MemoryEstimate.hpp):
 // params (the parameters, autocast's cast copies of the Linear weights, FSDP's gathered parameters), grads, optimizer
 // (its state), activations (saved for backward, and the loss's logits), buffers (communication buckets and a comm
-// hook's state). The terms sum to peak_memory_gib.
+// hook's state). The terms sum to peak_memory_gib; they are those alive at the phase of the step where the peak falls
+// (`phase`: loss_backward, blocks_backward_start, backward_end or optimizer_step; MemoryEstimate.hpp).
 struct MemoryBreakdown {
     double params = 0.0, grads = 0.0, optimizer = 0.0, activations = 0.0, buffers = 0.0;
+    std::string phase;
     double sum() const { return params + grads + optimizer + activations + buffers; }
 };
 

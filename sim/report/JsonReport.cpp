@@ -85,6 +85,7 @@ nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name
         j["memory_gib"] = {{"params", num(r.memory_gib->params)}, {"grads", num(r.memory_gib->grads)},
                            {"optimizer", num(r.memory_gib->optimizer)}, {"activations", num(r.memory_gib->activations)},
                            {"buffers", num(r.memory_gib->buffers)}};
+    if (r.memory_gib && !r.memory_gib->phase.empty()) j["memory_peak_phase"] = r.memory_gib->phase;
     if (gpu_memory_gib && r.peak_memory_gib) {
         j["fits_memory"] = *r.peak_memory_gib <= *gpu_memory_gib;
         j["memory_shortfall_gib"] = num(std::max(0.0, *r.peak_memory_gib - *gpu_memory_gib));

@@ -64,6 +64,7 @@ MemoryBreakdown memoryBreakdown(const MemoryEstimate& m) {
     b.optimizer = m.optimizer / GiB;
     b.activations = (m.activations + m.loss) / GiB;
     b.buffers = m.buckets / GiB;
+    b.phase = m.phase;
     return b;
 }
 

@@ -220,7 +220,7 @@ Expansion expand(const Scenario& given, const CostModel& cost) {
                 call.group = slots.at(std::size_t(call.group));
         }
     }
-    out.memory = estimateMemory(c, c.world > 1);
+    out.memory = estimateStepPeak(c, c.world > 1);
     schedule->report(out);
     out.warnings = warnings(c);
     return out;

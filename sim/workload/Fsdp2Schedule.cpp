@@ -16,22 +16,41 @@ DType fsdpGatherDtype(const Scenario& sc) { return sc.fsdp.param_dtype.value_or(
 DType fsdpReduceDtype(const Scenario& sc) { return sc.fsdp.reduce_dtype.value_or(fsdpGatherDtype(sc)); }
 
 MemoryEstimate estimateFsdp2Memory(const StepContext& shard, const StepContext& compute) {
-    // Activations, the loss's tensors and autocast's weight cache as the step's kernels hold them.
-    MemoryEstimate m = estimateMemory(compute, /*ddp=*/false);
+    // Activations, the loss's tensors and autocast's weight cache as the step's kernels hold them (in the gather
+    // dtype), by phase (MemoryEstimate.hpp).
+    const StepTransients st = stepTransients(compute);
     const Scenario& sc = shard.sc;
     const double N = double(std::max(shard.world, 1));
     const double p = shard.pe, g = elementBytes(fsdpGatherDtype(sc)), r = elementBytes(fsdpReduceDtype(sc));
     const GroupSizes s = groupSizes(shard);
     const double n = s.root + s.blocks;
-    m.params = p * n / N;
-    m.optimizer = optimizerStatesPerParam(sc.training) * p * n / N;
+    const bool reshard = bool(sc.fsdp.reshard_after_forward);
     // set_requires_gradient_sync(False) on the micro-steps before the last: every block's unsharded gradients kept.
     const bool keep = !sc.fsdp.sync_every_micro_batch && sc.training.grad_accum > 1;
-    m.grads = p * n / N + g * (keep ? n : s.root + s.largest_block);
-    m.gathered = g * s.root + (sc.fsdp.reshard_after_forward ? 2 * g * s.largest_block : g * s.blocks);
-    if (const int post = sc.fsdp.reshard_after_forward.ranks; post > 0) m.gathered += g * s.blocks / post;
-    m.buckets = g * s.largest_block + r * s.largest_block * (1 + 1 / N);
-    return m;
+    const bool accumulated = sc.training.grad_accum > 1;
+    const double post = sc.fsdp.reshard_after_forward.ranks > 0 ? g * s.blocks / sc.fsdp.reshard_after_forward.ranks : 0;
+    PhaseTerms t;
+    t.params = p * n / N;
+    t.optimizer = optimizerStatesPerParam(sc.training) * p * n / N;
+    // Gradients: the sharded ones (from the first reduce-scatter on; from the start with accumulation), the root's
+    // unsharded ones (the head's first, all of them at the end), one block's before its reduce-scatter, or every
+    // unsharded one when kept.
+    const double sharded = p * n / N;
+    t.grads_loss = keep ? g * n : accumulated ? sharded : 0.0;
+    t.grads_start = keep ? g * n : (accumulated ? sharded : 0.0) + g * st.head_numel;
+    t.grads_end = sharded + g * (keep ? n : s.root + s.largest_block);
+    t.grads_step = sharded;
+    // Gathered: the root stays unsharded to the end of backward; with reshard_after_forward the blocks are freed
+    // after forward and gathered again in backward (the one computing and the one prefetched), else all kept until
+    // their post-backward; an integer N keeps the post-forward shards to the backward.
+    t.gathered_loss = g * s.root + (reshard ? 0.0 : g * s.blocks) + post;
+    t.gathered_start = g * s.root + (reshard ? 2 * g * s.largest_block : g * s.blocks) + post;
+    t.gathered_end = g * s.root + g * s.largest_block;
+    // A block's reduce-scatter input and output at the end of backward (the forward's kept all-gather output, g·n_b,
+    // is freed before the loss).
+    t.buffers_end = r * s.largest_block * (1 + 1 / N);
+    t.optimizer_temp = optimizerTemporaries(sc.training, n / N, p);
+    return phasePeak(st, t);
 }
 
 Fsdp2Schedule::Fsdp2Schedule(const StepContext& shard, const StepContext& compute, ProgramBuilder& b)

@@ -59,20 +59,23 @@
 //   on the compute stream (3 bytes per element), before the block's GEMMs.
 // Sharding pads each parameter's first dimension to a multiple of N; the padding is ignored (n/N per rank).
 //
-// Memory per GPU (MemoryEstimate; N ranks, n parameters, n_b the largest block's, n_r the root's, n_mm in Linear
-// weights, p, g, r, c the bytes of training.param_dtype, the gather dtype, the reduce dtype and the compute dtype):
-//   params = p·n/N, optimizer = s·p·n/N (the optimizer's s states of the local shard: AdamW and Adam 2, SGD with
-//   momentum 1, plain SGD 0; OptimizerStep.hpp);
-//   grads = p·n/N (sharded) + g·(n_r + n_b) (the root's unsharded gradients, alive until its reduction at the end of
-//     backward, and one block's before its reduce-scatter);
-//   gathered = g·n_r (the root stays unsharded) + g·n_b·2 (the current block and the prefetched one) with
-//     reshard_after_forward, g·(n − n_r) (every block) without; with an integer N also g·(n − n_r)/N (every block's
-//     post-forward shard, kept from its forward to its backward);
-//   with fsdp.sync_every_micro_batch false and grad_accum > 1 the grads hold g·n unsharded instead of g·(n_r + n_b);
-//   buckets = g·n_b (the all-gather output forward keeps for the next copy-out) + r·n_b·(1 + 1/N) (a block's
-//     reduce-scatter input and output; the root's larger one runs after the activations are freed);
-//   weight_cache = c·n_mm under autocast (gathered in a wider dtype than the compute dtype: autocast caches every
-//     Linear weight's cast for the step); activations and loss as for the step's kernels (in the gather dtype).
+// Memory per GPU, by phase of the step (MemoryEstimate.hpp's phasePeak; N ranks, n parameters, n_b the largest
+// block's, n_r the root's, n_blk all blocks', n_h the LM head's and final norm's; p, g, r the bytes of
+// training.param_dtype, the gather dtype and the reduce dtype):
+//   resident: params = p·n/N, optimizer = s·p·n/N (the optimizer's s states of the local shard: AdamW and Adam 2,
+//     SGD with momentum 1, plain SGD 0; OptimizerStep.hpp);
+//   loss_backward: gathered g·n_r (the root, unsharded to the end of backward) + g·n_blk without reshard_after_forward
+//     (+ g·n_blk/N' with an integer N': the post-forward shards); no gradient yet;
+//   blocks_backward_start: gathered g·n_r + 2·g·n_b with reshard (the block computing and the one prefetched), g·n_r +
+//     g·n_blk without; grads g·n_h (the root's unsharded head gradients);
+//   backward_end: gathered g·(n_r + n_b); grads p·n/N (sharded) + g·(n_r + n_b) (the root's unsharded gradients,
+//     reduced after the whole backward, and one block's before its reduce-scatter); buckets r·n_b·(1 + 1/N) (a
+//     block's reduce-scatter input and output);
+//   optimizer_step: grads p·n/N, the optimizer's temporaries on the shard;
+//   with fsdp.sync_every_micro_batch false and grad_accum > 1 the grads hold g·n unsharded in every backward phase
+//     (p·n/N sharded from the first micro-step with accumulation otherwise);
+//   the step's activations, cast weights (under autocast, gathered wider than the compute dtype) and loss tensors by
+//     phase as MemoryEstimate.hpp gives them, in the gather dtype.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -4,6 +4,32 @@
 
 namespace stepsim {
 
+namespace {
+
+// Saved for backward per layer: fp32 norm inputs (2), cast norm outputs (2; under autocast SwiGLU's second norm
+// output is cast for each of its two linears: 3), q/k/v, attention output, MLP intermediates (gelu: fc output and
+// gelu output; swiglu: gate, up, silu, product).
+double perLayerActivations(const StepContext& c) {
+    const TransformerShape& t = c.t;
+    const double T = double(t.T), h = double(t.h), f = double(t.f), ce = c.ce;
+    const double mlp = t.mlp == MlpKind::gelu ? 2 * ce * T * f : 4 * ce * T * f;
+    const double norm_outs = (t.mlp == MlpKind::swiglu && c.autocast ? 3 : 2) * ce * T * h;
+    return 2 * c.re() * T * h + norm_outs + ce * T * double(t.qkvOut()) + ce * T * h + mlp;
+}
+
+double allActivations(const StepContext& c) {
+    const TransformerShape& t = c.t;
+    const double per_layer = perLayerActivations(c), qkv = c.ce * double(t.T) * double(t.qkvOut());
+    switch (c.sc.training.activation_checkpointing) {
+        case Checkpointing::none: return per_layer * t.L;
+        case Checkpointing::selective: return (per_layer - qkv) * t.L + qkv;
+        case Checkpointing::full: return c.re() * double(t.T) * double(t.h) * t.L + per_layer;
+    }
+    return per_layer * t.L;
+}
+
+}  // namespace
+
 MemoryEstimate estimateMemory(const StepContext& c, bool ddp) {
     MemoryEstimate m;
     double n = 0, n_mm = 0;
@@ -12,28 +38,94 @@ MemoryEstimate estimateMemory(const StepContext& c, bool ddp) {
         if (p.matmul) n_mm += p.numel;
     }
     const TransformerShape& t = c.t;
-    const double T = double(t.T), h = double(t.h), f = double(t.f), V = double(t.V), ce = c.ce;
     m.params = c.pe * n;
     m.grads = c.pe * n;
     m.buckets = ddp && !c.sc.ddp.gradient_as_bucket_view ? c.pe * n : 0.0;
     m.optimizer = optimizerStatesPerParam(c.sc.training) * c.pe * n;  // states in the parameter dtype
-    m.weight_cache = c.autocast ? ce * n_mm : 0.0;
-    // Saved for backward per layer: fp32 norm inputs (2), cast norm outputs (2; under autocast SwiGLU's second
-    // norm output is cast for each of its two linears: 3), q/k/v, attention output, MLP intermediates (gelu: fc
-    // output and gelu output; swiglu: gate, up, silu, product).
-    const double mlp = t.mlp == MlpKind::gelu ? 2 * ce * T * f : 4 * ce * T * f;
-    const double norm_outs = (t.mlp == MlpKind::swiglu && c.autocast ? 3 : 2) * ce * T * h;
-    const double per_layer = 2 * c.re() * T * h + norm_outs + ce * T * double(t.qkvOut()) + ce * T * h + mlp;
-    switch (c.sc.training.activation_checkpointing) {
-        case Checkpointing::none: m.activations = per_layer * t.L; break;
-        case Checkpointing::selective:
-            m.activations = (per_layer - ce * T * double(t.qkvOut())) * t.L + ce * T * double(t.qkvOut());
-            break;
-        case Checkpointing::full: m.activations = c.re() * T * h * t.L + per_layer; break;
-    }
+    m.weight_cache = c.autocast ? c.ce * n_mm : 0.0;
+    m.activations = allActivations(c);
     // Loss: bf16 logits, fp32 logits and log-softmax output alive together at the end of forward.
-    m.loss = (ce + 4 + 4) * T * V;
+    m.loss = (c.ce + 4 + 4) * double(t.T) * double(t.V);
     return m;
+}
+
+StepTransients stepTransients(const StepContext& c) {
+    StepTransients s;
+    const TransformerShape& t = c.t;
+    const double cache = c.autocast ? c.ce : 0.0;
+    for (const ParamInfo& p : c.params) {
+        if (!p.matmul) continue;
+        s.cache_all += cache * p.numel;
+        if (p.layer == 0) s.cache_block += cache * p.numel;
+        if (p.layer < 0) s.cache_head += cache * p.numel;
+    }
+    s.act_all = allActivations(c);
+    s.act_layer = perLayerActivations(c);
+    if (c.sc.training.activation_checkpointing == Checkpointing::full)
+        s.act_layer += c.re() * double(t.T) * double(t.h);
+    s.loss_backward = 12 * double(t.T) * double(t.V);
+    s.head_numel = double(t.V) * double(t.h);
+    for (const ParamInfo& p : c.params)
+        if (p.layer < 0 && !p.matmul && p.rows == 0) s.head_numel += p.numel;  // the final norm
+    return s;
+}
+
+double optimizerTemporaries(const TrainingSpec& t, double numel, double bytes) {
+    const bool adam = t.optimizer == Optimizer::adamw || t.optimizer == Optimizer::adam;
+    return adam && t.optimizer_impl == OptimizerImpl::foreach ? bytes * numel : 0.0;
+}
+
+MemoryEstimate phasePeak(const StepTransients& s, const PhaseTerms& t) {
+    MemoryEstimate base;
+    base.params = t.params;
+    base.optimizer = t.optimizer;
+    base.buckets = t.buffers;
+    MemoryEstimate loss = base, start = base, end = base, step = base;
+    loss.phase = "loss_backward";
+    loss.weight_cache = s.cache_all;
+    loss.activations = s.act_all;
+    loss.loss = s.loss_backward;
+    loss.grads = t.grads_loss;
+    loss.gathered = t.gathered_loss;
+    start.phase = "blocks_backward_start";
+    start.weight_cache = s.cache_all - s.cache_head;
+    start.activations = s.act_all;
+    start.grads = t.grads_start;
+    start.gathered = t.gathered_start;
+    end.phase = "backward_end";
+    end.weight_cache = s.cache_block;
+    end.activations = s.act_layer;
+    end.grads = t.grads_end;
+    end.gathered = t.gathered_end;
+    end.buckets += t.buffers_end;
+    step.phase = "optimizer_step";
+    step.grads = t.grads_step;
+    step.gathered = t.gathered_step;
+    step.optimizer += t.optimizer_temp;
+    MemoryEstimate best = loss;
+    for (const MemoryEstimate* m : {&start, &end, &step})
+        if (m->peak() > best.peak()) best = *m;
+    return best;
+}
+
+MemoryEstimate estimateStepPeak(const StepContext& c, bool ddp) {
+    double n = 0;
+    for (const ParamInfo& p : c.params) n += p.numel;
+    const StepTransients s = stepTransients(c);
+    const double p = c.pe;
+    // With gradient_as_bucket_view the gradients are the buckets' views: nothing more than the buckets.
+    const double g = ddp && c.sc.ddp.gradient_as_bucket_view ? 0.0 : p;
+    PhaseTerms t;
+    t.params = p * n;
+    t.optimizer = optimizerStatesPerParam(c.sc.training) * p * n;
+    t.buffers = ddp ? p * n : 0.0;
+    // Gradient accumulation: the earlier micro-batches' gradients are there from the last backward's start.
+    const bool accumulated = c.sc.training.grad_accum > 1;
+    t.grads_loss = accumulated ? g * n : 0.0;
+    t.grads_start = accumulated ? g * n : g * s.head_numel;
+    t.grads_end = t.grads_step = g * n;
+    t.optimizer_temp = optimizerTemporaries(c.sc.training, n, p);
+    return phasePeak(s, t);
 }
 
 }  // namespace stepsim

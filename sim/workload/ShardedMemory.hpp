@@ -1,7 +1,11 @@
 #pragma once
 // GPU memory per rank of the sharded strategies other than FSDP2 (whose closed form is in Fsdp2Schedule.hpp; HSDP's is
 // FSDP2's with N the shard group), in bytes, beside MemoryEstimate.hpp's (activations, loss and autocast's weight
-// cache are the step's, as there). N ranks share the parameters; n parameters, n_b of the largest block, n_r of the
+// cache are the step's, as there). Each term below is at its largest; the estimate is the largest of MemoryEstimate's
+// four phases (phasePeak): FSDP1's gathered and gradients by phase as FSDP2's (Fsdp2Schedule.hpp), its buckets at
+// the end of backward only; ZeRO's fp32 partitions, master copy and ipg buffers resident (allocated once), its
+// gradients (ZeRO-1 .grad, ZeRO-2 the partition) from the end of backward, a bucket's flattened copy at the end of
+// backward, ZeRO-3's gathered n_kept + n_u + P up to the start of the blocks' backward and n_u + P at its end. N ranks share the parameters; n parameters, n_b of the largest block, n_r of the
 // root, n_blk of all blocks; p, g, r the bytes of training.param_dtype, the gather dtype (fsdp.param_dtype, else p)
 // and the reduce dtype (fsdp.reduce_dtype, else g).
 //

@@ -208,23 +208,44 @@ TEST(Fsdp2Schedule, EachCollectiveWaitsForThePreviousOnTheOtherStream) {
 }
 
 // Memory per GPU against the header's closed form for the tiny model on 8 GPUs, bf16 gathered, fp32 reduced:
-// p = 4, g = 2, r = 4, N = 8; activations per layer at T = 256 tokens in bf16 (2·2·T·h norm inputs, 2·2·T·h norm
-// outputs, 2·T·3h q/k/v, 2·T·h attention output, 2·2·T·f MLP) = 2097152, two layers; loss (2 + 4 + 4)·T·V.
-TEST(Fsdp2Schedule, MemoryIsTheClosedFormSum) {
+// p = 4, g = 2, r = 4, N = 8, AdamW foreach; activations per layer at T = 256 tokens in bf16 (2·2·T·h norm inputs,
+// 2·2·T·h norm outputs, 2·T·3h q/k/v, 2·T·h attention output, 2·2·T·f MLP) A = 2097152, two layers; the loss's
+// backward 12·T·V; the head's gradients n_h = V·h + 2h = 262656. The phases' transient terms:
+//   loss_backward         2·n_r + 2A + 12·T·V                                   = 8455168
+//   blocks_backward_start 2·n_r + 2·2·n_b + 2·n_h + 2A                          = 8984576
+//   backward_end          2·(n_r + n_b) + 4n/N + 2·(n_r + n_b) + 4·n_b·(1 + 1/N) + A = 12087040
+//   optimizer_step        4n/N + 4n/N (the foreach sqrt on the shard)          = 2132480
+// so the peak is at the end of backward.
+TEST(Fsdp2Schedule, MemoryIsTheClosedFormAtItsPeakPhase) {
     const MemoryEstimate m = expandOn(tinyFsdp2(8)).memory;
-    const double n = 2 * kBlock + kRoot, N = 8;
+    const double n = 2 * kBlock + kRoot, N = 8, A = 2097152.0;
+    EXPECT_EQ(m.phase, "backward_end");
     EXPECT_DOUBLE_EQ(m.params, 4 * n / N);
     EXPECT_DOUBLE_EQ(m.optimizer, 8 * n / N);
     EXPECT_DOUBLE_EQ(m.grads, 4 * n / N + 2 * (kRoot + kBlock));
-    EXPECT_DOUBLE_EQ(m.gathered, 2 * kRoot + 2 * 2 * kBlock);
-    EXPECT_DOUBLE_EQ(m.buckets, 2 * kBlock + 4 * kBlock * (1 + 1 / N));
+    EXPECT_DOUBLE_EQ(m.gathered, 2 * (kRoot + kBlock));
+    EXPECT_DOUBLE_EQ(m.buckets, 4 * kBlock * (1 + 1 / N));
     EXPECT_DOUBLE_EQ(m.weight_cache, 0);
-    EXPECT_DOUBLE_EQ(m.activations, 2 * 2097152.0);
-    EXPECT_DOUBLE_EQ(m.loss, 10 * 256 * 1024.0);
+    EXPECT_DOUBLE_EQ(m.activations, A);
+    EXPECT_DOUBLE_EQ(m.loss, 0);
+    EXPECT_DOUBLE_EQ(m.peak() - m.params - m.optimizer, 12087040.0);
     EXPECT_DOUBLE_EQ(m.peak(), m.params + m.optimizer + m.grads + m.gathered + m.buckets + m.activations + m.loss);
-    Scenario keep = tinyFsdp2(8);
-    keep.fsdp.reshard_after_forward = false;
-    EXPECT_DOUBLE_EQ(expandOn(keep).memory.gathered, 2 * n);
+}
+
+// A large vocabulary moves the peak to the loss's backward (12·T·V over the end of backward's gradients), where
+// no gradient exists yet and every activation does; without reshard_after_forward every block is gathered there.
+TEST(Fsdp2Schedule, MemoryPeaksAtTheLossBackwardWithALargeVocabulary) {
+    Scenario sc = tinyFsdp2(8);
+    sc.model.vocab = 65536;
+    const MemoryEstimate m = expandOn(sc).memory;
+    EXPECT_EQ(m.phase, "loss_backward");
+    EXPECT_DOUBLE_EQ(m.grads, 0);
+    EXPECT_DOUBLE_EQ(m.activations, 2 * 2097152.0);
+    EXPECT_DOUBLE_EQ(m.loss, 12 * 256 * 65536.0);
+    const double root = 2 * (65536.0 * 256 * 2 + 128 * 256 + 512);
+    EXPECT_DOUBLE_EQ(m.gathered, root);
+    sc.fsdp.reshard_after_forward = false;
+    EXPECT_DOUBLE_EQ(expandOn(sc).memory.gathered, root + 2 * 2 * kBlock);
 }
 
 // Sharding is what lets a large model fit: the same model's DDP estimate exceeds FSDP2's on 8 GPUs by more than
