@@ -28,7 +28,8 @@ MemoryEstimate estimateFsdp2Memory(const StepContext& shard, const StepContext& 
     // set_requires_gradient_sync(False) on the micro-steps before the last: every block's unsharded gradients kept.
     const bool keep = !sc.fsdp.sync_every_micro_batch && sc.training.grad_accum > 1;
     const bool accumulated = sc.training.grad_accum > 1;
-    const double post = sc.fsdp.reshard_after_forward.ranks > 0 ? g * s.blocks / sc.fsdp.reshard_after_forward.ranks : 0;
+    const int post_ranks = sc.fsdp.reshard_after_forward.ranks;
+    const double post = post_ranks > 0 ? g * s.blocks / post_ranks : 0.0;
     PhaseTerms t;
     t.params = p * n / N;
     t.optimizer = optimizerStatesPerParam(sc.training) * p * n / N;

@@ -64,15 +64,15 @@ MemoryEstimate estimateZeroMemory(const StepContext& c) {
 MemoryEstimate estimateZero3Memory(const StepContext& c, const Zero3Sizes& s) {
     const StepTransients st = stepTransients(c);
     const double N = double(std::max(c.world, 1)), p = c.pe, n = paramCount(c), R = c.sc.zero.reduce_bucket_size;
-    const double fetched = std::min(n - s.persistent, s.unit + c.sc.zero.stage3_prefetch_bucket_size);
+    const double P = c.sc.zero.stage3_prefetch_bucket_size, partitioned = n - s.persistent;
     PhaseTerms t;
     t.params = p * (n - s.persistent) / N + p * s.persistent;
     t.optimizer = optimizerStatesPerParam(c.sc.training) * p * n / N + 4 * n / N;
     t.buffers = p * R;  // the ipg buffer, allocated at R
     t.grads_loss = t.grads_start = t.grads_end = t.grads_step = 4 * n / N;  // the fp32 gradient partition
     // Gathered: the modules kept from forward to backward, the unit in use and the prefetch window.
-    t.gathered_loss = t.gathered_start = p * std::min(n - s.persistent, s.kept + s.unit + c.sc.zero.stage3_prefetch_bucket_size);
-    t.gathered_end = p * fetched;
+    t.gathered_loss = t.gathered_start = p * std::min(partitioned, s.kept + s.unit + P);
+    t.gathered_end = p * std::min(partitioned, s.unit + P);
     t.buffers_end = p * std::min(R, n);
     t.optimizer_temp = optimizerTemporaries(c.sc.training, n / N, 4);
     return phasePeak(st, t);
