@@ -7,7 +7,8 @@
 //     "exposed_comm_ms", "idle_ms", "gpu_busy_pct",
 //     "collectives": {"count", "bytes", "algbw_GBps", "busbw_GBps", "barrier_wait_ms_mean", "barrier_wait_ms_max"},
 //     "peak_memory_gib" (null when the memory model did not run), ["memory_gib": {"params", "grads", "optimizer",
-//     "activations", "buffers"} and "memory_peak_phase" with it], ["fits_memory", "memory_shortfall_gib" with the GPU's memory],
+//     "activations", "buffers"} and "memory_peak_phase" with it], ["fits_memory", "memory_shortfall_gib" with the
+//     GPU's memory],
 //     "warnings": [...],
 //     "per_rank": [{"rank", "step_time_ms", "compute_busy_ms", "copy_busy_ms", "comm_busy_ms", "overlap_ms",
 //                   "overlap_ratio", "exposed_comm_ms", "idle_ms"}, ...],
