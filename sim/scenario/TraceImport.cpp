@@ -206,6 +206,7 @@ double product(const std::vector<long>& d) {
 // aten::native_layer_norm_backward(grad, input, shape, mean, rstd, weight, bias, mask): its weight's and bias's
 // elements; aten::embedding_dense_backward(grad, indices, num_weights, ...): num_weights × the gradient's last dim.
 bool paramOp(const HostOp& h, double& numel, int& tensors) {
+    if (h.name != "aten::native_layer_norm_backward" && h.name != "aten::embedding_dense_backward") return false;
     const auto d = inputDims(*h.ev);
     if (h.name == "aten::native_layer_norm_backward" && d.size() >= 7) {
         numel = product(d[5]) + product(d[6]);
@@ -312,6 +313,22 @@ void deviceGaps(std::vector<TraceActivity>& acts, const std::map<std::pair<long 
         const double gap = a.start_us - std::max(a.launch_us, prev);
         a.gap_us = gap >= 0 && gap <= kMaxGapUs ? gap : 0.0;
     }
+}
+
+// The forward op that made each autograd node: its start on the host (the first op of that sequence number in the
+// step before the backward's first node).
+std::map<long long, double> nodesMade(const std::vector<HostOp>& host, const Window& w) {
+    double first_node = w.end;
+    for (const HostOp& h : host)
+        if (h.ts >= w.start && h.ts <= w.end && h.name.rfind("autograd::engine::evaluate_function", 0) == 0)
+            first_node = std::min(first_node, h.ts);
+    std::map<long long, double> made;
+    for (const HostOp& h : host)
+        if (h.seq >= 0 && h.ts >= w.start && h.ts < first_node) {
+            const auto [it, added] = made.try_emplace(h.seq, h.ts);
+            if (!added) it->second = std::min(it->second, h.ts);
+        }
+    return made;
 }
 
 }  // namespace
@@ -445,21 +462,7 @@ TraceStep importTrace(const std::string& file) {
                         a.shape.k == t.tokens && a.shape.m > 0 && a.shape.n > 0;
         if (a.weight_grad) a.grad_numel = double(a.shape.m) * double(a.shape.n), a.grad_tensors = 1;
     }
-    // The forward op that made each autograd node: its start on the host (the first op of that sequence number
-    // before the backward's first node).
-    std::map<long long, double> node_made;
-    {
-        double first_node = w.end;
-        for (const HostOp& h : p.host)
-            if (h.ts >= w.start && h.ts <= w.end && h.name.rfind("autograd::engine::evaluate_function", 0) == 0)
-                first_node = std::min(first_node, h.ts);
-        for (const HostOp& h : p.host)
-            if (h.seq >= 0 && h.ts >= w.start && h.ts < first_node) {
-                const auto [it, added] = node_made.try_emplace(h.seq, h.ts);
-                if (!added) it->second = std::min(it->second, h.ts);
-            }
-    }
-    findTraceUnits(t, node_seq, node_made);
+    findTraceUnits(t, node_seq, nodesMade(p.host, w));
     bool nccl = false;
     for (const TraceActivity& a : t.activities) nccl = nccl || a.cls == KernelClass::comm;
     for (const HostOp& h : p.host)

@@ -179,12 +179,26 @@ TEST(TraceImport, CapturedGptStepHasFourRepeatedBlocks) {
     EXPECT_EQ(t.activities[1].unit, -1);
 }
 
-// A step with no repeated pattern has no blocks, and says why.
+// explain states the blocks found and the profiler's host overhead against the scenario's profile (TraceHostCost.hpp).
+TEST(TraceImport, ExplainStatesTheBlocksAndTheProfilersOverhead) {
+    const Scenario sc = parseScenario("stepsim: 1\ncluster: {gpus_per_node: 1}\nmodel:\n  type: trace\n  trace: "
+                                      "gpt-l4-h768-s1024-mb8-1xh200.json.gz\n", data("x.yaml"));
+    const std::string text = explainScenario(sc);
+    for (const char* what : {"repeated blocks (FSDP units) 4, 19 forward activities each; parameters per block 7080960, "
+                             "7080960, 7080960, 7080960; root 77268480",
+                             "host time a step: traced 11.322 ms", "the profiler's overhead"})
+        EXPECT_NE(text.find(what), std::string::npos) << what << "\n" << text;
+}
+
+// The synthetic step's forward repeats GEMM and GELU four times, but its backward ops carry no autograd sequence
+// numbers: no block's backward is found, so it has no blocks, and says why.
 TEST(TraceImport, SyntheticStepHasNoBlocksAndSaysWhy) {
     const TraceStep t = importTrace(data("synthetic-step.json.gz"));
-    if (t.units == 0) EXPECT_FALSE(t.units_note.empty());
-    for (const TraceActivity& a : t.activities)
-        if (t.units == 0) EXPECT_EQ(a.unit, -1);
+    EXPECT_EQ(t.units, 0);
+    EXPECT_NE(t.units_note.find("block 0 of the 4 repeated in the forward has no backward found"), std::string::npos)
+        << t.units_note;
+    for (const TraceActivity& a : t.activities) EXPECT_EQ(a.unit, -1);
+    EXPECT_EQ(t.params.size(), 4u);  // the 4 weight gradients, all in the root
 }
 
 // The DDP step at world size 1: its all-reduces ran no NCCL kernel, and the host's are counted.
