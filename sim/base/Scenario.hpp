@@ -65,6 +65,9 @@ struct ModelSpec {
     // With type: trace, the parameters the model trains (gradients DDP reduces) when the trace's backward GEMMs do
     // not account for them all (embeddings, norms): the rest is one more gradient, ready last; 0: the GEMMs' alone.
     double trace_params = 0.0;
+    // With type: trace, each launch's host cost: "traced" (as the trace ran, the profiler's overhead included) or
+    // "profile" (the profile's host cost for the launch's phase: sim/cost/TraceHostCost.hpp).
+    std::string trace_host = "traced";
     std::shared_ptr<const TraceStep> imported;  // the trace's step, read by the loader (sim/scenario/TraceImport.hpp)
     int layers = 24;
     int hidden = 2048;

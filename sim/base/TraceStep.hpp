@@ -28,6 +28,12 @@ struct TraceActivity {
     double gap_us = 0.0;         // device gap before it (see above), 0 where the stream waited on something else
     GemmShape shape;             // GEMMs with record_shapes: C[m×n] = A[m×k]·B[k×n] (bmm: m includes the batch)
     bool weight_grad = false;    // a backward GEMM producing a Linear's weight gradient (m·n elements)
+    // The parameters whose gradient this activity's op produces (TraceImportUnits.hpp): a weight-gradient GEMM's m·n
+    // (one tensor), a LayerNorm backward's weight and bias (two), an embedding backward's table (one); 0 for others.
+    double grad_numel = 0.0;
+    int grad_tensors = 0;
+    // The repeated block (FSDP unit) this activity belongs to, 0 … units−1 in forward order; −1: outside the blocks.
+    int unit = -1;
     // Communication (NCCL kernels): the collective, its buffer (nccl-tests' size) and dtype, its process group.
     CollectiveKind collective = CollectiveKind::all_reduce;
     double comm_bytes = 0.0;
@@ -40,6 +46,15 @@ struct TraceActivity {
 struct TraceSync {
     std::string name;
     double start_us = 0.0, end_us = 0.0;
+};
+
+// A parameter the step trains, found from the op that makes its gradient (TraceImportUnits.hpp).
+struct TraceParam {
+    std::string name;
+    double numel = 0.0;
+    int tensors = 1;
+    int unit = -1;          // its block, −1: outside the blocks (the root)
+    bool matmul = false;    // a Linear's weight (its weight-gradient GEMM)
 };
 
 struct TraceStep {
@@ -57,6 +72,12 @@ struct TraceStep {
     int host_collectives = 0;
     int unmatched = 0;                 // GPU activities in the window with no launch found (kept, launched at their start)
     long tokens = 0;                   // the forward GEMMs' most common m (the step's tokens), 0 without shapes
+    // The repeated blocks of the forward (TraceImportUnits.hpp): their number (0: none found), the activities each
+    // launches in forward, why none were found; the parameters found, in the order the backward makes their gradients.
+    int units = 0;
+    int unit_activities = 0;
+    std::string units_note;
+    std::vector<TraceParam> params;
     // The trace GPU's rates, from the built-in profile of that GPU (0: none), for rescaling to another profile.
     double source_peak_tflops_bf16 = 0.0, source_hbm_gbps = 0.0;
     std::string source_profile;

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "sim/base/InputError.hpp"
+#include "sim/base/TraceSupport.hpp"
 #include "sim/engine/Symmetry.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
@@ -60,6 +62,7 @@ void describe(V& v, ModelSpec& m) {
     v.field("type", m.type);
     v.field("trace", m.trace);
     v.field("trace_params", m.trace_params);
+    v.field("trace_host", m.trace_host);
     v.field("layers", m.layers);
     v.field("hidden", m.hidden);
     v.field("heads", m.heads);
@@ -382,6 +385,10 @@ void validate(const YamlReader& r, const Scenario& s) {
         r.fail("model.trace", fmt::format("model.trace is read only with model.type: trace (type is {})", m.type));
     if (m.type != "trace" && m.trace_params != 0)
         r.fail("model.trace_params", fmt::format("model.trace_params is read only with model.type: trace (type is {})", m.type));
+    if (m.trace_host != "traced" && m.trace_host != "profile")
+        r.fail("model.trace_host", fmt::format("expected traced or profile, got '{}'", m.trace_host));
+    if (m.type != "trace" && m.trace_host != "traced")
+        r.fail("model.trace_host", fmt::format("model.trace_host is read only with model.type: trace (type is {})", m.type));
     if (m.trace_params < 0)
         r.fail("model.trace_params", fmt::format("expected a parameter count >= 0, got {}", m.trace_params));
     atLeast("model.layers", m.layers, 1);
@@ -864,6 +871,7 @@ void importModelTrace(const YamlReader& r, Scenario& s) {
         break;
     }
     s.model.imported = std::make_shared<const TraceStep>(std::move(t));
+    if (const auto no = traceUnsupported(s)) r.fail(no->first, no->second);
 }
 
 }  // namespace
@@ -934,7 +942,14 @@ std::string everyKey(const Scenario& s) {
     w.comment(fmt::format("stepsim explain {}: every default and derived value filled in",
                           s.source.empty() ? s.name : s.source));
     describe(w, copy);
-    return s.model.imported ? w.text() + traceSummary(*s.model.imported) : w.text();
+    if (!s.model.imported) return w.text();
+    // The trace's host time against the scenario's profile's (TraceHostCost.hpp), where the profile resolves.
+    std::optional<HardwareProfile> prof;
+    try {
+        prof = resolveProfile(s.cluster, s.source);
+    } catch (const InputError&) {
+    }
+    return w.text() + traceSummary(*s.model.imported, prof ? &prof->launch : nullptr, s.cluster.worldSize() > 1);
 }
 
 }  // namespace

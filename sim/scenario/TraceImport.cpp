@@ -12,6 +12,8 @@
 #include <zlib.h>
 
 #include "sim/base/InputError.hpp"
+#include "sim/cost/TraceHostCost.hpp"
+#include "sim/scenario/TraceImportUnits.hpp"
 
 namespace stepsim {
 
@@ -70,6 +72,7 @@ struct HostOp {
     std::string name;
     double ts = 0, end = 0;
     const json* ev = nullptr;
+    long long seq = -1;  // args "Sequence number": the autograd node the op made (forward) or ran (backward)
 };
 
 struct Runtime {
@@ -180,13 +183,49 @@ Window stepWindow(const std::string& file, const std::vector<HostOp>& all, doubl
                      "prof.step() after each step) nor an Optimizer.step annotation");
 }
 
-// What the host ops around a launch say: its phase, its GEMM shape, its collective's arguments.
+// What the host ops around a launch say: its phase, its GEMM shape, its collective's arguments, the autograd node
+// it runs in backward (its evaluate_function's sequence number), and the parameters a norm's or an embedding's
+// backward op makes gradients for (the op, its elements and tensors).
 struct Context {
     Phase phase = Phase::other;
     bool gemm = false;
     GemmShape shape;
     const json* comm = nullptr;
+    long long seq = -1;
+    const json* param_op = nullptr;
+    double param_numel = 0;
+    int param_tensors = 0;
 };
+
+double product(const std::vector<long>& d) {
+    double n = d.empty() ? 0.0 : 1.0;
+    for (long x : d) n *= double(x);
+    return n;
+}
+
+// aten::native_layer_norm_backward(grad, input, shape, mean, rstd, weight, bias, mask): its weight's and bias's
+// elements; aten::embedding_dense_backward(grad, indices, num_weights, ...): num_weights × the gradient's last dim.
+bool paramOp(const HostOp& h, double& numel, int& tensors) {
+    if (h.name != "aten::native_layer_norm_backward" && h.name != "aten::embedding_dense_backward") return false;
+    const auto d = inputDims(*h.ev);
+    if (h.name == "aten::native_layer_norm_backward" && d.size() >= 7) {
+        numel = product(d[5]) + product(d[6]);
+        tensors = int(!d[5].empty()) + int(!d[6].empty());
+        return numel > 0;
+    }
+    if (h.name == "aten::embedding_dense_backward" && !d.empty() && !d[0].empty()) {
+        const json* c = arg(*h.ev, "Concrete Inputs");
+        if (!c || !c->is_array() || c->size() < 3 || !(*c)[2].is_string()) return false;
+        try {
+            numel = std::stod((*c)[2].get<std::string>()) * double(d[0].back());
+        } catch (const std::exception&) {
+            return false;
+        }
+        tensors = 1;
+        return numel > 0;
+    }
+    return false;
+}
 
 // For each runtime event (sorted by time on each thread), the host ops enclosing it on its thread.
 std::vector<Context> contexts(const std::vector<Runtime>& rt, std::map<std::string, std::vector<HostOp>>& by_tid) {
@@ -208,7 +247,8 @@ std::vector<Context> contexts(const std::vector<Runtime>& rt, std::map<std::stri
             Context& c = out[i];
             for (const HostOp* h : stack) {
                 if (h->end < rt[i].ts) continue;
-                if (h->name.rfind("autograd::engine::evaluate_function", 0) == 0) c.phase = Phase::backward;
+                if (h->name.rfind("autograd::engine::evaluate_function", 0) == 0) c.phase = Phase::backward, c.seq = h->seq;
+                if (paramOp(*h, c.param_numel, c.param_tensors)) c.param_op = h->ev;
                 if (h->name.rfind("Optimizer.step", 0) == 0) c.phase = Phase::optimizer;
                 GemmShape s;
                 if (gemmShape(*h, s)) c.gemm = true, c.shape = s;
@@ -250,7 +290,8 @@ Parsed collect(const json& events) {
             p.runtime.push_back({name, idOf(e, "tid"), ts, end});
             p.first_host_ts = std::min(p.first_host_ts, ts);
         } else if (cat == "cpu_op" || cat == "user_annotation") {
-            HostOp h{name, ts, end, &e};
+            HostOp h{name, ts, end, &e, -1};
+            if (const json* q = arg(e, "Sequence number"); q && q->is_number_integer()) h.seq = q->get<long long>();
             p.host_by_tid[idOf(e, "tid")].push_back(h);
             p.host.push_back(h);
             p.first_host_ts = std::min(p.first_host_ts, ts);
@@ -272,6 +313,22 @@ void deviceGaps(std::vector<TraceActivity>& acts, const std::map<std::pair<long 
         const double gap = a.start_us - std::max(a.launch_us, prev);
         a.gap_us = gap >= 0 && gap <= kMaxGapUs ? gap : 0.0;
     }
+}
+
+// The forward op that made each autograd node: its start on the host (the first op of that sequence number in the
+// step before the backward's first node).
+std::map<long long, double> nodesMade(const std::vector<HostOp>& host, const Window& w) {
+    double first_node = w.end;
+    for (const HostOp& h : host)
+        if (h.ts >= w.start && h.ts <= w.end && h.name.rfind("autograd::engine::evaluate_function", 0) == 0)
+            first_node = std::min(first_node, h.ts);
+    std::map<long long, double> made;
+    for (const HostOp& h : host)
+        if (h.seq >= 0 && h.ts >= w.start && h.ts < first_node) {
+            const auto [it, added] = made.try_emplace(h.seq, h.ts);
+            if (!added) it->second = std::min(it->second, h.ts);
+        }
+    return made;
 }
 
 }  // namespace
@@ -351,6 +408,8 @@ TraceStep importTrace(const std::string& file) {
     std::vector<long long> raw_stream;
     std::map<long, int> m_count;
     bool seen_backward = false;
+    std::vector<long long> node_seq;  // each activity's autograd node in backward (-1: none)
+    std::vector<const json*> param_seen;
     for (const auto& [launch, i] : order) {
         const Gpu& g = p.gpu[i];
         TraceActivity a;
@@ -371,6 +430,12 @@ TraceStep importTrace(const std::string& file) {
         if (a.phase == Phase::backward) seen_backward = true;
         if (a.phase == Phase::other && !seen_backward) a.phase = Phase::forward;
         if (a.cls == KernelClass::optimizer) a.phase = Phase::optimizer;
+        node_seq.push_back(a.phase == Phase::backward ? c.seq : -1);
+        if (c.param_op && std::find(param_seen.begin(), param_seen.end(), c.param_op) == param_seen.end()) {
+            param_seen.push_back(c.param_op);
+            a.grad_numel = c.param_numel;
+            a.grad_tensors = c.param_tensors;
+        }
         if (a.cls == KernelClass::gemm && c.gemm) {
             a.shape = c.shape;
             if (a.phase == Phase::forward) ++m_count[c.shape.m];
@@ -392,9 +457,12 @@ TraceStep importTrace(const std::string& file) {
     int best = 0;
     for (const auto& [m, n] : m_count)
         if (n > best) best = n, t.tokens = m;
-    for (TraceActivity& a : t.activities)
+    for (TraceActivity& a : t.activities) {
         a.weight_grad = t.tokens > 0 && a.cls == KernelClass::gemm && a.phase == Phase::backward &&
                         a.shape.k == t.tokens && a.shape.m > 0 && a.shape.n > 0;
+        if (a.weight_grad) a.grad_numel = double(a.shape.m) * double(a.shape.n), a.grad_tensors = 1;
+    }
+    findTraceUnits(t, node_seq, nodesMade(p.host, w));
     bool nccl = false;
     for (const TraceActivity& a : t.activities) nccl = nccl || a.cls == KernelClass::comm;
     for (const HostOp& h : p.host)
@@ -405,7 +473,7 @@ TraceStep importTrace(const std::string& file) {
     return t;
 }
 
-std::string traceSummary(const TraceStep& t) {
+std::string traceSummary(const TraceStep& t, const LaunchRates* launch, bool data_parallel) {
     constexpr std::array<const char*, kKernelClasses> names = {"gemm", "attention", "memory", "optimizer",
                                                                "copy", "comm", "other"};
     std::array<int, kKernelClasses> count{};
@@ -440,11 +508,35 @@ std::string traceSummary(const TraceStep& t) {
                      shaped, grads, grad_elems, t.tokens);
     s += fmt::format("#   unknown kernels {} ({:.3f} ms): kept with their measured durations, class other, never "
                      "rescaled\n", unknown, unknown_us * 1e-3);
+    if (t.units > 0) {
+        std::vector<double> unit_params(std::size_t(t.units), 0.0);
+        double root = 0;
+        for (const TraceParam& p : t.params) (p.unit < 0 ? root : unit_params[std::size_t(p.unit)]) += p.numel;
+        std::string per;
+        for (double n : unit_params) per += fmt::format("{}{:.0f}", per.empty() ? "" : ", ", n);
+        s += fmt::format("#   repeated blocks (FSDP units) {}, {} forward activities each; parameters per block {}; "
+                         "root {:.0f}\n", t.units, t.unit_activities, per, root);
+    } else {
+        s += fmt::format("#   repeated blocks (FSDP units): none ({})\n", t.units_note);
+    }
+    {
+        double n = 0;
+        int tensors = 0;
+        for (const TraceParam& p : t.params) n += p.numel, tensors += p.tensors;
+        s += fmt::format("#   parameters found from their gradients' ops {} ({} tensors)\n", n, tensors);
+    }
     if (t.unmatched > 0) s += fmt::format("#   {} activities without a launch found: launched at their start\n", t.unmatched);
     if (t.host_collectives > 0)
         s += fmt::format("#   {} collectives issued by the host ran no NCCL kernel (one rank): kept as the host and GPU "
                          "work they did; no larger data-parallel world can be asked of this trace\n", t.host_collectives);
     if (!t.syncs.empty()) s += fmt::format("#   host synchronizations {}\n", t.syncs.size());
+    if (launch) {
+        const TraceHostCosts h(t, *launch, data_parallel);
+        const double traced = TraceHostCosts::tracedStep(t), prof = h.profileStep(t);
+        s += fmt::format("#   host time a step: traced {:.3f} ms, the profile's {:.3f} ms; the profiler's overhead "
+                         "{:.3f} ms (model.trace_host: profile replaces the traced host costs)\n",
+                         traced * 1e-3, prof * 1e-3, (traced - prof) * 1e-3);
+    }
     s += fmt::format("#   source rates: {}\n", t.source_profile.empty() ? "no built-in profile of this GPU" : t.source_profile);
     return s;
 }

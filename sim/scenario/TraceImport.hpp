@@ -17,6 +17,7 @@
 
 #include "sim/base/Program.hpp"
 #include "sim/base/TraceStep.hpp"
+#include "sim/cost/HardwareProfile.hpp"
 
 namespace stepsim {
 
@@ -31,7 +32,9 @@ TraceStep importTrace(const std::string& file);
 // whether a rule matched (unmatched: class other, kept with its measured duration).
 std::pair<KernelClass, bool> classifyKernel(const std::string& name);
 
-// What was imported, as `stepsim explain` prints it: comment lines ("# ...").
-std::string traceSummary(const TraceStep& t);
+// What was imported, as `stepsim explain` prints it: comment lines ("# ..."). With the scenario's launch rates, also
+// the step's host time as traced and under the profile, and the profiler's overhead (TraceHostCost.hpp);
+// `data_parallel`: more than one rank (the forward's host cost under DDP).
+std::string traceSummary(const TraceStep& t, const LaunchRates* launch = nullptr, bool data_parallel = false);
 
 }  // namespace stepsim

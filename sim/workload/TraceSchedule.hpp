@@ -17,11 +17,21 @@
 //     with one gradient per backward weight-gradient GEMM (m·n parameters, ready when that GEMM is issued) and, with
 //     model.trace_params, one more for the parameters the GEMMs do not account for (ready at the backward's end);
 //     at one rank NCCL kernels run as kernels of their measured duration;
+//   FSDP2 (parallel.data: fsdp2, a trace without NCCL kernels): Fsdp2Schedule.hpp's schedule over the trace's repeated
+//     blocks (TraceImportUnits.hpp: one FSDP unit each, its parameters those whose gradients its backward makes) and
+//     the root (the rest, with model.trace_params' remainder): its hooks act at each block's first and last activity
+//     in forward and in backward, the root's pre-forward before the forward's first activity and its pre-backward
+//     before the backward's first; its all-gathers, reduce-scatters and copy-in/copy-out kernels on its own streams;
+//     the optimizer's kernels take 1/N of their traced time (the local shard);
+//   host costs: as traced, or with model.trace_host: profile the profile's per launch (TraceHostCost.hpp), with no
+//     host time outside the launches;
 //   the step ends when every stream's work has finished.
-// Refused with a located error: FSDP, tensor or pipeline parallelism, torch.compile, FP8, gradient accumulation,
-// checkpoint I/O, a data_loader section, a profile of another GPU with no built-in profile of the trace's to
-// rescale from, a data-parallel world over a trace with no gradients found, or over a trace whose collectives ran no
-// NCCL kernel (a DDP step traced at world size 1).
+// Refused with a located error (sim/base/TraceSupport.hpp, at the key's line by the loader): FSDP1, HSDP, ZeRO,
+// tensor or pipeline parallelism, torch.compile, FP8, an FSDP2 param_dtype other than the parameters', gradient
+// accumulation, checkpoint I/O, a data_loader section, PowerSGD; here: a profile of another GPU with no built-in
+// profile of the trace's to rescale from, a data-parallel world over a trace with no gradients found, or over a trace
+// whose collectives ran no NCCL kernel (a DDP step traced at world size 1), FSDP2 over a trace with no repeated blocks
+// found or with NCCL kernels of its own.
 #include "sim/base/Scenario.hpp"
 #include "sim/cost/CostModel.hpp"
 #include "sim/workload/Expand.hpp"

@@ -22,6 +22,8 @@ inline void expectSameScenario(const Scenario& a, const Scenario& b) {
     EXPECT_EQ(a.cluster.network.oversubscription, b.cluster.network.oversubscription);
     EXPECT_EQ(a.model.type, b.model.type);
     EXPECT_EQ(a.model.trace, b.model.trace);
+    EXPECT_EQ(a.model.trace_params, b.model.trace_params);
+    EXPECT_EQ(a.model.trace_host, b.model.trace_host);
     EXPECT_EQ(a.model.layers, b.model.layers);
     EXPECT_EQ(a.model.hidden, b.model.hidden);
     EXPECT_EQ(a.model.heads, b.model.heads);

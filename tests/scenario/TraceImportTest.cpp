@@ -146,6 +146,61 @@ TEST(TraceImport, CapturedGptStepParsesIntoItsKernelsByClass) {
     EXPECT_EQ(t.host_collectives, 0);
 }
 
+// The repeated blocks (FSDP units, TraceImportUnits.hpp): the 4 transformer blocks, 19 forward activities each
+// (LayerNorm to the MLP's residual add), their backward each one span in reverse order; the parameters from the ops
+// that make their gradients: per block its 4 Linear weights and 2 LayerNorms' weight and bias; the root the LM head,
+// the token embedding and the final LayerNorm (the position embedding's gradient is a slice's: not found).
+TEST(TraceImport, CapturedGptStepHasFourRepeatedBlocks) {
+    const TraceStep t = importTrace(std::string(STEPSIM_SOURCE_DIR) + "/tests/data/trace/gpt-l4-h768-s1024-mb8-1xh200.json.gz");
+    ASSERT_EQ(t.units, 4) << t.units_note;
+    EXPECT_EQ(t.unit_activities, 19);
+    std::array<double, 5> params{};
+    std::array<int, 5> tensors{};
+    for (const TraceParam& p : t.params) {
+        params[std::size_t(p.unit + 1)] += p.numel;
+        tensors[std::size_t(p.unit + 1)] += p.tensors;
+    }
+    for (int u = 0; u < 4; ++u) {
+        EXPECT_DOUBLE_EQ(params[std::size_t(u + 1)], 768.0 * 2304 + 768 * 768 + 3072 * 768 + 768 * 3072 + 4 * 768) << u;
+        EXPECT_EQ(tensors[std::size_t(u + 1)], 8) << u;
+    }
+    EXPECT_DOUBLE_EQ(params[0], 2 * 50304.0 * 768 + 2 * 768);
+    EXPECT_EQ(tensors[0], 4);
+    // The forward's blocks in order, none of the root's activities (embeddings before, final norm and head after).
+    int last = -1, forward_in_blocks = 0;
+    for (const TraceActivity& a : t.activities) {
+        if (a.phase != Phase::forward || a.unit < 0) continue;
+        EXPECT_GE(a.unit, last);
+        last = a.unit;
+        ++forward_in_blocks;
+    }
+    EXPECT_EQ(forward_in_blocks, 4 * 19);
+    EXPECT_EQ(t.activities[2].unit, 0);  // block 0 starts at its first LayerNorm, after the embeddings' two kernels
+    EXPECT_EQ(t.activities[1].unit, -1);
+}
+
+// explain states the blocks found and the profiler's host overhead against the scenario's profile (TraceHostCost.hpp).
+TEST(TraceImport, ExplainStatesTheBlocksAndTheProfilersOverhead) {
+    const Scenario sc = parseScenario("stepsim: 1\ncluster: {gpus_per_node: 1}\nmodel:\n  type: trace\n  trace: "
+                                      "gpt-l4-h768-s1024-mb8-1xh200.json.gz\n", data("x.yaml"));
+    const std::string text = explainScenario(sc);
+    for (const char* what : {"repeated blocks (FSDP units) 4, 19 forward activities each; parameters per block 7080960, "
+                             "7080960, 7080960, 7080960; root 77268480",
+                             "host time a step: traced 11.322 ms", "the profiler's overhead"})
+        EXPECT_NE(text.find(what), std::string::npos) << what << "\n" << text;
+}
+
+// The synthetic step's forward repeats GEMM and GELU four times, but its backward ops carry no autograd sequence
+// numbers: no block's backward is found, so it has no blocks, and says why.
+TEST(TraceImport, SyntheticStepHasNoBlocksAndSaysWhy) {
+    const TraceStep t = importTrace(data("synthetic-step.json.gz"));
+    EXPECT_EQ(t.units, 0);
+    EXPECT_NE(t.units_note.find("block 0 of the 4 repeated in the forward has no backward found"), std::string::npos)
+        << t.units_note;
+    for (const TraceActivity& a : t.activities) EXPECT_EQ(a.unit, -1);
+    EXPECT_EQ(t.params.size(), 4u);  // the 4 weight gradients, all in the root
+}
+
 // The DDP step at world size 1: its all-reduces ran no NCCL kernel, and the host's are counted.
 TEST(TraceImport, DdpWorldOneTraceCountsItsHostCollectives) {
     const TraceStep t =

@@ -13,6 +13,7 @@
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/ScenarioLoader.hpp"
 #include "sim/workload/Expand.hpp"
+#include "sim/workload/Fsdp2Schedule.hpp"
 
 namespace stepsim {
 namespace {
@@ -125,11 +126,30 @@ TEST(TraceSchedule, AnotherGpusProfileRescalesKernelsByClass) {
     EXPECT_EQ(checked, 4 * 22);
 }
 
+// The loader refuses them at the key's line (sim/base/TraceSupport.hpp); the expansion again for a Scenario changed
+// in code.
 TEST(TraceSchedule, WhatItDoesNotModelIsRefusedAtItsKey) {
-    EXPECT_NE(errorOf(traceScenario(2, "parallel: {data: fsdp2}\n")).find("parallel.data"), std::string::npos);
-    EXPECT_NE(errorOf(traceScenario(1, "compile: {enabled: true}\n")).find("compile.enabled"), std::string::npos);
-    EXPECT_NE(errorOf(traceScenario(1, "fp8: {enabled: true}\n")).find("fp8.enabled"), std::string::npos);
-    EXPECT_NE(errorOf(traceScenario(1, "training: {grad_accum: 2}\n")).find("training.grad_accum"), std::string::npos);
+    const auto loadError = [](const std::string& extra) {
+        try {
+            traceScenario(1, extra);
+        } catch (const InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    // The scenario's lines: stepsim, cluster, model, type, trace, jitter, sim, then `extra` from line 8.
+    EXPECT_NE(loadError("parallel: {data: zero3}\n").find("x.yaml:8: parallel.data"), std::string::npos);
+    const std::string compile = loadError("compile:\n  enabled: true\n");
+    EXPECT_NE(compile.find("x.yaml:9: compile.enabled: torch.compile is not modelled from a trace"), std::string::npos) << compile;
+    EXPECT_NE(compile.find("profile the compiled step"), std::string::npos) << compile;
+    const std::string fp8 = loadError("fp8:\n  enabled: true\n");
+    EXPECT_NE(fp8.find("x.yaml:9: fp8.enabled: FP8 training is not modelled from a trace"), std::string::npos) << fp8;
+    EXPECT_NE(loadError("training: {grad_accum: 2}\n").find("x.yaml:8: training.grad_accum"), std::string::npos);
+    EXPECT_NE(loadError("parallel: {data: fsdp2}\nfsdp: {param_dtype: bf16}\n").find("x.yaml:9: fsdp.param_dtype"),
+              std::string::npos);
+    Scenario sc = traceScenario(1);
+    sc.compile.enabled = true;
+    EXPECT_NE(errorOf(sc).find("compile.enabled"), std::string::npos);
 }
 
 }  // namespace
@@ -152,6 +172,163 @@ TEST(TraceSchedule, DdpWorldOneTraceIsNotWrappedAgain) {
     EXPECT_EQ(errorOf(traceScenario(1, "", "gpt-l4-h768-s1024-mb8-ddp1-1xh200.json.gz")), "");
     const std::string e = errorOf(traceScenario(2, "", "gpt-l4-h768-s1024-mb8-ddp1-1xh200.json.gz"));
     EXPECT_NE(e.find("cluster.gpus_per_node: the trace's step issued"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace stepsim
+
+namespace stepsim {
+namespace {
+
+const std::string kGpt = "gpt-l4-h768-s1024-mb8-1xh200.json.gz";
+
+Expansion expandGpt(int gpus, const std::string& extra) {
+    const HardwareProfile prof = builtinProfile("h200x2");
+    const Scenario sc = traceScenario(gpus, extra, kGpt + "\n  trace_params: 106378752");
+    const CostModel cost(prof, sc.nccl, true);
+    return expand(sc, cost);
+}
+
+// The collectives of a program's first step by kind: their names and bytes, in program order.
+std::vector<std::pair<std::string, double>> collectivesOf(const Program& p, CollectiveKind kind, std::uint8_t stream) {
+    std::vector<std::pair<std::string, double>> out;
+    for (const Op& op : p.ops)
+        if (op.kind == OpKind::collective && op.step == 0 && p.collectives[op.collective].kind == kind) {
+            EXPECT_EQ(op.stream, stream) << p.names[op.name];
+            out.push_back({p.names[op.name], p.collectives[op.collective].bytes});
+        }
+    return out;
+}
+
+// The 4-layer GPT's blocks (4 GEMM weights, 2 LayerNorms, as the trace's backward makes their gradients) and root (LM
+// head, token and position embeddings, final LayerNorm: the position embedding's gradient, a slice's, is not found,
+// model.trace_params gives the rest); fp32 parameters.
+constexpr double kBlock = 768.0 * 2304 + 768 * 768 + 3072 * 768 + 768 * 3072 + 2 * 2 * 768;
+constexpr double kRoot = 50304.0 * 768 * 2 + 1024 * 768 + 2 * 768;
+
+// FSDP2 over the one-GPU trace: an all-gather per block before its forward and again before its backward (resharded
+// after forward), one without; the root's once; a reduce-scatter per unit after its backward; each on its own stream.
+TEST(TraceSchedule, Fsdp2CollectivesPerStepFromTheTrace) {
+    const Expansion e = expandGpt(2, "parallel: {data: fsdp2}\n");
+    EXPECT_DOUBLE_EQ(e.params, 4 * kBlock + kRoot);
+    EXPECT_DOUBLE_EQ(e.params, 106378752.0);  // the model's parameters (calibration/validation/configs.py)
+    const Program& p = e.workload.programs.front();
+    const auto ag = collectivesOf(p, CollectiveKind::all_gather, Fsdp2Schedule::kAllGatherStream);
+    const auto rs = collectivesOf(p, CollectiveKind::reduce_scatter, Fsdp2Schedule::kReduceScatterStream);
+    const std::vector<std::string> ag_order = {"root", "h.0", "h.1", "h.2", "h.3", "h.3", "h.2", "h.1", "h.0"};
+    ASSERT_EQ(ag.size(), ag_order.size());
+    for (std::size_t i = 0; i < ag.size(); ++i) {
+        EXPECT_EQ(ag[i].first.substr(0, ag[i].first.find(' ')), ag_order[i]) << ag[i].first;
+        EXPECT_DOUBLE_EQ(ag[i].second, 4 * (i == 0 ? kRoot : kBlock)) << ag[i].first;
+    }
+    const std::vector<std::string> rs_order = {"h.3", "h.2", "h.1", "h.0", "root"};
+    ASSERT_EQ(rs.size(), rs_order.size());
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+        EXPECT_EQ(rs[i].first.substr(0, rs[i].first.find(' ')), rs_order[i]) << rs[i].first;
+        EXPECT_DOUBLE_EQ(rs[i].second, 4 * (i + 1 == rs.size() ? kRoot : kBlock)) << rs[i].first;
+    }
+    const Expansion keep = expandGpt(2, "parallel: {data: fsdp2}\nfsdp: {reshard_after_forward: false}\n");
+    const Program& k = keep.workload.programs.front();
+    EXPECT_EQ(collectivesOf(k, CollectiveKind::all_gather, Fsdp2Schedule::kAllGatherStream).size(), 5u);
+    EXPECT_EQ(collectivesOf(k, CollectiveKind::reduce_scatter, Fsdp2Schedule::kReduceScatterStream).size(), 5u);
+}
+
+// Stream order: each block's all-gather is issued before its first forward kernel and waited for by the compute
+// stream; its reduce-scatter after its last backward kernel; the optimizer after the last reduce-scatter.
+TEST(TraceSchedule, Fsdp2StreamOrder) {
+    const Expansion e = expandGpt(2, "parallel: {data: fsdp2}\n");
+    const Program& p = e.workload.programs.front();
+    const TraceStep& t = *traceScenario(1, "", kGpt).model.imported;
+    ASSERT_EQ(t.units, 4);
+    ASSERT_EQ(t.unit_activities, 19);
+    // Program positions of the trace's kernels (step 0, in order) and of the collectives.
+    std::vector<std::size_t> kernel_at;
+    std::size_t first_rs = 0, last_rs = 0, first_opt = 0;
+    std::vector<std::size_t> ag_at;
+    for (std::size_t i = 0; i < p.ops.size(); ++i) {
+        const Op& op = p.ops[i];
+        if (op.step != 0) continue;
+        if (op.kind == OpKind::kernel && op.stream == kComputeStream && p.names[op.name].find("fsdp") == std::string::npos)
+            kernel_at.push_back(i);
+        if (op.kind == OpKind::collective && p.collectives[op.collective].kind == CollectiveKind::all_gather)
+            ag_at.push_back(i);
+        if (op.kind == OpKind::collective && p.collectives[op.collective].kind == CollectiveKind::reduce_scatter) {
+            if (!first_rs) first_rs = i;
+            last_rs = i;
+        }
+        if (op.kind == OpKind::kernel && op.phase == Phase::optimizer && !first_opt) first_opt = i;
+    }
+    ASSERT_EQ(kernel_at.size(), t.activities.size());
+    std::size_t fwd0 = 0;
+    while (t.activities[fwd0].unit != 0) ++fwd0;
+    for (int u = 0; u < 4; ++u) EXPECT_LT(ag_at[std::size_t(1 + u)], kernel_at[fwd0 + std::size_t(19 * u)]) << u;
+    std::size_t last_bwd3 = 0;
+    for (std::size_t i = 0; i < t.activities.size(); ++i)
+        if (t.activities[i].unit == 3 && t.activities[i].phase == Phase::backward) last_bwd3 = i;
+    EXPECT_GT(first_rs, kernel_at[last_bwd3]);
+    EXPECT_GT(first_opt, last_rs);
+}
+
+// Doubling the ranks changes only communication and what waits on it: the trace's kernels are the same but for the
+// optimizer's (the local shard halves); the collectives the same in number and size (nccl-tests' S is the whole
+// buffer); FSDP's copy-in kernels move their shard (half); the simulated step is no shorter for the same compute.
+TEST(TraceSchedule, Fsdp2DoublingRanksChangesOnlyCommunication) {
+    const Expansion two = expandGpt(2, "parallel: {data: fsdp2}\n");
+    const Expansion four = expandGpt(4, "parallel: {data: fsdp2}\n");
+    const Program& a = two.workload.programs.front();
+    const Program& b = four.workload.programs.front();
+    ASSERT_EQ(a.ops.size(), b.ops.size());
+    ASSERT_EQ(a.collectives.size(), b.collectives.size());
+    int optimizer = 0;
+    for (std::size_t i = 0; i < a.ops.size(); ++i) {
+        const Op& x = a.ops[i];
+        const Op& y = b.ops[i];
+        EXPECT_EQ(x.kind, y.kind);
+        EXPECT_EQ(x.stream, y.stream);
+        EXPECT_EQ(x.host_s, y.host_s);
+        if (x.kind != OpKind::kernel) continue;
+        const std::string name = a.names[x.name];
+        if (x.phase == Phase::optimizer) {
+            EXPECT_NEAR(y.work_s - y.gap_s, (x.work_s - x.gap_s) / 2, 1e-12) << name;
+            ++optimizer;
+        } else if (name.find("fsdp") == std::string::npos) {
+            EXPECT_EQ(x.work_s, y.work_s) << name;
+        }
+    }
+    EXPECT_EQ(optimizer, 4 * 7);
+    for (std::size_t i = 0; i < a.collectives.size(); ++i) EXPECT_EQ(a.collectives[i].bytes, b.collectives[i].bytes);
+    EXPECT_EQ(four.workload.groups.front().ranks.size(), 4u);
+}
+
+// The profile's host costs in place of the traced ones (model.trace_host: profile): the same GPU work, the host's
+// launches at the profile's cost per phase, no host time outside them.
+TEST(TraceSchedule, ProfileHostCostsReplaceTheTracedOnes) {
+    const HardwareProfile prof = builtinProfile("h200x2");
+    const Scenario traced = traceScenario(1, "", kGpt);
+    const Scenario profiled = traceScenario(1, "", kGpt + "\n  trace_host: profile");
+    const CostModel cost(prof, traced.nccl, true);
+    const Program a = expand(traced, cost).workload.programs.front();
+    const Expansion e = expand(profiled, cost);
+    const Program& b = e.workload.programs.front();
+    ASSERT_EQ(a.ops.size(), b.ops.size());
+    double host_a = 0, host_b = 0;
+    for (std::size_t i = 0; i < a.ops.size(); ++i) {
+        EXPECT_EQ(a.ops[i].work_s, b.ops[i].work_s);
+        if (a.ops[i].step != 0) continue;
+        host_a += a.ops[i].host_s;
+        host_b += b.ops[i].host_s;
+        if (b.ops[i].kind != OpKind::kernel) continue;
+        const double want = b.ops[i].phase == Phase::forward    ? prof.launch.forward_host.median_us
+                            : b.ops[i].phase == Phase::backward ? prof.launch.backward_host.median_us
+                                                                : -1;
+        if (want > 0) EXPECT_NEAR(b.ops[i].host_s, want * 1e-6, 1e-12);
+    }
+    const TraceStep& t = *traced.model.imported;
+    EXPECT_NEAR(host_a, (t.cpu_end_us - t.cpu_start_us) * 1e-6, 1e-9);
+    EXPECT_LT(host_b, host_a);
+    bool stated = false;
+    for (const std::string& w : e.warnings) stated = stated || w.find("the profiler's overhead") != std::string::npos;
+    EXPECT_TRUE(stated);
 }
 
 }  // namespace
