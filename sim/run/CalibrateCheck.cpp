@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 // How far a class's median ratio may sit from 1 before the check says to recalibrate (docs/calibration.md, "Check a
 // machine"): the kernel classes at 5% (the fit's own held-out error on the machine it was measured on is 2-4.5%:
-// GEMMs 4.3%, collectives 2.1%), the host at 30% (the host's speed on the calibrated VM moves 0.57-1.93x between
+// GEMMs 4.5%, collectives 2.1%), the host at 30% (the host's speed on the calibrated VM moves 0.57-1.93x between
 // machine starts, the profile's spread; a fresh calibration would only sample that spread again).
 constexpr double kKernelThreshold = 0.05, kHostThreshold = 0.30;
 
