@@ -107,15 +107,14 @@ void runStages(const StageRun& r, std::ostream& log) {
                          "--stage-runner PATH (it lies in stepsim's source tree)");
     std::string harness;
     const HarnessSearch h = findHarness(r.harness);
-    if (h.found) harness = h.found->string();
-    else if (r.needs_harness) {
-        if (!h.found)
-            throw InputError(fmt::format(
-                "stepsim calibrate: the calibration harness stepsim-bench was not found (looked at: {}). Build it on "
-                "the GPU machine with `cmake -S calibration/bench -B build-bench && cmake --build build-bench` "
-                "(needs the CUDA toolkit, NCCL and cuBLASLt) and pass --harness build-bench/stepsim-bench.",
-                fmt::join(h.tried, ", ")));
-    }
+    if (h.found)
+        harness = h.found->string();
+    else if (r.needs_harness)
+        throw InputError(fmt::format(
+            "stepsim calibrate: the calibration harness stepsim-bench was not found (looked at: {}). Build it on "
+            "the GPU machine with `cmake -S calibration/bench -B build-bench && cmake --build build-bench` "
+            "(needs the CUDA toolkit, NCCL and cuBLASLt) and pass --harness build-bench/stepsim-bench.",
+            fmt::join(h.tried, ", ")));
     fs::create_directories(r.out_dir);
     fs::remove(fs::path(r.out_dir) / "inputs.txt");  // never fit an earlier run's manifest by mistake
     std::string cmd = shellQuote(r.python) + " " + shellQuote(runner.string()) + " --out-dir " +
