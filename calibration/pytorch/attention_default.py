@@ -58,8 +58,9 @@ def grid(token_counts=TOKENS):
     priced from them the attention of those steps read 9% and 22% over the measured, where the rate of the grid's
     smallest batch at that length (32) read 13% and 3% under: the default grid and the fit leave them out
     (calibration/profiles/h200x2/NOTES.md, attention)."""
-    for d in (64, 96, 128):
-        for s in (512, 1024, 2048, 4096, 8192):
+    # the lengths and head_dims a step uses most first (2048, 8192, 128, 64), so that a budget cuts the rest
+    for s in (2048, 8192, 1024, 4096, 512):
+        for d in (128, 64, 96):
             for tokens in token_counts:
                 heads = 16
                 b = tokens // s
@@ -83,8 +84,12 @@ def sustained(fn, first_s, each_s=0.03):
     return hold
 
 
-def attention(out, dev, token_counts=TOKENS, sustain_s=0.0):
+def attention(out, dev, token_counts=TOKENS, sustain_s=0.0, budget_s=0.0):
+    start = time.perf_counter()
     for d, s, tokens, heads, b, h, shape in grid(token_counts):
+        if budget_s and time.perf_counter() - start > budget_s:
+            print(f"budget spent: skipping the shapes from {shape}", flush=True)
+            break
         # q, k, v laid out as views of a fused QKV projection: (batch, seq, heads, head_dim) transposed.
         leaves = [torch.randn(b, s, heads, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
                   for _ in range(3)]
@@ -202,6 +207,7 @@ def main():
                     help="--step: a whole GPT block (norms, MLP, autocast, fp32 parameters) or the attention's part")
     ap.add_argument("--sustain-s", type=float, default=0.0,
                     help="time each shape at the power limit after this many seconds of its own calls (not --step)")
+    ap.add_argument("--budget-s", type=float, default=0.0, help="stop starting shapes after this many seconds (0: none)")
     ap.add_argument("--tokens", default=",".join(map(str, TOKENS)),
                     help="comma-separated token counts of the grid (batch = tokens / sequence, at least one)")
     a = ap.parse_args()
@@ -217,7 +223,7 @@ def main():
         if a.step:
             attention_in_block(out, dev, a.warm_s, a.block == "full", token_counts=tokens)
         else:
-            attention(out, dev, tokens, a.sustain_s)
+            attention(out, dev, tokens, a.sustain_s, a.budget_s)
 
 
 if __name__ == "__main__":

@@ -104,6 +104,8 @@ def main():
     mode.add_argument("--step", action="store_true", help="GEMMs alternated with memory-bound kernels, as in a step")
     ap.add_argument("--deadline-s", type=float, default=0, help="stop starting shapes after this many seconds")
     ap.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
+    ap.add_argument("--hidden", default="", help="comma-separated hidden sizes (default: the mode's grid)")
+    ap.add_argument("--tokens", default="", help="comma-separated token counts (default: the mode's grid)")
     args = ap.parse_args()
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
     nsets = 1 if args.hot else 4
@@ -114,43 +116,49 @@ def main():
         hidden, tokens = (768, 1024, 1536, 2048, 2560, 4096, 8192), (2048, 4096, 8192, 16384)
     else:
         hidden, tokens = (768, 1024), (4096, 8192, 16384)
+    if args.hidden:
+        hidden = tuple(int(w) for w in args.hidden.split(","))
+    if args.tokens:
+        tokens = tuple(int(w) for w in args.tokens.split(","))
+    # every third (hidden, tokens) pair first, then the ones between: a deadline keeps a grid spread over the sizes
+    pairs = [(h, T) for h in hidden for T in tokens]
+    pairs = pairs[0::3] + pairs[1::3] + pairs[2::3]
     seen = set()
     with open(args.out, "w") as out:
         out.write(json.dumps({"kind": "metadata", "tool": "gemm_training_shapes.py", "torch": torch.__version__,
                               "gpu": torch.cuda.get_device_name(), "mode": "step" if args.step else "loop"}) + "\n")
-        for h in hidden:
-            for T in tokens:
-                for (o, i) in linears(h):
-                    if args.deadline_s and time.perf_counter() - t0 > args.deadline_s:
-                        out.write(json.dumps({"kind": "skipped", "group": "gemm", "what": f"hidden {h} tokens {T}"}) + "\n")
-                        continue
-                    # operands above the L2 many times over need no rotation (and would need gigabytes)
-                    big = 2 * (T * i + o * i + T * o) > (256 << 20)
-                    sets = input_sets(T, o, i, 1 if big else nsets, dev, dtype)
-                    k = [0]
+        for h, T in pairs:
+            for (o, i) in linears(h):
+                if args.deadline_s and time.perf_counter() - t0 > args.deadline_s:
+                    out.write(json.dumps({"kind": "skipped", "group": "gemm", "what": f"hidden {h} tokens {T}"}) + "\n")
+                    continue
+                # operands above the L2 many times over need no rotation (and would need gigabytes)
+                big = 2 * (T * i + o * i + T * o) > (256 << 20)
+                sets = input_sets(T, o, i, 1 if big else nsets, dev, dtype)
+                k = [0]
 
-                    def pick():
-                        k[0] += 1
-                        return sets[k[0] % len(sets)]
-                    for (m, n, kk), (form, fn) in forms(T, o, i, pick).items():
-                        if (m, n, kk) in seen:
-                            continue
-                        seen.add((m, n, kk))
-                        b2b = summarize(looped(fn, reps=3 if args.step else 7))
-                        rec = {"kind": "gemm", "source": "pytorch-step" if args.step else "pytorch-loop", "dtype": args.dtype,
-                               "l2": "hot" if args.hot else "cold", "form": form, "m": m, "n": n, "k": kk}
-                        if args.step:
-                            times, add_us, held = interleaved(fn, b2b["median"], dev)
-                            t = summarize(times)
-                            rec.update({"time_us": t, "back_to_back_us": b2b["median"], "add_us": add_us, "held": held})
-                        else:
-                            t = b2b
-                            rec["time_us"] = t
-                        rec["tflops"] = 2.0 * m * n * kk / t["median"] / 1e6
-                        out.write(json.dumps(rec) + "\n")
-                        out.flush()
-                    del sets
-                    torch.cuda.empty_cache()
+                def pick():
+                    k[0] += 1
+                    return sets[k[0] % len(sets)]
+                for (m, n, kk), (form, fn) in forms(T, o, i, pick).items():
+                    if (m, n, kk) in seen:
+                        continue
+                    seen.add((m, n, kk))
+                    b2b = summarize(looped(fn, reps=3 if args.step else 7))
+                    rec = {"kind": "gemm", "source": "pytorch-step" if args.step else "pytorch-loop", "dtype": args.dtype,
+                           "l2": "hot" if args.hot else "cold", "form": form, "m": m, "n": n, "k": kk}
+                    if args.step:
+                        times, add_us, held = interleaved(fn, b2b["median"], dev)
+                        t = summarize(times)
+                        rec.update({"time_us": t, "back_to_back_us": b2b["median"], "add_us": add_us, "held": held})
+                    else:
+                        t = b2b
+                        rec["time_us"] = t
+                    rec["tflops"] = 2.0 * m * n * kk / t["median"] / 1e6
+                    out.write(json.dumps(rec) + "\n")
+                    out.flush()
+                del sets
+                torch.cuda.empty_cache()
 
 
 if __name__ == "__main__":

@@ -213,6 +213,8 @@ def main():
     ap.add_argument("--pair-rounds", type=int, default=40)
     ap.add_argument("--only", default="", help="comma-separated configuration ids (default: all)")
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    ap.add_argument("--find-unused-only", action="store_true",
+                    help="only the ddp_find_unused records (stepsim calibrate's stage for launch.ddp_find_unused_host_us)")
     ap.add_argument("--tiny", action="store_true", help="a tiny model (for the CPU check)")
     args = ap.parse_args()
     cuda = args.device == "cuda"
@@ -225,7 +227,7 @@ def main():
     only = set(filter(None, args.only.split(",")))
     with open(args.out, "w") as f:
         for cid, wrapper, optimizer, opts in CONFIGS:
-            if only and cid not in only:
+            if (only and cid not in only) or args.find_unused_only:
                 continue
             try:
                 rec = measure(cid, wrapper, optimizer, opts, args, dev)
@@ -234,7 +236,7 @@ def main():
             print(json.dumps(rec), flush=True)
             f.write(json.dumps(rec) + "\n")
             f.flush()
-        if not only:
+        if not only or args.find_unused_only:
             for layers in ((2, 4) if args.tiny else (6, 12)):
                 rec = find_unused_host(layers, args, dev)
                 print(json.dumps(rec), flush=True)

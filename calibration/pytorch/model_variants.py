@@ -45,6 +45,10 @@ SHAPES = {
     "h2048": {"layers": 12, "hidden": 2048, "heads": 16, "seq_len": 2048, "micro_batch": 4},
     "h3072": {"layers": 8, "hidden": 3072, "heads": 24, "seq_len": 2048, "micro_batch": 2},
     "h4096": {"layers": 6, "hidden": 4096, "heads": 32, "seq_len": 2048, "micro_batch": 2},
+    # a quarter of the tokens x hidden of the shapes above (16.8M each, h3072 12.6M): with it the bias and rotary
+    # kernels span 4x in bytes, and a fit of fixed cost and bandwidth needs two sizes or more. No "-" in a shape's
+    # name: variant_raw.py splits the ids on it.
+    "h1024mb2": {"layers": 12, "hidden": 1024, "heads": 16, "seq_len": 2048, "micro_batch": 2},
 }
 
 VARIANTS = {
@@ -257,7 +261,7 @@ def run(c, steps, warmup, dev):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--shapes", default="h1024,h2048,h3072,h4096")
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--configs", default=None, help="JSON file: a list of {id, ...BASE fields} (held-out rounds)")
     ap.add_argument("--steps", type=int, default=15)

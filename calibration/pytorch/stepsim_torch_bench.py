@@ -354,6 +354,8 @@ def adamw(b, torch, dtype="fp32", impl="fused"):
     from optimizer_state import gpt_shapes, make_params, numel  # beside this script
     from timing import Heater, looped
     models = [(12, 2048)] if b.args.quick else [(12, 768), (24, 1024), (12, 2048), (24, 2048), (8, 4096)]
+    if b.args.adamw_models:  # LAYERSxHIDDEN,...
+        models = [tuple(int(x) for x in w.split("x")) for w in b.args.adamw_models.split(",")]
     elem = 4 if dtype == "fp32" else 2
     tdtype = torch.float32 if dtype == "fp32" else torch.bfloat16
     op = f"adamw_{impl}_step" + ("" if dtype == "fp32" else "_" + dtype) + "_gpt"
@@ -373,7 +375,7 @@ def adamw(b, torch, dtype="fp32", impl="fused"):
         params = make_params(shapes, tdtype)
         opt = torch.optim.AdamW(params, lr=1e-4, fused=impl == "fused", foreach=True if impl == "foreach" else None)
         if heater:
-            times = looped(opt.step, reps=7, inner=3, holder=heater, hold_s=1.0)
+            times = looped(opt.step, reps=b.args.adamw_reps, inner=3, holder=heater, hold_s=1.0)
         else:
             times = b.time_iters(opt.step, iters=10, warmup=2, target_us=5e4)
         b.kernel(op, {"params": total, "tensors": len(shapes), "layers": layers, "hidden": hidden}, dtype, times,
@@ -422,6 +424,9 @@ def main():
     ap.add_argument("--groups", default="dispatch,pointwise,norms,log_softmax,attention,adamw,adamw_bf16,adamw_foreach,"
                                         "adamw_foreach_bf16,gemm")
     ap.add_argument("--gemm-shapes", default="", help="extra GEMM shapes, one 'm n k' per line")
+    ap.add_argument("--adamw-models", default="", help="AdamW groups: the GPT models, LAYERSxHIDDEN comma-separated "
+                                                      "(default: 12x768,24x1024,12x2048,24x2048,8x4096)")
+    ap.add_argument("--adamw-reps", type=int, default=7, help="fused AdamW: heated repetitions per model")
     args = ap.parse_args()
     try:
         import torch

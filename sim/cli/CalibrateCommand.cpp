@@ -6,6 +6,7 @@
 
 #include "sim/report/ProfileTable.hpp"
 #include "sim/run/Calibrate.hpp"
+#include "sim/run/CalibrateCheck.hpp"
 
 namespace stepsim {
 namespace {
@@ -13,27 +14,39 @@ namespace {
 // `stepsim calibrate`'s options.
 std::shared_ptr<CalibrateOptions> addCalibrateOptions(CLI::App& cal) {
     auto co = std::make_shared<CalibrateOptions>();
-    cal.add_option("--out-dir", co->out_dir, "Folder for the raw measurements, profile and report")->capture_default_str();
+    cal.add_option("--out-dir", co->out_dir, "Folder for the raw measurements, their manifest inputs.txt, the profile "
+                                             "and its report")->capture_default_str();
     cal.add_option("--harness", co->harness, "The stepsim-bench binary (built from calibration/bench)");
-    cal.add_option("--torch-script", co->torch_script,
-                   "calibration/pytorch/stepsim_torch_bench.py (the other PyTorch calibration scripts are run from "
-                   "its folder)");
-    cal.add_option("--python", co->python, "Python with PyTorch, for the kernel benchmarks")->capture_default_str();
-    cal.add_flag("--no-pytorch", co->no_pytorch, "Skip the PyTorch benchmarks (kernels, host costs, gaps)");
+    cal.add_option("--stage-runner", co->runner, "calibration/bench/stages.py (default: searched for beside the "
+                                                 "binary and in the source tree)");
+    cal.add_option("--python", co->python, "Python with PyTorch, for the scripts")->capture_default_str();
+    cal.add_option("--only", co->only, "Run only these stages (comma-separated names of calibration/bench/stages.txt)");
+    cal.add_option("--skip", co->skip, "Skip these stages (comma-separated names)");
+    cal.add_flag("--no-pytorch", co->no_pytorch, "The harness alone (--only harness)");
     cal.add_option("--gemm-shapes", co->gemm_shapes,
-                   "Also measure these GEMMs one by one: the gap before each in a step's stream "
+                   "The GEMMs measured one by one: the gap before each in a step's stream "
                    "(launch.gemm_gap_by_shape) and, with two GPUs or more, that gap beside an all-reduce moving data "
                    "(launch.gemm_gap_beside_transfer_by_shape) and its slowdown beside a resident NCCL kernel "
-                   "(interference.gemm_by_shape); lines 'forward|dgrad|wgrad M N K' (calibration/validation/"
-                   "gemm_shapes.py lists a scenario's)")
+                   "(interference.gemm_by_shape); lines 'forward|dgrad|wgrad M N K' (default: the validation's, "
+                   "calibration/validation/gemm_shapes.txt; gemm_shapes.py lists a scenario's)")
         ->check(CLI::ExistingFile);
-    cal.add_flag("--quick", co->quick, "Small grids (a smoke test, not a calibration)");
-    cal.add_option("--time-limit", co->time_limit, "Seconds the harness may measure before it skips the rest")
-        ->capture_default_str();
+    cal.add_flag("--quick", co->quick, "Every stage at a quarter of its budget (a smoke test, not a calibration)");
+    cal.add_option("--budget-scale", co->budget_scale, "Every stage's budget times this")->capture_default_str();
     cal.add_option("--name", co->name, "Name of the fitted profile")->capture_default_str();
     cal.add_option("--base", co->base, "Profile (built-in name or file) for fields not measured")->capture_default_str();
     cal.add_option("-o,--output", co->out, "Profile YAML to write (default OUT_DIR/profile.yaml)");
     return co;
+}
+
+// `stepsim calibrate --check PROFILE [--raw FILE...]`'s options (on the calibrate command itself).
+std::shared_ptr<CheckOptions> addCheckOptions(CLI::App& cal) {
+    auto ck = std::make_shared<CheckOptions>();
+    cal.add_option("--check", ck->profile,
+                   "Instead of calibrating: measure a handful of points per class (calibration/bench/check.txt, under "
+                   "a minute on one GPU) and say how far this machine is from PROFILE (built-in name or file)");
+    cal.add_option("--raw", ck->raws, "With --check: compare these raw files instead of measuring")
+        ->check(CLI::ExistingFile);
+    return ck;
 }
 
 // `stepsim calibrate fit`.
@@ -79,10 +92,20 @@ void addCalibrateCommands(CLI::App& app) {
     auto* cal = app.add_subcommand("calibrate", "Measure the local GPUs (NCCL, GEMMs, memory, transfers, launch, "
                                                 "interference) and fit a hardware profile");
     const std::shared_ptr<CalibrateOptions> co = addCalibrateOptions(*cal);
+    const std::shared_ptr<CheckOptions> ck = addCheckOptions(*cal);
     CLI::App* fit = addFitCommand(*cal);
-    cal->callback([co, fit] {
+    cal->callback([co, ck, fit] {
         if (fit->parsed()) return;
-        calibrate(*co, std::cout);
+        if (ck->profile.empty()) {
+            if (!ck->raws.empty()) throw CLI::ValidationError("--raw", "needs --check PROFILE");
+            calibrate(*co, std::cout);
+            return;
+        }
+        ck->harness = co->harness;
+        ck->python = co->python;
+        ck->runner = co->runner;
+        if (co->out_dir != CalibrateOptions{}.out_dir) ck->out_dir = co->out_dir;
+        calibrateCheck(*ck, std::cout);
     });
     addProfileCommand(app);
 }

@@ -90,122 +90,53 @@ HarnessSearch findHarness(const std::string& given) {
     return s;
 }
 
-fs::path findTorchScript(const std::string& given) {
+fs::path findStageRunner(const std::string& given) {
     if (!given.empty()) return given;
-    for (const fs::path& c : {selfDir() / "../calibration/pytorch/stepsim_torch_bench.py",
-                              fs::path(STEPSIM_SOURCE_DIR_FOR_CALIBRATE) / "calibration/pytorch/stepsim_torch_bench.py"})
+    for (const fs::path& c : {selfDir() / "../calibration/bench/stages.py",
+                              fs::path(STEPSIM_SOURCE_DIR_FOR_CALIBRATE) / "calibration/bench/stages.py"})
         if (!c.empty() && fs::is_regular_file(c)) return c;
     return {};
 }
 
-// The PyTorch scripts beside stepsim_torch_bench.py that measure what a training step sees, each into its own raw
-// file in the output folder (an earlier run's file is removed first): attention as SDPA runs it, PyTorch's own
-// GEMMs over the transformer grid (BF16, then FP16 for fp16 autocast), the host's cost per kernel (one GPU, then DDP over two GPUs when there are two)
-// with activation checkpointing's, the gaps inside a step, and, with two GPUs, the gaps before GEMMs, copies and
-// memory-bound kernels beside an all-reduce moving data or waiting for its peer, the step's kernels beside
-// bucket-sized all-reduces, every GPU's speed with all of them loaded at once and how far the hosts of host-bound
-// processes, one per GPU, run apart; and, given a --gemm-shapes file
-// (calibration/validation/gemm_shapes.py writes a scenario's), those GEMMs one by one beside a resident NCCL kernel
-// and after a memory-bound kernel (and beside an all-reduce, with two GPUs), for the gap before each.
-// A script that fails is noted and its fields keep the base's.
-void runTrainingScripts(const std::string& python, const fs::path& dir, const fs::path& outDir, int gpus,
-                        const std::string& gemmShapes, std::vector<std::string>& raws, std::ostream& log) {
-    // one process; then again over two GPUs (--ddp); only over two; over every GPU (from two); one process that
-    // starts one of its own per GPU (from two)
-    enum class Ranks { one, then_two, two, all, own };
-    struct Script {
-        const char* file;
-        const char* what;
-        const char* args;
-        Ranks ranks;
-        const char* suffix = "";   // of its raw file's name, after the script's
-        // a --gemm-shapes file: not taken; runs only with one, which it is given; given one when there is one
-        enum class Shapes { none, required, optional } shapes = Shapes::none;
-    };
-    constexpr Script kScripts[] = {
-        {"attention_default.py", "attention as training runs it", "", Ranks::one},
-        {"gemm_training_shapes.py", "PyTorch's GEMMs over the transformer grid", " --step", Ranks::one},
-        {"gemm_training_shapes.py", "PyTorch's FP16 GEMMs over the transformer grid", " --step --dtype fp16", Ranks::one,
-         "_fp16"},
-        {"host_overhead.py", "host cost per kernel and of checkpointing", "", Ranks::then_two},
-        {"kernel_gaps.py", "gaps inside a training step", "", Ranks::one},
-        {"gemm_gaps.py", "gaps beside an all-reduce moving data or waiting", " --beside transfer,waiting", Ranks::two,
-         "_beside_nccl", Script::Shapes::optional},
-        {"interference_training.py", "kernels beside NCCL by class and size", " --bucket-mib 4,25,64,128", Ranks::two},
-        {"device_speed.py", "the GPUs' speed spread", "", Ranks::all},
-        {"host_spread.py", "the hosts' speed spread between processes", "", Ranks::own},
-        {"interference_training.py", "the listed GEMMs beside NCCL", " --modes waiting --bucket-mib 25", Ranks::two,
-         "_shapes", Script::Shapes::required},
-        {"gemm_gaps.py", "the listed GEMMs' launch gaps", "", Ranks::one, "_shapes", Script::Shapes::required}};
-    const std::string twoRanks = " -m torch.distributed.run --standalone --nproc-per-node 2";
-    const std::string allRanks = fmt::format(" -m torch.distributed.run --standalone --nproc-per-node {}", gpus);
-    for (const Script& sc : kScripts) {
-        if ((sc.ranks == Ranks::two || sc.ranks == Ranks::all || sc.ranks == Ranks::own) && gpus < 2) continue;
-        if (sc.shapes == Script::Shapes::required && gemmShapes.empty()) continue;
-        const bool shapes = sc.shapes != Script::Shapes::none && !gemmShapes.empty();
-        const fs::path script = dir / sc.file, out = outDir / (fs::path(sc.file).stem().string() + sc.suffix + ".jsonl");
-        if (!fs::is_regular_file(script)) {
-            log << fmt::format("note: {} not found; {} keep the base profile's values\n", script.string(), sc.what);
-            continue;
-        }
-        fs::remove(out);
-        std::string args = fmt::format(" {} --out {}{}", shellQuote(script.string()), shellQuote(out.string()), sc.args);
-        if (shapes) args += fmt::format(" --gemm-shapes {}", shellQuote(fs::absolute(gemmShapes).string()));
-        const std::string& ranks = sc.ranks == Ranks::two ? twoRanks : sc.ranks == Ranks::all ? allRanks : "";
-        int rc = runCommand(shellQuote(python) + ranks + args, log);
-        if (rc == 0 && gpus >= 2 && sc.ranks == Ranks::then_two)
-            rc = runCommand(shellQuote(python) + twoRanks + args + " --ddp", log);
-        if (fs::exists(out)) raws.push_back(out.string());
-        if (rc != 0)
-            log << fmt::format("note: {} exited with {}; {}: fitting what it wrote\n", sc.file, rc, sc.what);
-    }
-}
+}  // namespace
 
-// The harness: run it into OUT_DIR/bench.jsonl (an earlier run's files are removed first); returns the file.
-fs::path runHarness(const CalibrateOptions& o, std::ostream& log) {
-    const HarnessSearch h = findHarness(o.harness);
-    if (!h.found)
+void runStages(const StageRun& r, std::ostream& log) {
+    const fs::path runner = findStageRunner(r.runner);
+    if (runner.empty() || !fs::is_regular_file(runner))
+        throw InputError("stepsim calibrate: calibration/bench/stages.py (the stage runner) was not found; pass "
+                         "--stage-runner PATH (it lies in stepsim's source tree)");
+    std::string harness;
+    const HarnessSearch h = findHarness(r.harness);
+    if (h.found)
+        harness = h.found->string();
+    else if (r.needs_harness)
         throw InputError(fmt::format(
             "stepsim calibrate: the calibration harness stepsim-bench was not found (looked at: {}). Build it on "
             "the GPU machine with `cmake -S calibration/bench -B build-bench && cmake --build build-bench` "
             "(needs the CUDA toolkit, NCCL and cuBLASLt) and pass --harness build-bench/stepsim-bench.",
             fmt::join(h.tried, ", ")));
-    fs::create_directories(o.out_dir);
-    const fs::path bench = fs::path(o.out_dir) / "bench.jsonl", torch = fs::path(o.out_dir) / "torch.jsonl";
-    fs::remove(bench);  // never fit an earlier run's files by mistake
-    fs::remove(torch);
-    std::string cmd = shellQuote(h.found->string()) + " --out " + shellQuote(bench.string()) +
-                      fmt::format(" --time-limit {}", o.time_limit) + (o.quick ? " --quick" : "");
+    fs::create_directories(r.out_dir);
+    fs::remove(fs::path(r.out_dir) / "inputs.txt");  // never fit an earlier run's manifest by mistake
+    std::string cmd = shellQuote(r.python) + " " + shellQuote(runner.string()) + " --out-dir " +
+                      shellQuote(r.out_dir) + " --python " + shellQuote(r.python);
+    if (!harness.empty()) cmd += " --harness " + shellQuote(harness);
+    if (!r.stages.empty())  // a bare name is a stage file beside the runner
+        cmd += " --stages " + shellQuote(fs::path(r.stages).has_parent_path() ? fs::absolute(r.stages).string() : r.stages);
+    if (!r.gemm_shapes.empty()) cmd += " --gemm-shapes " + shellQuote(fs::absolute(r.gemm_shapes).string());
+    if (!r.only.empty()) cmd += " --only " + shellQuote(r.only);
+    if (!r.skip.empty()) cmd += " --skip " + shellQuote(r.skip);
+    if (r.budget_scale != 1.0) cmd += fmt::format(" --budget-scale {}", r.budget_scale);
     const int rc = runCommand(cmd, log);
     if (rc == 2)
         throw InputError("stepsim calibrate: no GPU is visible on this machine, so nothing was measured. Run "
-                         "`stepsim calibrate` on the GPU machine (or run stepsim-bench there and fit its output here "
-                         "with `stepsim calibrate fit`), or use a built-in profile (" +
-                         fmt::format("{}", fmt::join(builtinProfileNames(), ", ")) + ").");
-    if (rc != 0 && !fs::exists(bench))
-        throw InputError(fmt::format("stepsim calibrate: stepsim-bench failed (exit status {}) and wrote nothing", rc));
-    if (rc != 0) log << fmt::format("note: stepsim-bench exited with {}; fitting what it measured\n", rc);
-    return bench;
+                         "`stepsim calibrate` on the GPU machine (or calibration/bench/calibrate.sh there, and fit its "
+                         "output here with `stepsim calibrate fit --manifest DIR/inputs.txt`), or use a built-in "
+                         "profile (" + fmt::format("{}", fmt::join(builtinProfileNames(), ", ")) + ").");
+    if (!fs::exists(fs::path(r.out_dir) / "inputs.txt"))
+        throw InputError(fmt::format("stepsim calibrate: the stage runner failed (exit status {}) and wrote no "
+                                     "manifest in {}", rc, r.out_dir));
+    if (rc != 0) log << fmt::format("note: the stage runner exited with {}; fitting what it measured\n", rc);
 }
-
-// The PyTorch benchmarks into OUT_DIR/torch.jsonl, then the training-step scripts; each file written joins `raws`.
-void runPyTorch(const CalibrateOptions& o, const fs::path& bench, std::vector<std::string>& raws, std::ostream& log) {
-    const fs::path torch = fs::path(o.out_dir) / "torch.jsonl";
-    const fs::path script = findTorchScript(o.torch_script);
-    if (script.empty()) {
-        log << "note: calibration/pytorch/stepsim_torch_bench.py not found; attention, eager dispatch and "
-               "PyTorch kernels keep the base profile's values\n";
-        return;
-    }
-    const int prc = runCommand(shellQuote(o.python) + " " + shellQuote(script.string()) + " --out " +
-                                   shellQuote(torch.string()) + (o.quick ? " --quick" : ""),
-                               log);
-    if (prc == 0) raws.push_back(torch.string());
-    else log << fmt::format("note: the PyTorch benchmarks exited with {}; fitting without them\n", prc);
-    runTrainingScripts(o.python, script.parent_path(), o.out_dir, readRaw({bench}).gpu_count, o.gemm_shapes, raws, log);
-}
-
-}  // namespace
 
 HardwareProfile profileByNameOrFile(const std::string& what) {
     for (const auto& n : builtinProfileNames())
@@ -253,20 +184,27 @@ FitSummary fitAndWrite(const FitRequest& r, std::ostream& log) {
 void calibrate(const CalibrateOptions& o, std::ostream& log) {
     const auto t0 = std::chrono::steady_clock::now();
     auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-    const fs::path bench = runHarness(o, log);
-    const double tHarness = since();
-    std::vector<std::string> raws = {bench.string()};
-    if (!o.no_pytorch) runPyTorch(o, bench, raws, log);
-    const double tTorch = since();
+    StageRun r;
+    r.out_dir = o.out_dir;
+    r.harness = o.harness;
+    r.python = o.python;
+    r.runner = o.runner;
+    r.gemm_shapes = o.gemm_shapes;
+    r.only = o.no_pytorch ? std::string("harness") : o.only;
+    r.skip = o.skip;
+    r.budget_scale = o.quick ? 0.25 : o.budget_scale;
+    runStages(r, log);
+    const double tStages = since();
     FitRequest fit;
-    fit.raws = raws;
+    fit.manifest = (fs::path(o.out_dir) / "inputs.txt").string();
     fit.out = o.out.empty() ? (fs::path(o.out_dir) / "profile.yaml").string() : o.out;
     fit.name = o.name;
     fit.base = o.base;
-    fit.source = "stepsim calibrate --out-dir " + o.out_dir;
+    fit.source = "stepsim calibrate --out-dir " + o.out_dir + "; refit: stepsim calibrate fit --manifest " +
+                 fit.manifest + " --name " + o.name;
     fitAndWrite(fit, log);
-    log << fmt::format("calibration took {:.1f} s (harness {:.1f} s, PyTorch {:.1f} s, fit {:.1f} s)\n", since(),
-                       tHarness, tTorch - tHarness, since() - tTorch);
+    log << fmt::format("calibration took {:.1f} s (measuring {:.1f} s, fit {:.1f} s)\n", since(), tStages,
+                       since() - tStages);
 }
 
 }  // namespace stepsim

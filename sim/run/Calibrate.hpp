@@ -2,12 +2,12 @@
 // `stepsim calibrate` and `stepsim calibrate fit`: measure the local GPUs and fit a hardware profile, or fit one from
 // raw measurements taken elsewhere (calibration/fit/ProfileFit.hpp says what each field comes from).
 //
-// calibrate runs the calibration harness (calibration/bench: stepsim-bench) on every local GPU, then the PyTorch kernel
-// benchmarks (calibration/pytorch/stepsim_torch_bench.py) and the training-step scripts beside it, then fits; it writes
-// OUT_DIR/bench.jsonl, OUT_DIR/torch.jsonl, one raw file per script, the profile and its fit report, and says how long
-// each stage took. The harness is looked for at `harness`, $STEPSIM_BENCH, next to the stepsim binary
-// (calibration/bench/stepsim-bench in a build tree, or stepsim-bench) and on PATH. No harness, or no GPU (the harness
-// exits 2), is an InputError: nothing is fitted. A script that fails is noted and its fields keep the base's.
+// calibrate runs the stages of calibration/bench/stages.txt (the harness stepsim-bench, then the PyTorch scripts of
+// calibration/pytorch, each with its budget) through calibration/bench/stages.py, which writes one raw file per stage
+// and the manifest OUT_DIR/inputs.txt, then fits that manifest. The harness is looked for at `harness`,
+// $STEPSIM_BENCH, next to the stepsim binary (calibration/bench/stepsim-bench in a build tree, or stepsim-bench) and
+// on PATH. No harness, or no GPU (the harness exits 2), is an InputError: nothing is fitted. A stage that fails is
+// noted and its fields keep the base's.
 #include <ostream>
 #include <string>
 #include <vector>
@@ -37,20 +37,33 @@ struct FitSummary {
 // fitted and the held-out check.
 FitSummary fitAndWrite(const FitRequest& r, std::ostream& out);
 
+// One run of the stage runner (calibration/bench/stages.py) over a stage file (default calibration/bench/stages.txt)
+// into out_dir; it writes out_dir/inputs.txt, the manifest of the raw files it wrote. The harness is searched for
+// only when needs_harness. The runner's exit status 2 (the harness found no GPU) is an InputError, as is a run that
+// wrote no manifest.
+struct StageRun {
+    std::string out_dir, harness, python = "python3", runner, stages, gemm_shapes, only, skip;
+    double budget_scale = 1.0;
+    bool needs_harness = true;
+};
+void runStages(const StageRun& r, std::ostream& log);
+
 struct CalibrateOptions {
     std::string out_dir = "calibration-run";
     std::string harness;       // the stepsim-bench binary; empty: searched for
-    std::string torch_script;  // stepsim_torch_bench.py (the other scripts run from its folder); empty: searched for
+    std::string runner;        // calibration/bench/stages.py; empty: searched for
     std::string python = "python3";
-    std::string gemm_shapes;   // GEMMs to measure one by one ('forward|dgrad|wgrad M N K' lines); empty: none
+    std::string gemm_shapes;   // GEMMs to measure one by one ('forward|dgrad|wgrad M N K' lines); empty: the
+                               // validation's (calibration/validation/gemm_shapes.txt)
+    std::string only, skip;    // stage names (calibration/bench/stages.txt), comma-separated
     bool no_pytorch = false;   // the harness alone
-    bool quick = false;        // small grids: a smoke test
-    double time_limit = 480;   // seconds the harness may measure
+    bool quick = false;        // every budget a quarter: a smoke test
+    double budget_scale = 1.0;
     std::string name = "calibrated", base = "h200-sxm";
     std::string out;           // the profile YAML; empty: OUT_DIR/profile.yaml
 };
 
-// Measures, then fits (fitAndWrite); the commands it runs and its notes go to `out`.
+// Measures (runStages over calibration/bench/stages.txt), then fits OUT_DIR/inputs.txt (fitAndWrite).
 void calibrate(const CalibrateOptions& o, std::ostream& out);
 
 }  // namespace stepsim

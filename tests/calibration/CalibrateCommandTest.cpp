@@ -124,80 +124,131 @@ TEST(CalibrateCommand, NoGpuIsAClearError) {
 }
 
 // The whole calibration with stand-ins on a machine without a GPU: a harness that writes the committed H200
-// measurements, and a "python" that answers each PyTorch script with its committed output (the DDP host run,
-// under torch.distributed.run, with the DDP records). Every script beside stepsim_torch_bench.py runs, and the
-// profile takes its fields from their files: attention points, PyTorch's GEMM grid, host costs, checkpointing's,
-// the step gaps and, as the harness's run had two GPUs, the gaps and the kernels' slowdown beside NCCL, and with
-// --gemm-shapes each listed GEMM's.
-TEST(CalibrateCommand, RunsEveryPyTorchScriptAndFitsTheirFiles) {
-    const fs::path dir = fs::temp_directory_path() / "stepsim_cal_scripts", out = dir / "out";
+// measurements, and a "python" that runs the stage runner (calibration/bench/stages.py) with the real interpreter,
+// says there are two GPUs, and answers each stage with the committed file the shipped profiles were fitted from (by
+// the raw file the stage writes). Every stage of calibration/bench/stages.txt runs, the manifest lists each file, and
+// the profile takes its sections from them: the power state, DDP's host cost, the optimizer-state rates, the norms,
+// log-softmax, checkpointing's and accumulation's host costs, the model-variant kernels, the I/O rates, compile and
+// FP8, and with two GPUs the kernels and gaps beside NCCL and the GPUs' and hosts' spread.
+TEST(CalibrateCommand, RunsEveryStageAndFitsTheManifestItWrote) {
+    const fs::path dir = fs::temp_directory_path() / "stepsim_cal_stages", out = dir / "out";
     fs::remove_all(dir);
-    fs::create_directories(dir / "pytorch");
-    for (const char* f : {"stepsim_torch_bench.py", "attention_default.py", "gemm_training_shapes.py", "host_overhead.py",
-                          "kernel_gaps.py", "interference_training.py", "device_speed.py", "host_spread.py",
-                          "gemm_gaps.py"})
-        std::ofstream(dir / "pytorch" / f) << "# stand-in\n";
+    fs::create_directories(dir);
     const std::string x1 = std::string(STEPSIM_SOURCE_DIR) + "/calibration/profiles/h200x1/raw/";
-    const std::string gaps = x1 + "kernel_gaps_run12.jsonl", gemms = x1 + "gemm_training_shapes_step_run20.jsonl";
-    const std::string fp16 = std::string(kRaw) + "gemm_training_shapes_fp16_run83.jsonl";
     const fs::path harness = dir / "bench.sh", python = dir / "python.sh";
-    const std::string shapes = std::string(STEPSIM_SOURCE_DIR) + "/calibration/validation/gemm_shapes.txt";
     std::ofstream(harness) << "#!/bin/sh\ncp '" << kRaw << "bench.jsonl' \"$2\"\n";
-    std::ofstream(python)
-        << "#!/bin/sh\n"
-           "if [ \"$1\" = -m ]; then shift 5; case $(basename \"$1\") in\n"
-           "  host_overhead.py) grep '\"ddp\": true' '" << kRaw << "host_overhead_run7.jsonl' >> \"$3\";;\n"
-           "  interference_training.py) if [ \"$4 $5\" = '--bucket-mib 4,25,64,128' ]; then\n"
-           "    cp '" << kRaw << "interference_training_run21.jsonl' \"$3\"; exit 0; fi\n"
-           "    [ \"$4 $5 $6 $7 $8 $9\" = '--modes waiting --bucket-mib 25 --gemm-shapes " << shapes << "' ] || exit 1;\n"
-           "    cp '" << kRaw << "interference_training_shapes_waiting_run42.jsonl' \"$3\";;\n"
-           "  device_speed.py) cp '" << kRaw << "device_speed_run36.jsonl' \"$3\";;\n"
-           "  gemm_gaps.py) [ \"$4 $5 $6 $7\" = '--beside transfer,waiting --gemm-shapes " << shapes << "' ] || exit 1;\n"
-           "    cp '" << kRaw << "gemm_gaps_beside_run61.jsonl' \"$3\";;\n"
-           "  *) exit 1;; esac; exit 0; fi\n"
-           "case $(basename \"$1\") in\n"
-           "  stepsim_torch_bench.py) cp '" << kRaw << "torch.jsonl' \"$3\";;\n"
-           "  attention_default.py) cp '" << kRaw << "attention_default.jsonl' \"$3\";;\n"
-           "  gemm_training_shapes.py) [ \"$4\" = --step ] || exit 1;\n"
-           "    if [ \"$5 $6\" = '--dtype fp16' ]; then cp '" << fp16 << "' \"$3\"; else cp '" << gemms << "' \"$3\"; fi;;\n"
-           "  host_overhead.py) cat '" << kRaw << "host_overhead_run16_1gpu.jsonl' '" << kRaw
-        << "checkpoint_host_run16.jsonl' > \"$3\";;\n"
-           "  kernel_gaps.py) cp '" << gaps << "' \"$3\";;\n"
-           "  host_spread.py) cp '" << kRaw << "host_spread_run26.jsonl' \"$3\";;\n"
-           "  gemm_gaps.py) [ \"$4 $5\" = '--gemm-shapes " << shapes << "' ] || exit 1; cp '" << x1 << "gemm_gaps_run46.jsonl' \"$3\";;\n"
-           "esac\n";
+    std::ofstream py(python);
+    py << "#!/bin/sh\n"
+          "case $(basename \"$1\") in stages.py) exec python3 \"$@\";; esac\n"
+          "if [ \"$1\" = -c ]; then echo 2; exit 0; fi\n"
+          "if [ \"$1\" = -m ]; then shift 5; fi\n"
+          "if [ \"$(basename \"$1\")\" = variant_raw.py ]; then cp '" << kRaw << "model_variants_kernels.jsonl' \"$4\"; exit 0; fi\n"
+          "R='" << kRaw << "'; X='" << x1 << "'\n"
+          "case $(basename \"$3\") in\n"
+          "  torch.jsonl) cp $R/torch.jsonl \"$3\";;\n"
+          "  torch_norms.jsonl) cp $R/torch_norms_run91.jsonl \"$3\";;\n"
+          "  torch_log_softmax.jsonl) cp $R/torch_log_softmax_run79.jsonl \"$3\";;\n"
+          "  torch_adamw_gpt.jsonl) cp $R/torch_adamw_gpt_run92.jsonl \"$3\";;\n"
+          "  attention_default.jsonl) cp $R/attention_default_run56.jsonl \"$3\";;\n"
+          "  gemm_training_shapes.jsonl) cp $X/gemm_training_shapes_step_run20.jsonl \"$3\";;\n"
+          "  gemm_training_shapes_fp16.jsonl) cp $R/gemm_training_shapes_fp16_run83.jsonl \"$3\";;\n"
+          "  host_overhead.jsonl) cat $R/host_overhead_run16_1gpu.jsonl $R/checkpoint_host_run16.jsonl "
+          "$R/accumulate_host_run97.jsonl > \"$3\";;\n"
+          "  ddp_host.jsonl) cp $R/ddp_host_run110.jsonl \"$3\";;\n"
+          "  ddp_find_unused.jsonl) cp $R/ddp_find_unused_memory_check.jsonl \"$3\";;\n"
+          "  kernel_gaps.jsonl) cp $X/kernel_gaps_run12.jsonl \"$3\";;\n"
+          "  gemm_gaps_shapes.jsonl) cp $X/gemm_gaps_run46.jsonl \"$3\";;\n"
+          "  power_duty.jsonl) cat $R/power_duty_run104.jsonl $R/power_loaded_run101.jsonl > \"$3\";;\n"
+          "  compile_kernels.jsonl) cat $R/compile_kernels_20261202a.jsonl $R/compile_kernels_20261202b.jsonl > \"$3\";;\n"
+          "  compile_parts.jsonl) cp $R/compile_parts_20261202.jsonl \"$3\";;\n"
+          "  io_transfer.jsonl) cp $R/io_transfer_run1.jsonl \"$3\";;\n"
+          "  fp8_bench.jsonl) cat $R/fp8_bench_run_fp8a.jsonl $R/fp8_host_run_fp8c.jsonl > \"$3\";;\n"
+          "  model_variants.jsonl) :;;\n"
+          "  host_overhead_ddp.jsonl) grep '\"ddp\": true' $R/host_overhead_run7.jsonl > \"$3\";;\n"
+          "  kernel_gaps_ddp25mib.jsonl) cp $R/kernel_gaps_ddp25mib_run49.jsonl \"$3\";;\n"
+          "  gemm_gaps_beside_nccl.jsonl) cp $R/gemm_gaps_beside_run61.jsonl \"$3\";;\n"
+          "  interference_training.jsonl) cp $R/interference_training_run21.jsonl \"$3\";;\n"
+          "  interference_training_resident.jsonl) cp $R/interference_training_resident_run73.jsonl \"$3\";;\n"
+          "  interference_training_shapes.jsonl) cp $R/interference_training_shapes_waiting_run42.jsonl \"$3\";;\n"
+          "  device_speed.jsonl) cp $R/device_speed_run36.jsonl \"$3\";;\n"
+          "  host_spread.jsonl) cp $R/host_spread_run26.jsonl \"$3\";;\n"
+          "  *) exit 1;;\n"
+          "esac\n";
+    py.close();
     for (const fs::path& f : {harness, python}) fs::permissions(f, fs::perms::owner_all);
-    captureStdout([&] {
-        parse({"calibrate", "--harness", harness.string(), "--python", python.string(), "--torch-script",
-               (dir / "pytorch" / "stepsim_torch_bench.py").string(), "--out-dir", out.string(), "--gemm-shapes", shapes});
+    const std::string runner = std::string(STEPSIM_SOURCE_DIR) + "/calibration/bench/stages.py";
+    const std::string log = captureStdout([&] {
+        parse({"calibrate", "--harness", harness.string(), "--python", python.string(), "--stage-runner", runner,
+               "--out-dir", out.string()});
     });
-    for (const char* f : {"attention_default.jsonl", "gemm_training_shapes.jsonl", "gemm_training_shapes_fp16.jsonl",
-                          "host_overhead.jsonl", "kernel_gaps.jsonl",
-                          "interference_training.jsonl", "device_speed.jsonl", "host_spread.jsonl",
-                          "interference_training_shapes.jsonl",
-                          "gemm_gaps_shapes.jsonl", "gemm_gaps_beside_nccl.jsonl"})
-        EXPECT_TRUE(fs::exists(out / f)) << f;
+    // every stage of stages.txt wrote its file, and the manifest lists them all
+    std::vector<std::string> listed;
+    std::ifstream manifest(out / "inputs.txt");
+    for (std::string line; std::getline(manifest, line);)
+        if (!line.empty() && line[0] != '#') listed.push_back(line);
+    EXPECT_EQ(listed.size(), 27u) << log;
+    for (const std::string& f : listed) EXPECT_TRUE(fs::exists(out / f)) << f;
+    std::ifstream stages(out / "stages.jsonl");  // each stage's command, exit status and seconds
+    int ran = 0;
+    for (std::string line; std::getline(stages, line);) ran += nlohmann::json::parse(line).at("exit") == 0;
+    EXPECT_EQ(ran, 27);
     const HardwareProfile p = loadProfile(out / "profile.yaml");
     const HardwareProfile base = builtinProfile("h200-sxm");
     EXPECT_FALSE(p.attention.points.empty());
+    EXPECT_TRUE(p.power.modelled);                                              // power_duty.py
+    EXPECT_NE(p.launch.ddp_hook_host_us, base.launch.ddp_hook_host_us);         // ddp_host.py
     EXPECT_NE(p.launch.checkpoint_host_us.full_backward_us, base.launch.checkpoint_host_us.full_backward_us);
     EXPECT_NE(p.launch.step_gap_us.gemm_us, base.launch.step_gap_us.gemm_us);
     EXPECT_NE(p.launch.forward_host.median_us, base.launch.forward_host.median_us);
     EXPECT_NE(p.launch.nccl_host.median_us, base.launch.nccl_host.median_us);  // from the DDP run
+    for (const char* k : {"optimizer", "optimizer_foreach", "log_softmax_forward", "bias_grad", "rope"})
+        EXPECT_EQ(p.memory.kernels.count(k), 1u) << k;
+    EXPECT_TRUE(p.io.measured());                                               // io_transfer.py
+    EXPECT_TRUE(p.compile.measured);                                            // compile_kernels.py
     EXPECT_NEAR(p.interference.beside_waiting.gemm, 1.565, 0.001);             // two GPUs: beside NCCL by class
     EXPECT_GT(p.jitter.device_compute_cv, 0.005);                              // and the GPUs' spread
     EXPECT_NEAR(p.jitter.host_rank_cv, 0.127, 0.001);                          // and the hosts' (host_spread_run26)
-    EXPECT_EQ(p.interference.gemm_by_shape.size(), 152u);                      // --gemm-shapes: each GEMM's own
-    EXPECT_EQ(p.launch.gemm_gap_by_shape.size(), 152u);                        // slowdown beside NCCL and gap
-    // two GPUs: gaps beside an all-reduce, longer while it moves data than while it waits (x1.33, x1.00 in
-    // gemm_gaps_beside_run61.jsonl)
+    EXPECT_EQ(p.interference.gemm_by_shape.size(), 152u);                      // each listed GEMM's slowdown
+    EXPECT_EQ(p.launch.gemm_gap_by_shape.size(), 152u);                        // and gap
     EXPECT_GT(p.launch.step_gap_beside_transfer_us.gemm_us, 1.2 * p.launch.step_gap_us.gemm_us);
-    EXPECT_NEAR(p.launch.step_gap_beside_waiting_us.gemm_us, p.launch.step_gap_us.gemm_us, 0.05 * p.launch.step_gap_us.gemm_us);
     EXPECT_EQ(p.launch.gemm_gap_beside_transfer_by_shape.size(), 152u);
     const nlohmann::json report = nlohmann::json::parse(std::ifstream(out / "profile.yaml.fit.json"));
     EXPECT_EQ(report.at("gemm").at("bf16").at("source"), "pytorch-step");       // gemm_training_shapes.py --step
     EXPECT_EQ(report.at("gemm").at("fp16").at("source"), "pytorch-step");       // ... --step --dtype fp16
-    EXPECT_EQ(p.gemm.count("fp16"), 1u);
+    // `stepsim calibrate fit --manifest OUT_DIR/inputs.txt` reproduces the profile
+    const fs::path refit = dir / "refit.yaml";
+    captureStdout([&] { parse({"calibrate", "fit", "--manifest", (out / "inputs.txt").string(), "--name", "calibrated",
+                               "-o", refit.string()}); });
+    HardwareProfile again = loadProfile(refit), first = p;
+    again.source = first.source = "";  // the command that made each
+    EXPECT_EQ(writeProfile(again), writeProfile(first));
+}
+
+// --only picks stages by name; an unknown name is the runner's error (nothing fitted).
+TEST(CalibrateCommand, OnlyRunsTheNamedStages) {
+    const fs::path dir = fs::temp_directory_path() / "stepsim_cal_only", out = dir / "out";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const fs::path harness = dir / "bench.sh";
+    std::ofstream(harness) << "#!/bin/sh\ncp '" << kRaw << "bench.jsonl' \"$2\"\n";
+    fs::permissions(harness, fs::perms::owner_all);
+    const std::string runner = std::string(STEPSIM_SOURCE_DIR) + "/calibration/bench/stages.py";
+    captureStdout([&] {
+        parse({"calibrate", "--harness", harness.string(), "--python", "python3", "--stage-runner", runner, "--only",
+               "harness", "--out-dir", out.string()});
+    });
+    std::ifstream manifest(out / "inputs.txt");
+    std::string line, last;
+    int n = 0;
+    while (std::getline(manifest, line))
+        if (!line.empty() && line[0] != '#') ++n, last = line;
+    EXPECT_EQ(n, 1);
+    EXPECT_EQ(last, "bench.jsonl");
+    EXPECT_THROW(captureStdout([&] {
+                     parse({"calibrate", "--harness", harness.string(), "--python", "python3", "--stage-runner", runner,
+                            "--only", "no_such_stage", "--out-dir", (dir / "out2").string()});
+                 }),
+                 InputError);
 }
 
 TEST(CalibrateCommand, ProfileShowPutsRatesBesideDatasheetPeaks) {
