@@ -33,7 +33,8 @@ AlignRecord classify(const RawGemm& g) {
 void fitGemmAlignment(FitState& s) {
     std::vector<AlignRecord> recs;
     for (const auto& g : s.raw.gemms)
-        if (g.source == "pytorch-alignment" && g.dtype == "bf16" && g.m > 0 && g.n > 0 && g.k > 0) recs.push_back(classify(g));
+        if (g.source == "pytorch-alignment" && g.dtype == "bf16" && g.m > 0 && g.n > 0 && g.k > 0)
+            recs.push_back(classify(g));
     auto it = s.profile.gemm.find("bf16");
     if (recs.empty() || it == s.profile.gemm.end()) {
         s.kept.push_back("gemm.bf16.unaligned");

@@ -180,9 +180,9 @@ Expansion expand(const Scenario& given, const CostModel& cost) {
     const AttentionRates& att = cost.profile().attention;
     if (sc.model.dropout > 0.0 && !(att.dropout_forward_ratio > 0.0 && att.dropout_backward_ratio > 0.0))
         throw inputError(sc.source, 0, "model.dropout",
-                         fmt::format("profile {} has no measurement of SDPA with dropout (attention.dropout_forward_ratio "
-                                     "and dropout_backward_ratio: fit them from calibration/pytorch/variant_raw.py's "
-                                     "records, docs/variants.md)",
+                         fmt::format("profile {} has no measurement of SDPA with dropout "
+                                     "(attention.dropout_forward_ratio and dropout_backward_ratio: fit them from "
+                                     "calibration/pytorch/variant_raw.py's records, docs/variants.md)",
                                      cost.profile().name));
     if (sc.parallel.tp > 1 || sc.parallel.pp > 1) return expandParallel3d(sc, cost);
     Expansion out;

@@ -4,8 +4,8 @@
 //
 // Parameters (model.parameters() order): token embedding V×h, learned position embedding s×h (model.position_embedding
 // learned; none with rope or none), per layer: norm1 (weight, + bias for LayerNorm), fused QKV
-// ((heads + 2·kv_heads)·d × h; with model.qkv: separate q heads·d × h, k and v kv_heads·d × h), attention output h×h, norm2, MLP (gelu: fc f×h, proj h×f; swiglu: gate f×h,
-// up f×h, down h×f), final norm, LM head V×h (absent when tied). With model.linear_bias every Linear of the blocks
+// ((heads + 2·kv_heads)·d × h; with model.qkv: separate q heads·d × h, k and v kv_heads·d × h), attention output
+// h×h, norm2, MLP (gelu: fc f×h, proj h×f; swiglu: gate f×h, up f×h, down h×f), final norm, LM head V×h (absent when tied). With model.linear_bias every Linear of the blocks
 // has a bias of its output width, registered after its weight; the LM head never has one.
 //
 // Per Linear with tokens T = micro_batch · seq_len (fwd, dgrad, wgrad; Narayanan et al. 2021, §3):

@@ -310,7 +310,8 @@ void TransformerStep::separateQkvBackward(int l) {
                                  std::pair{"attn.q", t_.heads * t_.d}}) {
         linearBackward(L(l, x), out, t_.h, paramIndex(L(l, x) + ".weight"), [&] {
             normCastBackward(L(l, (std::string(x) + " norm1 cast backward").c_str()));
-            if (std::string(x) != "attn.v") inputMem(L(l, (std::string(x) + " input grad add").c_str()), 3 * c_.re() * Ts * h);
+            if (std::string(x) != "attn.v")
+                inputMem(L(l, (std::string(x) + " input grad add").c_str()), 3 * c_.re() * Ts * h);
         });
     }
 }
