@@ -60,10 +60,41 @@ void fitFlash(FitState& s) {
                              {"shapes", aj}};
 }
 
+// SDPA with dropout_p > 0 against the same call without, per pass: the median over shapes of the ratio of the
+// per-launch device times (sdpa_dropout_fwd/bwd over sdpa_plain_fwd/bwd at one shape: model_variants.py's dropout
+// step over its base step, through variant_raw.py).
+void fitAttentionDropout(FitState& s) {
+    HardwareProfile& p = s.profile;
+    json dj = json::object();
+    for (const auto& [pass, ratio] : {std::pair{std::string("fwd"), &p.attention.dropout_forward_ratio},
+                                      std::pair{std::string("bwd"), &p.attention.dropout_backward_ratio}}) {
+        std::map<std::tuple<long, long, long, long>, std::pair<double, double>> at;  // shape: (dropout, plain) µs
+        for (const auto& k : s.raw.kernels) {
+            const auto key = std::tuple{k.seq, k.head_dim, k.batch, k.heads};
+            if (k.op == "sdpa_dropout_" + pass) at[key].first = k.time.median;
+            if (k.op == "sdpa_plain_" + pass) at[key].second = k.time.median;
+        }
+        std::vector<double> r;
+        for (const auto& [key, t] : at)
+            if (t.first > 0 && t.second > 0) r.push_back(t.first / t.second);
+        if (r.empty()) {
+            s.kept.push_back(pass == "fwd" ? "attention.dropout_forward_ratio" : "attention.dropout_backward_ratio");
+            continue;
+        }
+        *ratio = median(r);
+        dj[pass] = {{"ratio", *ratio}, {"shapes", r.size()}, {"ratios", r}};
+    }
+    if (!dj.empty()) {
+        dj["from"] = "sdpa_dropout_* over sdpa_plain_* per shape (model_variants.py dropout over base, variant_raw.py)";
+        s.report["attention_dropout"] = dj;
+    }
+}
+
 }  // namespace
 
 void fitAttention(FitState& s) {
     if (!fitSdpaDefault(s)) fitFlash(s);
+    fitAttentionDropout(s);
 }
 
 }  // namespace stepsim

@@ -170,7 +170,10 @@ double fitGemms(FitState& s) {
                        {"max_efficiency", e.max_efficiency}, {"k_half", e.k_half}, {"tile", {e.tile_m, e.tile_n}},
                        {"overhead_us", e.overhead_us}, {"rel_error", e.rel_error}, {"heldout_model_rel_error", heldModel},
                        {"heldout_corrected_rel_error", heldCorrected}, {"best_tflops", best}, {"domain", domain}};
-        if (sel.key != "fp8_no_fast_accum") p.gemm[sel.key] = e;  // the profile's dtypes; the rest is report only
+        if (sel.key != "fp8_no_fast_accum") {  // the profile's dtypes; the rest is report only
+            e.unaligned = p.gemm[sel.key].unaligned;  // the base's until fitGemmAlignment fits it
+            p.gemm[sel.key] = e;
+        }
     }
     const double heldout = median(gemmHeld);
     s.report["gemm"] = gj;

@@ -53,6 +53,14 @@ const std::vector<Kind> kKinds = {
     // Rotary embeddings' kernels (TransformerStep's bytes per kernel), from the step time a Llama-style rope step
     // adds over the same step without positions (model_variants.py through variant_raw.py).
     {"rope", {"rope_kernel"}},
+    // q/k/v as a view and permute of one projection: the backward's non-vectorized stack of the three gradients and
+    // its copy to the projection's layout, per launch (model_variants.py through variant_raw.py).
+    {"qkv_permute_cat", {"qkv_permute_cat"}},
+    {"qkv_permute_copy", {"qkv_permute_copy"}},
+    // nn.Dropout's forward (values and a bool mask) and backward (masked scale), bf16 residual branches and fp32
+    // embeddings, per launch (model_variants.py through variant_raw.py).
+    {"dropout", {"dropout_fwd"}},
+    {"dropout_backward", {"dropout_bwd"}},
 };
 
 // One norm's grid of (tokens, hidden) sizes: its three kernels' median times where all three were timed.

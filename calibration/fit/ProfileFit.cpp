@@ -5,6 +5,7 @@
 #include "calibration/fit/CompileFit.hpp"
 #include "calibration/fit/FitState.hpp"
 #include "calibration/fit/Fp8Fit.hpp"
+#include "calibration/fit/GemmAlignmentFit.hpp"
 #include "calibration/fit/GemmFit.hpp"
 #include "calibration/fit/InterferenceFit.hpp"
 #include "calibration/fit/JitterFit.hpp"
@@ -46,6 +47,7 @@ ProfileFitResult fitProfile(const RawData& raw, const HardwareProfile& base, con
     fitGpu(s);
     out.heldout_collectives = fitCollectives(s);
     out.heldout_gemm = fitGemms(s);
+    fitGemmAlignment(s);
     fitMemoryRates(s);
     fitLaunch(s);
     fitAttention(s);

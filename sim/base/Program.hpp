@@ -76,7 +76,8 @@ enum class MemKind : std::uint8_t {
     log_softmax_forward, log_softmax_backward, log_softmax_forward_fp32, log_softmax_backward_fp32, optimizer_foreach,
     optimizer_foreach_bf16, norm_weight_grad, rms_forward, rms_backward, rms_weight_grad, gelu_forward,
     fp8_abs, fp8_amax, fp8_amax_rows, fp8_amax_cols, fp8_scale_math, fp8_upcast, fp8_scale_mul, fp8_clamp,
-    fp8_quantize, fp8_transpose, fp8_post_scale, fp8_post_scale_mul, bias_grad, rope
+    fp8_quantize, fp8_transpose, fp8_post_scale, fp8_post_scale_mul, bias_grad, rope,
+    qkv_permute_cat, qkv_permute_copy, dropout, dropout_backward
 };
 inline const char* memKindName(MemKind k) {
     constexpr const char* names[] = {"elementwise",         "cast_up",                  "cast_down",
@@ -89,7 +90,9 @@ inline const char* memKindName(MemKind k) {
                                      "fp8_amax_rows",       "fp8_amax_cols",            "fp8_scale_math",
                                      "fp8_upcast",          "fp8_scale_mul",            "fp8_clamp",
                                      "fp8_quantize",        "fp8_transpose",            "fp8_post_scale",
-                                     "fp8_post_scale_mul",  "bias_grad",                "rope"};
+                                     "fp8_post_scale_mul",  "bias_grad",                "rope",
+                                     "qkv_permute_cat",     "qkv_permute_copy",         "dropout",
+                                     "dropout_backward"};
     return names[static_cast<int>(k)];
 }
 // The kernels of a norm (LayerNorm: norm_*, RMSNorm: rms_*): forward, the backward's input gradient and its weight

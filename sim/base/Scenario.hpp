@@ -19,6 +19,12 @@ enum class NormKind { layernorm, rmsnorm };
 // How positions enter the model: a learned table added to the token embedding (GPT-2), rotary embeddings applied to
 // q and k in every layer (Llama), or nothing.
 enum class PositionEmbedding { learned, rope, none };
+// How q, k and v come out of the attention's projection: one fused Linear split along its last dimension (the
+// validation harness, nanoGPT), the same Linear viewed (B, T, 3, heads, head_dim) and permuted, or three Linears.
+enum class QkvLayout { fused, fused_permute, separate };
+// The dtype the loss's log-softmax runs in: the logits' as the step computes them (bf16 under autocast), or fp32
+// (logits.float() before the loss).
+enum class LossDtype { compute, fp32 };
 enum class DType { fp32, bf16, fp16, fp8 };
 enum class Optimizer { adamw, adam, sgd };
 // How the optimizer step runs: PyTorch's default on CUDA is foreach (one multi-tensor kernel per arithmetic step of
@@ -81,6 +87,9 @@ struct ModelSpec {
     bool tied_embeddings = false;
     bool linear_bias = false;  // a bias in every Linear of the blocks (GPT-2 / nanoGPT); the LM head has none
     PositionEmbedding position_embedding = PositionEmbedding::learned;
+    QkvLayout qkv = QkvLayout::fused;
+    LossDtype loss_dtype = LossDtype::compute;
+    double dropout = 0.0;  // nn.Dropout's p on the embeddings, in SDPA and on the residual branches (nanoGPT); 0: none
 };
 
 struct TrainingSpec {

@@ -188,7 +188,11 @@ MemKind baseKind(MemKind k) {
         case MemKind::fp8_post_scale:
         case MemKind::fp8_post_scale_mul:
         case MemKind::bias_grad:
-        case MemKind::rope: return MemKind::elementwise;
+        case MemKind::rope:
+        case MemKind::qkv_permute_cat:
+        case MemKind::qkv_permute_copy:
+        case MemKind::dropout:
+        case MemKind::dropout_backward: return MemKind::elementwise;
         default: return k;
     }
 }

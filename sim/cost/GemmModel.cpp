@@ -25,7 +25,35 @@ double gemmSecondsNoWaves(const GemmShape& s, const GemmEfficiency& e, double pe
 
 }  // namespace
 
+double unalignedGemmSeconds(const GemmShape& s, const GemmAlignment& a) {
+    if (a.alignment <= 1 || a.rates.empty()) return 0.0;
+    double rate = 0.0;  // TFLOP/s of the slowest unaligned dimension
+    for (const auto& [x, member] : {std::pair{s.m, &UnalignedRate::m_tflops}, std::pair{s.n, &UnalignedRate::n_tflops},
+                                    std::pair{s.k, &UnalignedRate::k_tflops}}) {
+        if (x <= 0 || x % a.alignment == 0) continue;
+        const long pow2 = x & -x;  // the largest power of two dividing x
+        const UnalignedRate* row = &a.rates.front();
+        for (const UnalignedRate& r : a.rates)
+            if (r.multiple <= pow2) row = &r;
+        double r = row->*member;
+        if (!(r > 0)) {
+            r = 0.0;
+            for (const double v : {row->m_tflops, row->n_tflops, row->k_tflops})
+                if (v > 0 && (r == 0.0 || v < r)) r = v;
+        }
+        if (r > 0 && (rate == 0.0 || r < rate)) rate = r;
+    }
+    if (!(rate > 0)) return 0.0;
+    return 2.0 * double(s.m) * double(s.n) * double(s.k) / (rate * 1e12);
+}
+
 GemmEstimate gemmSeconds(const GemmShape& s, const GemmEfficiency& e, double peak_flops, int sms) {
+    GemmEstimate out = alignedGemmSeconds(s, e, peak_flops, sms);
+    out.seconds = std::max(out.seconds, unalignedGemmSeconds(s, e.unaligned));
+    return out;
+}
+
+GemmEstimate alignedGemmSeconds(const GemmShape& s, const GemmEfficiency& e, double peak_flops, int sms) {
     GemmEstimate out{gemmModelSeconds(s, e, peak_flops, sms), e.points.empty()};
     if (e.points.empty()) return out;
     const GemmPoint* best = nearestShape(e.points, s);

@@ -15,6 +15,15 @@
 // 602). Outside the measured domain the model alone (e_wave included) prices it. e_max, k_half, overhead and the tile
 // are fitted by calibration/fit (the profile's `gemm` section) against the measured points: PyTorch's GEMMs called
 // back to back (calibration/pytorch/gemm_training_shapes.py), or the harness's cuBLASLt grid (calibration/bench).
+//
+// Alignment: a GEMM with a dimension x not a multiple of `unaligned.alignment` elements leaves cuBLAS's aligned
+// tensor-core kernels. With p(x) the largest power of two dividing x, each such dimension has the rate its row of
+// `unaligned.rates` gives (the row of the largest measured multiple ≤ p(x), the first row below every measured one;
+// the row's slowest rate when that dimension was not measured), and
+//   t = max(t_aligned, 2mnk / min over the unaligned dimensions of their rate)
+// The model knows shapes, not layouts: it treats every unaligned dimension as some operand's leading dimension, as
+// the LM head's three GEMMs have it (forward: n = vocabulary; input gradient: k; weight gradient: m). Fitted from
+// calibration/pytorch/gemm_alignment.py's records (calibration/fit/GemmFit.cpp).
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -48,5 +57,10 @@ const Point* nearestShape(const std::vector<Point>& points, const GemmShape& s) 
 // Model time without correction (what calibration fits e_max, k_half and overhead against).
 double gemmModelSeconds(const GemmShape& s, const GemmEfficiency& e, double peak_flops, int sms);
 GemmEstimate gemmSeconds(const GemmShape& s, const GemmEfficiency& e, double peak_flops, int sms);
+// gemmSeconds without the alignment term.
+GemmEstimate alignedGemmSeconds(const GemmShape& s, const GemmEfficiency& e, double peak_flops, int sms);
+// The unaligned kernels' time for `s` (above), 0 when every dimension is a multiple of the alignment or the profile
+// has no alignment measurement.
+double unalignedGemmSeconds(const GemmShape& s, const GemmAlignment& a);
 
 }  // namespace stepsim

@@ -42,6 +42,19 @@ struct GemmPoint {
     double tflops = 0.0;
 };
 
+// GEMMs with a dimension that is not a multiple of `alignment` elements (an operand's leading dimension cuBLAS's
+// aligned tensor-core kernels cannot take: GPT-2's unpadded vocabulary 50257) run slower kernels, at a rate that
+// depends on the largest power of two dividing that dimension and on which of m, n, k it is (GemmModel.hpp).
+// One row per measured multiple: [multiple, m_tflops, n_tflops, k_tflops] (0: that dimension not measured at it).
+struct UnalignedRate {
+    long multiple = 1;
+    double m_tflops = 0.0, n_tflops = 0.0, k_tflops = 0.0;
+};
+struct GemmAlignment {
+    long alignment = 0;               // elements; 0: not measured, every GEMM priced as aligned
+    std::vector<UnalignedRate> rates; // by multiple, ascending
+};
+
 // GEMM efficiency for one dtype. Time = 2mnk / (peak · efficiency(m, n, k)); the efficiency comes from the
 // tile/wave-quantization model of GemmModel.hpp with these parameters, corrected towards the nearest
 // measured points when `points` is not empty.
@@ -52,6 +65,7 @@ struct GemmEfficiency {
     double overhead_us = 4.0;      // fixed per-GEMM cost (launch on device, prologue/epilogue)
     std::vector<GemmPoint> points; // measured grid (empty for datasheet-only profiles)
     double rel_error = 0.0;        // median relative error of the model on `points`
+    GemmAlignment unaligned;       // calibration/pytorch/gemm_alignment.py (empty: not measured)
 };
 
 // One kind of memory-bound kernel: t = fixed_us + bytes / (hbm_gbps · efficiency).
@@ -82,9 +96,10 @@ struct MemoryRates {
     // Per kind of kernel (names of MemKind: elementwise, cast_up, cast_down, norm_forward, norm_backward,
     // optimizer, residual_add, optimizer_bf16, log_softmax_forward, log_softmax_backward and their _fp32,
     // optimizer_foreach, optimizer_foreach_bf16, norm_weight_grad, rms_forward, rms_backward, rms_weight_grad,
-    // gelu_forward). A kind not listed takes its base kind's rate (rms_* the norm_* one, norm_weight_grad
-    // norm_backward's, optimizer_foreach_bf16 optimizer_foreach's, gelu_forward elementwise's), and a base kind not
-    // listed streams at read_write_efficiency with no fixed cost.
+    // gelu_forward, bias_grad, rope, qkv_permute_cat, qkv_permute_copy, dropout, dropout_backward). A kind not
+    // listed takes its base kind's rate (rms_* the norm_* one, norm_weight_grad norm_backward's,
+    // optimizer_foreach_bf16 optimizer_foreach's, gelu_forward and the variants' kinds elementwise's), and a base
+    // kind not listed streams at read_write_efficiency with no fixed cost.
     std::map<std::string, MemoryKernelRate> kernels;
     NormGrid norms;
 };
@@ -101,6 +116,11 @@ struct AttentionRates {
     double fwd_efficiency = 0.55;  // flash attention forward, fraction of dense peak (compute dtype)
     double bwd_efficiency = 0.45;  // backward (2.5x the forward FLOPs)
     std::vector<AttentionPoint> points;
+    // SDPA with dropout_p > 0 (cuDNN's flash kernels with their Philox dropout): its forward and backward time over
+    // the same call without dropout, measured in a training step (model_variants.py through variant_raw.py). 0: not
+    // measured (model.dropout is refused).
+    double dropout_forward_ratio = 0.0;
+    double dropout_backward_ratio = 0.0;
 };
 
 // A distribution summarised by its median and spread; drawn as a lognormal matching median and p99.

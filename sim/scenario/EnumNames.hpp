@@ -22,6 +22,8 @@ struct EnumName {
 std::span<const EnumName<MlpKind>> enumNames(MlpKind);
 std::span<const EnumName<NormKind>> enumNames(NormKind);
 std::span<const EnumName<PositionEmbedding>> enumNames(PositionEmbedding);
+std::span<const EnumName<QkvLayout>> enumNames(QkvLayout);
+std::span<const EnumName<LossDtype>> enumNames(LossDtype);
 std::span<const EnumName<DType>> enumNames(DType);
 std::span<const EnumName<Optimizer>> enumNames(Optimizer);
 std::span<const EnumName<OptimizerImpl>> enumNames(OptimizerImpl);

@@ -43,6 +43,16 @@ std::string formatValue(const GemmPoint& p) {
     return formatFlowList(p, &GemmPoint::m, &GemmPoint::n, &GemmPoint::k, &GemmPoint::tflops);
 }
 
+void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, UnalignedRate& out) {
+    readFlowList(r, n, path, out, "[multiple, m_tflops, n_tflops, k_tflops]", &UnalignedRate::multiple,
+                 &UnalignedRate::m_tflops, &UnalignedRate::n_tflops, &UnalignedRate::k_tflops);
+}
+
+std::string formatValue(const UnalignedRate& p) {
+    return formatFlowList(p, &UnalignedRate::multiple, &UnalignedRate::m_tflops, &UnalignedRate::n_tflops,
+                          &UnalignedRate::k_tflops);
+}
+
 void readValue(YamlReader& r, const YAML::Node& n, const std::string& path, GemmShapeValue& out) {
     readFlowList(r, n, path, out, "[m, n, k, value]", &GemmShapeValue::m, &GemmShapeValue::n, &GemmShapeValue::k,
                  &GemmShapeValue::value);
@@ -91,14 +101,14 @@ struct ProfileDocument {
     HardwareProfile profile;
 };
 
-constexpr std::array<std::string_view, 33> kMemoryKernelKinds = {
+constexpr std::array<std::string_view, 37> kMemoryKernelKinds = {
     "elementwise",    "cast_up",           "cast_down",            "norm_forward",
     "norm_backward",  "optimizer",         "residual_add",         "optimizer_bf16",
     "log_softmax_forward", "log_softmax_backward", "log_softmax_forward_fp32", "log_softmax_backward_fp32",
     "optimizer_foreach", "optimizer_foreach_bf16", "norm_weight_grad", "rms_forward", "rms_backward",
     "rms_weight_grad", "gelu_forward", "fp8_abs", "fp8_amax", "fp8_amax_rows", "fp8_amax_cols", "fp8_scale_math",
     "fp8_upcast", "fp8_scale_mul", "fp8_clamp", "fp8_quantize", "fp8_transpose", "fp8_post_scale",
-    "fp8_post_scale_mul", "bias_grad", "rope"};
+    "fp8_post_scale_mul", "bias_grad", "rope", "qkv_permute_cat", "qkv_permute_copy", "dropout", "dropout_backward"};
 
 }  // namespace
 
@@ -137,6 +147,12 @@ void describe(V& v, MemoryRates& m) {
 }
 
 template <class V>
+void describe(V& v, GemmAlignment& a) {
+    v.field("alignment", a.alignment);
+    v.field("rates", a.rates);
+}
+
+template <class V>
 void describe(V& v, GemmEfficiency& g) {
     v.field("max_efficiency", g.max_efficiency);
     v.field("k_half", g.k_half);
@@ -145,6 +161,7 @@ void describe(V& v, GemmEfficiency& g) {
     v.field("overhead_us", g.overhead_us);
     v.field("points", g.points);
     v.field("rel_error", g.rel_error);
+    v.section("unaligned", g.unaligned);
 }
 
 template <class V>
@@ -152,6 +169,8 @@ void describe(V& v, AttentionRates& a) {
     v.field("fwd_efficiency", a.fwd_efficiency);
     v.field("bwd_efficiency", a.bwd_efficiency);
     v.field("points", a.points);
+    v.field("dropout_forward_ratio", a.dropout_forward_ratio);
+    v.field("dropout_backward_ratio", a.dropout_backward_ratio);
 }
 
 template <class V>

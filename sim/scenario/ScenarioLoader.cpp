@@ -76,6 +76,9 @@ void describe(V& v, ModelSpec& m) {
     v.field("tied_embeddings", m.tied_embeddings);
     v.field("linear_bias", m.linear_bias);
     v.field("position_embedding", m.position_embedding);
+    v.field("qkv", m.qkv);
+    v.field("loss_dtype", m.loss_dtype);
+    v.field("dropout", m.dropout);
 }
 
 template <class V>
@@ -406,6 +409,8 @@ void validate(const YamlReader& r, const Scenario& s) {
     if (m.ffn_hidden) atLeast("model.ffn_hidden", *m.ffn_hidden, 1);
     atLeast("model.vocab", m.vocab, 1);
     atLeast("model.seq_len", m.seq_len, 1);
+    if (!(m.dropout >= 0.0 && m.dropout < 1.0))
+        r.fail("model.dropout", fmt::format("expected a probability in [0, 1), got {}", m.dropout));
 
     const TrainingSpec& t = s.training;
     atLeast("training.micro_batch", t.micro_batch, 1);
@@ -482,7 +487,7 @@ void requireModel(const YamlReader& r, const YAML::Node& root, const Scenario& s
     if (s.model.type == "trace") {
         // The trace is the model: a transformer's keys would change nothing.
         for (const char* key : {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "mlp", "norm",
-                                "tied_embeddings", "linear_bias", "position_embedding"})
+                                "tied_embeddings", "linear_bias", "position_embedding", "qkv", "loss_dtype", "dropout"})
             if (r.present(std::string("model.") + key))
                 r.fail(std::string("model.") + key, "not read with model.type: trace (the trace is the model)");
         return;
@@ -654,12 +659,18 @@ void refuseUnmodelledCombinations(const YamlReader& r, const Scenario& s) {
     }
     for (const auto& [key, on] : {std::pair{"model.linear_bias", s.model.linear_bias},
                                   std::pair{"model.position_embedding",
-                                            s.model.position_embedding == PositionEmbedding::rope}}) {
+                                            s.model.position_embedding == PositionEmbedding::rope},
+                                  std::pair{"model.qkv", s.model.qkv != QkvLayout::fused},
+                                  std::pair{"model.loss_dtype", s.model.loss_dtype != LossDtype::compute},
+                                  std::pair{"model.dropout", s.model.dropout > 0.0}}) {
         if (!on) continue;
         if (s.parallel.tp > 1) refuse(key, std::string(key) + " with tensor parallelism (parallel.tp > 1)");
         if (fp8Training(s)) refuse(key, std::string(key) + " with FP8 linears");
         if (s.compile.enabled) refuse(key, std::string(key) + " under torch.compile");
     }
+    if (s.model.loss_dtype == LossDtype::fp32 && s.training.param_dtype == s.training.compute_dtype)
+        r.fail("model.loss_dtype", "fp32 changes nothing without autocast (training.param_dtype equal to "
+                                   "compute_dtype): the loss takes logits.float() there already");
     if (!parallel3d) return;
     if (s.compile.enabled) refuse("compile.enabled", "torch.compile with tensor or pipeline parallelism");
     if (s.checkpoint.interval_steps > 0)

@@ -74,7 +74,10 @@ void checkSupported(const Scenario& sc) {
     // (calibration/pytorch/model_variants.py): not with a linear split over TP ranks, FP8 linears or torch.compile.
     for (const auto& [key, on] : {std::pair{"model.linear_bias", sc.model.linear_bias},
                                   std::pair{"model.position_embedding",
-                                            sc.model.position_embedding == PositionEmbedding::rope}}) {
+                                            sc.model.position_embedding == PositionEmbedding::rope},
+                                  std::pair{"model.qkv", sc.model.qkv != QkvLayout::fused},
+                                  std::pair{"model.loss_dtype", sc.model.loss_dtype != LossDtype::compute},
+                                  std::pair{"model.dropout", sc.model.dropout > 0.0}}) {
         if (!on) continue;
         if (sc.parallel.tp > 1) unsupported(key, std::string(key) + " with tensor parallelism (parallel.tp > 1)");
         if (fp8Training(sc)) unsupported(key, std::string(key) + " with FP8 linears");
@@ -174,6 +177,13 @@ Expansion expand(const Scenario& given, const CostModel& cost) {
     if (given.model.type == "trace") return expandTrace(given, cost);
     const Scenario sc = withFp8Linears(given);
     checkSupported(sc);
+    const AttentionRates& att = cost.profile().attention;
+    if (sc.model.dropout > 0.0 && !(att.dropout_forward_ratio > 0.0 && att.dropout_backward_ratio > 0.0))
+        throw inputError(sc.source, 0, "model.dropout",
+                         fmt::format("profile {} has no measurement of SDPA with dropout "
+                                     "(attention.dropout_forward_ratio and dropout_backward_ratio: fit them from "
+                                     "calibration/pytorch/variant_raw.py's records, docs/variants.md)",
+                                     cost.profile().name));
     if (sc.parallel.tp > 1 || sc.parallel.pp > 1) return expandParallel3d(sc, cost);
     Expansion out;
     const Scenario compute_sc = computeScenario(sc);

@@ -25,6 +25,9 @@ TransformerShape transformerShape(const ModelSpec& m, int micro_batch, int tp, b
     t.pos_embedding = m.position_embedding == PositionEmbedding::learned;
     t.rope = m.position_embedding == PositionEmbedding::rope;
     t.bias = m.linear_bias;
+    t.qkv = m.qkv;
+    t.fp32_loss = m.loss_dtype == LossDtype::fp32;
+    t.dropout = m.dropout > 0.0;
     return t;
 }
 
@@ -45,7 +48,13 @@ std::vector<ParamInfo> transformerParams(const TransformerShape& t) {
     for (int l = 0; l < t.L; ++l) {
         const std::string b = fmt::format("h.{}.", l);
         norm(b + "norm1", l);
-        linear(b + "attn.qkv", double(t.qkvOut()), h, l);
+        if (t.qkv == QkvLayout::separate) {
+            linear(b + "attn.q", double(t.heads * t.d), h, l);
+            linear(b + "attn.k", double(t.kv * t.d), h, l);
+            linear(b + "attn.v", double(t.kv * t.d), h, l);
+        } else {
+            linear(b + "attn.qkv", double(t.qkvOut()), h, l);
+        }
         linear(b + "attn.proj", h, double(t.attnOut()), l);
         norm(b + "norm2", l);
         if (t.mlp == MlpKind::gelu) {

@@ -4,8 +4,8 @@
 //
 // Parameters (model.parameters() order): token embedding V×h, learned position embedding s×h (model.position_embedding
 // learned; none with rope or none), per layer: norm1 (weight, + bias for LayerNorm), fused QKV
-// ((heads + 2·kv_heads)·d × h), attention output h×h, norm2, MLP (gelu: fc f×h, proj h×f; swiglu: gate f×h,
-// up f×h, down h×f), final norm, LM head V×h (absent when tied). With model.linear_bias every Linear of the blocks
+// ((heads + 2·kv_heads)·d × h; with model.qkv: separate q heads·d × h, k and v kv_heads·d × h), attention output
+// h×h, norm2, MLP (gelu: fc f×h, proj h×f; swiglu: gate f×h, up f×h, down h×f), final norm, LM head V×h (absent when tied). With model.linear_bias every Linear of the blocks
 // has a bias of its output width, registered after its weight; the LM head never has one.
 //
 // Per Linear with tokens T = micro_batch · seq_len (fwd, dgrad, wgrad; Narayanan et al. 2021, §3):
@@ -43,6 +43,9 @@ struct TransformerShape {
     bool pos_embedding = true;  // a learned position table (model.position_embedding: learned)
     bool rope = false;          // rotary embeddings on q and k in every layer
     bool bias = false;          // model.linear_bias
+    QkvLayout qkv = QkvLayout::fused;      // model.qkv
+    bool fp32_loss = false;                // model.loss_dtype: fp32
+    bool dropout = false;                  // model.dropout > 0
     int tp = 1;
     long qkvOut() const { return (heads + 2 * kv) * d; }
     long attnOut() const { return heads * d; }  // the attention output projection's input features

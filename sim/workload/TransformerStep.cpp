@@ -24,6 +24,7 @@ void TransformerStep::forward() {
         b_.mem("embedding", 2 * c_.re() * T * h);
         tp_.reduce("embedding", c_.ce * T * h);
         if (t_.pos_embedding) b_.mem("pos_embedding add", c_.re() * double(t_.s) * h + 2 * c_.re() * Ts * h);
+        dropoutForward("embedding dropout", c_.re());
     }
     for (int l = slice_.begin; l < layerEnd(); ++l) {
         if (hooks_) hooks_->beforeLayerForward(l);
@@ -41,13 +42,16 @@ void TransformerStep::forward() {
         b_.phase = Phase::forward;
     }
     const double TV = T * double(t_.V);
-    if (c_.autocast) {
+    if (c_.autocast && !t_.fp32_loss) {
         // cross_entropy under autocast: log_softmax on the bf16 logits, its output cast to fp32 for nll_loss
         // (H200 traces, PyTorch 2.11).
         b_.mem("log_softmax", 2 * c_.ce * TV, MemKind::log_softmax_forward);
         b_.mem("log_softmax to fp32", (c_.ce + 4) * TV, MemKind::cast_up);
     } else {
-        // Without autocast the loss takes logits.float() (as the validation harness and Hugging Face models do).
+        // Without autocast the loss takes logits.float() (as the validation harness and Hugging Face models do);
+        // under autocast model.loss_dtype: fp32 does the same (the same kernel count: model_variants.py's
+        // loss_fp32 step replaces the bf16 log-softmax and its output's cast by the logits' cast and an fp32
+        // log-softmax, results/validation/variants/NOTES.md).
         b_.mem("logits to fp32", (c_.ce + 4) * TV, MemKind::cast_up);
         b_.mem("log_softmax", 8 * TV, MemKind::log_softmax_forward_fp32);
     }
@@ -78,6 +82,8 @@ void TransformerStep::backward(const std::function<void(std::size_t)>& ready, Ba
     if (slice_.embedding && weight()) {
         // SP: the embedding's output gradient is gathered from the sequence shards first.
         tp_.gather("embedding grad", c_.ce * T * h);
+        // The embeddings' dropout, backward: on the way to the embedding's gradient (its W part).
+        if (t_.dropout) b_.mem("embedding dropout backward", (2 * c_.re() + 1) * T * h, MemKind::dropout_backward);
         // DDP's grad-ready order on a real run ends with the token embedding, then the position embedding.
         b_.mem("embedding backward", 4 * double(t_.V) * h + 12 * T * h);
         // A tied head's weight gradient arrives first; autograd adds the embedding's to it (one add over the V×h
@@ -103,7 +109,7 @@ void TransformerStep::headBackward() {
     if (c_.grad_scaler) b_.mem("loss scale backward", 8);
     if (c_.sc.training.grad_accum > 1) b_.mem("loss / grad_accum backward", 8);
     b_.mem("nll_loss backward", 4 * TV);
-    if (c_.autocast) {
+    if (c_.autocast && !t_.fp32_loss) {
         b_.mem("log_softmax grad cast", (4 + c_.ce) * TV, MemKind::cast_down);
         b_.mem("log_softmax backward", 3 * c_.ce * TV, MemKind::log_softmax_backward);
     } else {
@@ -284,6 +290,32 @@ void TransformerStep::ropeBackward(int l) {
     }
 }
 
+// nn.Dropout (model.dropout > 0) on a tensor of the residual stream's shape in `e`-byte elements: the forward writes
+// the values and a bool mask (memory.kernels.dropout), the backward scales the gradient by the mask
+// (memory.kernels.dropout_backward). Nothing without dropout.
+void TransformerStep::dropoutForward(const std::string& name, double e) {
+    if (t_.dropout) b_.mem(name, (2 * e + 1) * double(t_.Ts) * double(t_.h), MemKind::dropout);
+}
+
+void TransformerStep::dropoutBackward(const std::string& name, double e) {
+    if (t_.dropout) inputMem(name, (2 * e + 1) * double(t_.Ts) * double(t_.h), MemKind::dropout_backward);
+}
+
+// model.qkv: separate. Autograd runs the three Linears' backward in reverse order of creation (v, k, q); each input
+// gradient is cast back to fp32 under autocast and the three are summed by two fp32 adds into the norm's output
+// gradient (model_variants.py's qkv_separate step, results/validation/variants/NOTES.md).
+void TransformerStep::separateQkvBackward(int l) {
+    const double Ts = double(t_.Ts), h = double(t_.h);
+    for (const auto& [x, out] : {std::pair{"attn.v", t_.kv * t_.d}, std::pair{"attn.k", t_.kv * t_.d},
+                                 std::pair{"attn.q", t_.heads * t_.d}}) {
+        linearBackward(L(l, x), out, t_.h, paramIndex(L(l, x) + ".weight"), [&] {
+            normCastBackward(L(l, (std::string(x) + " norm1 cast backward").c_str()));
+            if (std::string(x) != "attn.v")
+                inputMem(L(l, (std::string(x) + " input grad add").c_str()), 3 * c_.re() * Ts * h);
+        });
+    }
+}
+
 GemmShape TransformerStep::attnShape() const { return {t_.b * t_.heads, t_.s, t_.d}; }
 
 void TransformerStep::attentionForward(int l) {
@@ -293,17 +325,34 @@ void TransformerStep::attentionForward(int l) {
     b_.mem(L(l, "attn stats memset"), 4 * double(t_.b * t_.heads * t_.s));
     b_.attention(L(l, "attn.flash"), attentionForwardFlops(t_), (T * qkv + T * double(t_.attnOut())) * c_.ce,
                  attnShape());
+    if (t_.dropout) {
+        // SDPA with dropout_p: cuDNN's flash kernel with its Philox dropout, attention.dropout_forward_ratio of the
+        // kernel without it, after a small kernel that unpacks the generator's seed and offset.
+        b_.last().work_s *= c_.cost.profile().attention.dropout_forward_ratio;
+        b_.mem(L(l, "attn dropout philox unpack"), 16);
+    }
 }
 
 void TransformerStep::layerForward(int l, bool recompute) {
     const double T = double(t_.T), h = double(t_.h), f = double(t_.f), Ts = double(t_.Ts);
     norm(L(l, "norm1"));
     if (c_.autocast) b_.mem(L(l, "norm1 cast"), (4 + c_.ce) * Ts * h, MemKind::cast_down);
-    linearForward(L(l, "attn.qkv"), t_.qkvOut(), t_.h, TpSplit::column);
+    if (t_.qkv == QkvLayout::separate) {
+        // Three Linears: autocast casts the norm's output again for each (activation casts are not cached).
+        linearForward(L(l, "attn.q"), t_.heads * t_.d, t_.h);
+        for (const char* x : {"attn.k", "attn.v"}) {
+            if (c_.autocast) b_.mem(L(l, (std::string("norm1 cast ") + x).c_str()), (4 + c_.ce) * Ts * h,
+                                    MemKind::cast_down);
+            linearForward(L(l, x), t_.kv * t_.d, t_.h);
+        }
+    } else {
+        linearForward(L(l, "attn.qkv"), t_.qkvOut(), t_.h, TpSplit::column);
+    }
     if (t_.rope) ropeForward(l);
     attentionForward(l);
     // y.transpose(1, 2).reshape(B, T, h) is a view: cuDNN's SDPA allocates its output token-major.
     linearForward(L(l, "attn.proj"), t_.h, t_.attnOut(), TpSplit::row);
+    dropoutForward(L(l, "attn residual dropout"), c_.ce);
     b_.mem(L(l, "residual add"), (2 * c_.re() + c_.ce) * Ts * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
     norm(L(l, "norm2"));
     if (c_.autocast) b_.mem(L(l, "norm2 cast"), (4 + c_.ce) * Ts * h, MemKind::cast_down);
@@ -315,6 +364,7 @@ void TransformerStep::layerForward(int l, bool recompute) {
         b_.mem(L(l, "gelu"), 2 * c_.ce * T * f, MemKind::gelu_forward);
         if (recompute) return;  // the projection's input is the last saved tensor
         linearForward(L(l, "mlp.proj"), t_.h, t_.f, TpSplit::row);
+        dropoutForward(L(l, "mlp residual dropout"), c_.ce);
     } else {
         // silu(gate(z)) * up(z), evaluated in that order. Autocast casts an activation at each op that takes it
         // (only weights' casts are cached): z is cast again for the second linear (a SwiGLU/GQA step's profiler
@@ -326,6 +376,7 @@ void TransformerStep::layerForward(int l, bool recompute) {
         b_.mem(L(l, "silu mul"), 3 * c_.ce * T * f);
         if (recompute) return;
         linearForward(L(l, "mlp.down"), t_.h, t_.f, TpSplit::row);
+        dropoutForward(L(l, "mlp residual dropout"), c_.ce);
     }
     b_.mem(L(l, "residual add 2"), (2 * c_.re() + c_.ce) * Ts * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
 }
@@ -337,6 +388,7 @@ void TransformerStep::layerBackward(int l) {
     // The residual branch point sums the two incoming gradients.
     inputMem(L(l, "residual grad add 2"), 3 * c_.re() * Ts * h);
     residualGradCast(L(l, "residual grad cast 2"));
+    dropoutBackward(L(l, "mlp residual dropout backward"), c_.ce);
     // Under TP a column-parallel linear's input gradient is a partial sum: reduced over the group (SP:
     // reduce-scattered to the sequence shards) before it joins the norm's backward.
     auto reduced = [&](const char* what) { tp_.reduce(L(l, what), c_.ce * T * h); };
@@ -364,6 +416,7 @@ void TransformerStep::layerBackward(int l) {
     normBackward(L(l, "norm2"), L(l, "norm2"));
     inputMem(L(l, "residual grad add"), 3 * c_.re() * Ts * h);
     residualGradCast(L(l, "residual grad cast"));
+    dropoutBackward(L(l, "attn residual dropout backward"), c_.ce);
     linearBackward(L(l, "attn.proj"), t_.h, t_.attnOut(), paramIndex(L(l, "attn.proj.weight")), {}, TpSplit::row);
     const double qkv = double(t_.qkvOut());
     if (input()) {
@@ -373,6 +426,7 @@ void TransformerStep::layerBackward(int l) {
         b_.mem(L(l, "attn backward memset"), 4 * double(t_.b * t_.heads * t_.s));
         b_.attention(L(l, "attn.flash backward"), 2.5 * attentionForwardFlops(t_),
                      (2 * T * qkv + 2 * T * double(t_.attnOut())) * c_.ce, attnShape());
+        if (t_.dropout) b_.last().work_s *= c_.cost.profile().attention.dropout_backward_ratio;
         // With GQA cuDNN writes dK and dV per query head, then sums each group of heads into its KV head: one
         // reduction each, reading heads·d and writing kv·d per token (12.7 µs each at 8192 tokens, 16 heads onto 4,
         // head_dim 128, in the SwiGLU/GQA step's trace).
@@ -380,13 +434,24 @@ void TransformerStep::layerBackward(int l) {
             for (const char* g : {"attn k grad head reduce", "attn v grad head reduce"})
                 b_.mem(L(l, g), c_.ce * double(T) * double((t_.heads + t_.kv) * t_.d));
         if (t_.rope) ropeBackward(l);
-        // split() backward: dq, dk, dv concatenated into the fused QKV output gradient.
-        b_.mem(L(l, "qkv grad cat"), 2 * c_.ce * T * qkv);
+        if (t_.qkv == QkvLayout::fused) {
+            // split() backward: dq, dk, dv concatenated into the fused QKV output gradient.
+            b_.mem(L(l, "qkv grad cat"), 2 * c_.ce * T * qkv);
+        } else if (t_.qkv == QkvLayout::fused_permute) {
+            // unbind() of the permuted view, backward: dq, dk, dv stacked by a non-vectorized concatenation, then
+            // copied into the projection's (B, T, 3, heads, d) layout (memory.kernels.qkv_permute_cat, _copy).
+            b_.mem(L(l, "qkv grad stack"), 2 * c_.ce * T * qkv, MemKind::qkv_permute_cat);
+            b_.mem(L(l, "qkv grad permute copy"), 2 * c_.ce * T * qkv, MemKind::qkv_permute_copy);
+        }
     }
-    linearBackward(L(l, "attn.qkv"), t_.qkvOut(), t_.h, paramIndex(L(l, "attn.qkv.weight")), [&] {
-        reduced("attn input grad");
-        normCastBackward(L(l, "norm1 cast backward"));
-    });
+    if (t_.qkv == QkvLayout::separate) {
+        separateQkvBackward(l);
+    } else {
+        linearBackward(L(l, "attn.qkv"), t_.qkvOut(), t_.h, paramIndex(L(l, "attn.qkv.weight")), [&] {
+            reduced("attn input grad");
+            normCastBackward(L(l, "norm1 cast backward"));
+        });
+    }
     normBackward(L(l, "norm1"), L(l, "norm1"));
 }
 

@@ -60,6 +60,9 @@ private:
     void gradReady(std::size_t i);
     bool hasBias(const std::string& name) const { return t_.bias && name != "lm_head"; }
     void biasBackward(const std::string& name, long out);
+    void dropoutForward(const std::string& name, double e);
+    void dropoutBackward(const std::string& name, double e);
+    void separateQkvBackward(int l);
     void ropeForward(int l);
     void ropeBackward(int l);
     GemmShape attnShape() const;

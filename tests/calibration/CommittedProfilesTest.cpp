@@ -56,9 +56,19 @@ void expectSameComputeRates(const HardwareProfile& a, const HardwareProfile& b) 
             EXPECT_EQ(e.points[i].m, f.points[i].m);
             near(e.points[i].tflops, f.points[i].tflops, "gemm." + dt + ".points");
         }
+        EXPECT_EQ(e.unaligned.alignment, f.unaligned.alignment) << dt;
+        ASSERT_EQ(e.unaligned.rates.size(), f.unaligned.rates.size()) << dt;
+        for (std::size_t i = 0; i < e.unaligned.rates.size(); ++i) {
+            EXPECT_EQ(e.unaligned.rates[i].multiple, f.unaligned.rates[i].multiple) << dt;
+            near(e.unaligned.rates[i].m_tflops, f.unaligned.rates[i].m_tflops, "gemm." + dt + ".unaligned.m_tflops");
+            near(e.unaligned.rates[i].n_tflops, f.unaligned.rates[i].n_tflops, "gemm." + dt + ".unaligned.n_tflops");
+            near(e.unaligned.rates[i].k_tflops, f.unaligned.rates[i].k_tflops, "gemm." + dt + ".unaligned.k_tflops");
+        }
     }
     near(a.attention.fwd_efficiency, b.attention.fwd_efficiency, "attention.fwd_efficiency");
     near(a.attention.bwd_efficiency, b.attention.bwd_efficiency, "attention.bwd_efficiency");
+    near(a.attention.dropout_forward_ratio, b.attention.dropout_forward_ratio, "attention.dropout_forward_ratio");
+    near(a.attention.dropout_backward_ratio, b.attention.dropout_backward_ratio, "attention.dropout_backward_ratio");
     ASSERT_EQ(a.attention.points.size(), b.attention.points.size());
     for (std::size_t i = 0; i < a.attention.points.size(); ++i) {
         near(a.attention.points[i].fwd_tflops, b.attention.points[i].fwd_tflops, "attention.points.fwd_tflops");

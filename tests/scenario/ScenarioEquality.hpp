@@ -36,6 +36,9 @@ inline void expectSameScenario(const Scenario& a, const Scenario& b) {
     EXPECT_EQ(a.model.tied_embeddings, b.model.tied_embeddings);
     EXPECT_EQ(a.model.linear_bias, b.model.linear_bias);
     EXPECT_EQ(a.model.position_embedding, b.model.position_embedding);
+    EXPECT_EQ(a.model.qkv, b.model.qkv);
+    EXPECT_EQ(a.model.loss_dtype, b.model.loss_dtype);
+    EXPECT_EQ(a.model.dropout, b.model.dropout);
     EXPECT_EQ(a.training.micro_batch, b.training.micro_batch);
     EXPECT_EQ(a.training.grad_accum, b.training.grad_accum);
     EXPECT_EQ(a.training.param_dtype, b.training.param_dtype);

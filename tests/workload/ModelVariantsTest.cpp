@@ -1,4 +1,5 @@
-// The model variants a scenario can name (model.linear_bias, model.position_embedding): their parameters, the
+// The model variants a scenario can name (model.linear_bias, model.position_embedding, model.qkv, model.loss_dtype,
+// model.dropout): their parameters, the
 // kernels they add to a micro-step and how those are priced, and that they are refused where not modelled.
 #include "sim/workload/Expand.hpp"
 
@@ -86,6 +87,89 @@ TEST(ModelVariants, PositionEmbeddingChoosesTheTableOrRotaryKernels) {
     EXPECT_EQ(countContaining(r, "h.0.rope"), countContaining(r, "h.1.rope"));
 }
 
+// The kernels each layout of q/k/v adds over the fused split, per layer, as model_variants.py's profiled steps counted
+// them (results/validation/variants/NOTES.md): fused_permute one (the vectorized concatenation replaced by a
+// non-vectorized one and a copy), separate fifteen (forward two activation casts, two weight casts, two GEMMs;
+// backward four GEMMs, two gradient casts, two input-gradient casts and two adds, less the concatenation).
+TEST(ModelVariants, QkvLayoutsAddTheMeasuredKernels) {
+    const HardwareProfile prof = builtinProfile("h200x2");
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(1);
+    const Expansion ef = expand(sc, cost);
+    const auto fused = stepOps(ef.workload.programs[0]);
+    sc.model.qkv = QkvLayout::fused_permute;
+    const Expansion ep = expand(sc, cost);
+    const auto permute = stepOps(ep.workload.programs[0]);
+    sc.model.qkv = QkvLayout::separate;
+    const Expansion sep = expand(sc, cost);
+    const auto separate = stepOps(sep.workload.programs[0]);
+    EXPECT_EQ(permute.size(), fused.size() + 2);
+    EXPECT_EQ(separate.size(), fused.size() + 2 * 15);
+    const Op* stack = permute.at("h.0.qkv grad stack");
+    EXPECT_EQ(stack->mem, MemKind::qkv_permute_cat);
+    EXPECT_DOUBLE_EQ(stack->bytes, 2 * 2 * 256.0 * 3 * 256);
+    EXPECT_EQ(permute.at("h.0.qkv grad permute copy")->mem, MemKind::qkv_permute_copy);
+    EXPECT_EQ(countContaining(separate, "qkv"), 0);
+    // Three weights of one layer's width replace the fused one: the same parameter count.
+    sc.model.qkv = QkvLayout::fused;
+    EXPECT_DOUBLE_EQ(sep.params, ef.params);
+    sc.model.qkv = QkvLayout::separate;
+    EXPECT_EQ(transformerParams(transformerShape(sc.model, 2)).size(),
+              transformerParams(transformerShape(tiny(1).model, 2)).size() + 2 * 2);
+}
+
+// loss_dtype: fp32 runs the same number of kernels (model_variants.py's loss_fp32 step: +0), the log-softmax over
+// fp32 logits at its fp32 rates.
+TEST(ModelVariants, Fp32LossCastsTheLogitsFirst) {
+    const HardwareProfile prof = builtinProfile("h200x2");
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(1);
+    const Expansion ep = expand(sc, cost);
+    const auto plain = stepOps(ep.workload.programs[0]);
+    sc.model.loss_dtype = LossDtype::fp32;
+    const Expansion ef = expand(sc, cost);
+    const auto fp32 = stepOps(ef.workload.programs[0]);
+    EXPECT_EQ(fp32.size(), plain.size());
+    EXPECT_EQ(fp32.at("log_softmax")->mem, MemKind::log_softmax_forward_fp32);
+    EXPECT_EQ(fp32.at("log_softmax backward")->mem, MemKind::log_softmax_backward_fp32);
+    EXPECT_EQ(fp32.count("logits to fp32"), 1u);
+    EXPECT_EQ(plain.at("log_softmax")->mem, MemKind::log_softmax_forward);
+}
+
+// dropout adds, as the profiled dropout step counted (+62 at 12 layers): per layer two dropouts on the residual
+// branches and their backward, one Philox unpack before SDPA; the embeddings' dropout and its backward. SDPA's
+// kernels take the profile's dropout ratios.
+TEST(ModelVariants, DropoutAddsItsKernelsAndSlowsAttention) {
+    const HardwareProfile prof = builtinProfile("h200x2");
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(1);
+    const Expansion ep = expand(sc, cost);
+    const auto plain = stepOps(ep.workload.programs[0]);
+    sc.model.dropout = 0.1;
+    const Expansion ed = expand(sc, cost);
+    const auto drop = stepOps(ed.workload.programs[0]);
+    EXPECT_EQ(drop.size(), plain.size() + 2 * 5 + 2);
+    EXPECT_EQ(drop.at("h.0.attn residual dropout")->mem, MemKind::dropout);
+    EXPECT_DOUBLE_EQ(drop.at("h.0.attn residual dropout")->bytes, 5 * 256.0 * 256);
+    EXPECT_EQ(drop.at("h.1.mlp residual dropout backward")->mem, MemKind::dropout_backward);
+    EXPECT_DOUBLE_EQ(drop.at("embedding dropout")->bytes, 9 * 256.0 * 256);
+    ASSERT_GT(prof.attention.dropout_forward_ratio, 1.0);
+    EXPECT_DOUBLE_EQ(drop.at("h.0.attn.flash")->work_s,
+                     plain.at("h.0.attn.flash")->work_s * prof.attention.dropout_forward_ratio);
+    EXPECT_DOUBLE_EQ(drop.at("h.0.attn.flash backward")->work_s,
+                     plain.at("h.0.attn.flash backward")->work_s * prof.attention.dropout_backward_ratio);
+}
+
+// A profile without the SDPA-with-dropout measurement refuses model.dropout (the datasheet profiles).
+TEST(ModelVariants, DropoutNeedsItsMeasurement) {
+    HardwareProfile prof = builtinProfile("h200x2");
+    prof.attention.dropout_forward_ratio = 0.0;
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(1);
+    sc.model.dropout = 0.1;
+    EXPECT_THROW(expand(sc, cost), InputError);
+}
+
 TEST(ModelVariants, RefusedWhereNotModelled) {
     const HardwareProfile prof = builtinProfile("h200x2");
     CostModel cost(prof, NcclSpec{}, true);
@@ -97,6 +181,18 @@ TEST(ModelVariants, RefusedWhereNotModelled) {
     sc.model.position_embedding = PositionEmbedding::rope;
     sc.compile.enabled = true;
     EXPECT_THROW(expand(sc, cost), InputError);
+    for (auto set : {+[](Scenario& s) { s.model.qkv = QkvLayout::separate; },
+                     +[](Scenario& s) { s.model.loss_dtype = LossDtype::fp32; },
+                     +[](Scenario& s) { s.model.dropout = 0.1; }}) {
+        sc = tiny(2);
+        sc.parallel.tp = 2;
+        set(sc);
+        EXPECT_THROW(expand(sc, cost), InputError);
+        sc = tiny(1);
+        sc.compile.enabled = true;
+        set(sc);
+        EXPECT_THROW(expand(sc, cost), InputError);
+    }
 }
 
 }  // namespace
