@@ -163,6 +163,7 @@ TEST(CalibrateCommand, RunsEveryStageAndFitsTheManifestItWrote) {
           "  compile_parts.jsonl) cp $R/compile_parts_20261202.jsonl \"$3\";;\n"
           "  io_transfer.jsonl) cp $R/io_transfer_run1.jsonl \"$3\";;\n"
           "  fp8_bench.jsonl) cat $R/fp8_bench_run_fp8a.jsonl $R/fp8_host_run_fp8c.jsonl > \"$3\";;\n"
+          "  gemm_alignment.jsonl) cp $R/gemm_alignment_run1.jsonl \"$3\";;\n"
           "  model_variants.jsonl) :;;\n"
           "  host_overhead_ddp.jsonl) grep '\"ddp\": true' $R/host_overhead_run7.jsonl > \"$3\";;\n"
           "  kernel_gaps_ddp25mib.jsonl) cp $R/kernel_gaps_ddp25mib_run49.jsonl \"$3\";;\n"
@@ -186,16 +187,17 @@ TEST(CalibrateCommand, RunsEveryStageAndFitsTheManifestItWrote) {
     std::ifstream manifest(out / "inputs.txt");
     for (std::string line; std::getline(manifest, line);)
         if (!line.empty() && line[0] != '#') listed.push_back(line);
-    EXPECT_EQ(listed.size(), 27u) << log;
+    EXPECT_EQ(listed.size(), 28u) << log;
     for (const std::string& f : listed) EXPECT_TRUE(fs::exists(out / f)) << f;
     std::ifstream stages(out / "stages.jsonl");  // each stage's command, exit status and seconds
     int ran = 0;
     for (std::string line; std::getline(stages, line);) ran += nlohmann::json::parse(line).at("exit") == 0;
-    EXPECT_EQ(ran, 27);
+    EXPECT_EQ(ran, 28);
     const HardwareProfile p = loadProfile(out / "profile.yaml");
     const HardwareProfile base = builtinProfile("h200-sxm");
     EXPECT_FALSE(p.attention.points.empty());
     EXPECT_TRUE(p.power.modelled);                                              // power_duty.py
+    EXPECT_EQ(p.gemm.at("bf16").unaligned.alignment, 8);                        // gemm_alignment.py
     EXPECT_NE(p.launch.ddp_hook_host_us, base.launch.ddp_hook_host_us);         // ddp_host.py
     EXPECT_NE(p.launch.checkpoint_host_us.full_backward_us, base.launch.checkpoint_host_us.full_backward_us);
     EXPECT_NE(p.launch.step_gap_us.gemm_us, base.launch.step_gap_us.gemm_us);
