@@ -718,16 +718,16 @@ struct Limits {
     static constexpr int ffn_hidden = 1 << 20;
     static constexpr long long tokens = 1LL << 26;  // per micro-batch: micro_batch · seq_len
     static constexpr int vocab = 1 << 24;
-    static constexpr int steps = 1000;
+    static constexpr int steps = kMaxSteps;
     static constexpr int samples = 1000;
     // Kernels and collectives held for a run (ranks × steps × ops per step; ~2 GB at 96 bytes each).
-    static constexpr double ops = 2e7;
+    static constexpr double ops = kMaxHeldOps;
     // Ops a rank launches per layer and micro-batch (forward, backward, their casts and collectives; the demo has
     // 60-70), and per step outside the layers, counted generously.
     static constexpr double ops_per_layer = 100.0, ops_per_step = 500.0;
     // Simulated seconds of a run at floor rates no modelled GPU is slower than (10 TFLOP/s, 100 GB/s): 12 days, a
     // ninth of what the time type holds.
-    static constexpr double run_s = 1e6, floor_flops = 1e13, floor_Bps = 1e11;
+    static constexpr double run_s = kMaxRunSeconds, floor_flops = 1e13, floor_Bps = 1e11;
 };
 
 // Of the keys behind a product, the one the file (or an override) set furthest above its default: where the error

@@ -29,6 +29,14 @@ namespace stepsim {
 // ranges and cross-field rules only, every value the schema can spell (for tools and tests of the schema).
 enum class Reading { runnable, schema };
 
+// Three of those limits, which a run that simulates more steps than the scenario asks for (sim/run/Simulate.hpp: until
+// the host's head start has decayed) keeps to as well: the steps, the kernels and collectives held for a run (ranks ×
+// steps × ops per step; ~2 GB at 96 bytes each) and the simulated seconds (12 days, a ninth of what the time type
+// holds).
+inline constexpr int kMaxSteps = 1000;
+inline constexpr double kMaxHeldOps = 2e7;
+inline constexpr double kMaxRunSeconds = 1e6;
+
 // Reads `file`; a missing or unreadable file is an InputError.
 Scenario loadScenario(const std::filesystem::path& file, const std::vector<std::string>& overrides = {},
                       Reading reading = Reading::runnable);
