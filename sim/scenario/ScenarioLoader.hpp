@@ -50,6 +50,14 @@ Scenario parseScenario(std::string_view yaml, const std::string& source,
 // equal Scenario (with kv_heads and ffn_hidden set to their resolved values).
 std::string explainScenario(const Scenario& s);
 
+// The parallel.data strategies that read the setting `key` (a key path such as "ddp.bucket_cap_mb"), or none when
+// every strategy reads it: the ddp section ddp alone; the fsdp section fsdp1, fsdp2 and hsdp (fsdp.limit_all_gathers
+// fsdp1 alone); the zero section zero1, zero2 and zero3 (its stage3_* keys zero3 alone). The loader refuses such a
+// setting away from its default under a strategy that does not read it; a sweep marks it n/a there (SweepSpace.hpp).
+std::vector<std::string_view> strategiesReading(std::string_view key);
+// The sections of those strategies: ddp, fsdp, zero.
+inline constexpr std::string_view kStrategySections[] = {"ddp", "fsdp", "zero"};
+
 // The scenario's settings as `explainScenario` writes them, every default and derived value filled in: key path
 // ("ddp.bucket_cap_mb", a list's items "key[i]") to its value as written there; `name` left out. Two scenarios that
 // differ in one setting differ in one entry.
