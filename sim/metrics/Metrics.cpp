@@ -530,13 +530,15 @@ Results aggregateSamples(const std::vector<Results>& samples) {
     }
 
     // Each sample's own measured steps; the window the results name is the latest, the run's steps to steady the most.
+    out.measured_from_step = 0;
     for (const Results& s : samples) {
         out.measured_from_step = std::max(out.measured_from_step, s.measured_from_step);
         out.steps_to_steady = std::max(out.steps_to_steady, s.steps_to_steady);
     }
     std::vector<double> times, exposed, idle;
     for (const Results& s : samples)
-        for (std::size_t i = std::size_t(s.measured_from_step); i < s.per_step.size(); ++i) {
+        for (std::size_t i = std::min(std::size_t(std::max(0, s.measured_from_step)), s.per_step.size() - 1);
+             !s.per_step.empty() && i < s.per_step.size(); ++i) {
             times.push_back(s.per_step[i].step_time_ms);
             exposed.push_back(s.per_step[i].exposed_comm_ms);
             idle.push_back(s.per_step[i].idle_ms);

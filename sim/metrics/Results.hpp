@@ -147,7 +147,7 @@ struct Results {
     // The measured steps are [measured_from_step, steps) (Metrics.hpp's steadyWindow); steps_to_steady > 0: the run
     // ended with the host's head start still decaying, about that many more steps would reach the steady state.
     // With several samples: the latest first step and the most steps of any sample.
-    int measured_from_step = 0;
+    int measured_from_step = 1;
     int steps_to_steady = 0;
     std::vector<RankResults> per_rank;
     std::vector<StepResults> per_step;
