@@ -79,9 +79,10 @@ inline constexpr int kHistogramBins = 20;
 Results aggregateSamples(const std::vector<Results>& samples);
 
 // Each rank's host time issuing one measured step (ms): the sum of its ops' host costs (means, before jitter) over
-// the measured steps M = [first, S) (Results::measured_from_step; S = the workload's steps), divided by |M|. Against the rank's step time it says how close the step is
-// to being host-bound: the host does not wait for the GPU then, the GPU waits for it. `host_speed`: each rank's factor
-// on its host costs (Engine's hostSpeedFactors; a rank it does not cover at 1).
+// the measured steps M = [first, S) (Results::measured_from_step; S = the workload's steps), divided by |M|. Against
+// the rank's step time it says how close the step is to being host-bound: the host does not wait for the GPU then, the
+// GPU waits for it. `host_speed`: each rank's factor on its host costs (Engine's hostSpeedFactors; a rank it does not
+// cover at 1).
 std::vector<double> hostIssueMs(const Workload& workload, const std::vector<double>& host_speed = {}, int first = 1);
 
 // The nearest-rank percentile above, p in (0, 100]; `values` must not be empty.
