@@ -67,6 +67,7 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
     tl.host_speed = hosts_.speeds();
     tl.ranks = ranks;
     tl.step_end.assign(ranks, std::vector<Time>(std::max(1, w.steps)));
+    tl.host_step_end.assign(ranks, std::vector<Time>(std::max(1, w.steps)));
     tl.clock_mhz.assign(ranks, std::vector<double>(std::max(1, w.steps), 0.0));
     std::size_t total_ops = 0;
     for (const Program& p : w.programs) total_ops += p.ops.size();

@@ -32,6 +32,8 @@ Streams::Streams(EngineContext& ctx, Hosts& hosts, GpuCompute& gpus, Collectives
 void Streams::enqueue(int rank, std::uint32_t op) {
     const Op& o = ctx_.w.programs[rank].ops[op];
     if (o.kind == OpKind::transfer) transfers_.issued(rank, op);
+    if (o.kind == OpKind::step_end && o.step >= 0 && o.step < static_cast<int>(ctx_.tl.host_step_end[rank].size()))
+        ctx_.tl.host_step_end[rank][o.step] = ctx_.now;
     const std::uint32_t slot = slotOf(rank, o.stream);
     streams_[slot].queue.push_back(op);
     tryStart(slot);

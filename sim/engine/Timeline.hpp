@@ -54,6 +54,9 @@ struct Timeline {
     std::vector<Span> spans;                   // in completion order
     std::vector<CollectiveRecord> collectives; // in completion order
     std::vector<std::vector<Time>> step_end;   // [rank][step]: when the step's last GPU op finished
+    // [rank][step]: when the rank's host issued the step's end marker (its last op joined a stream); the GPU's lag
+    // behind its host, step_end − host_step_end, is what metrics' measured window reads (Metrics.hpp)
+    std::vector<std::vector<Time>> host_step_end;
     std::vector<std::vector<double>> clock_mhz;  // [rank][step]: the SM clock it ran at (0: power not modelled)
     std::vector<double> host_speed;              // [rank]: the factor on its host costs (Engine's hostSpeedFactors)
     std::vector<TransferRecord> transfers;     // in completion order

@@ -111,7 +111,7 @@ Measured measuredSteps(const Timeline& tl) {
     Measured m;
     m.ranks = tl.ranks;
     m.steps = static_cast<int>(tl.step_end.front().size());
-    m.first = m.steps > 1 ? 1 : 0;
+    m.first = steadyWindow(tl).first;
     m.count = static_cast<double>(m.steps - m.first);
     return m;
 }
@@ -309,8 +309,38 @@ CollectiveResults collectiveResults(const Timeline& tl, const Workload& wl, cons
 
 }  // namespace
 
-std::vector<double> hostIssueMs(const Workload& wl, const std::vector<double>& host_speed) {
-    const int first = wl.steps > 1 ? 1 : 0;  // measured steps: [first, steps), as computeMetrics
+SteadyWindow steadyWindow(const Timeline& tl) {
+    SteadyWindow w;
+    const int steps = tl.step_end.empty() ? 0 : static_cast<int>(tl.step_end.front().size());
+    if (steps <= 1) return w;
+    w.first = 1;
+    const bool hosts = tl.host_step_end.size() == tl.step_end.size();
+    if (steps == 2 || !hosts) return w;
+    // The mean window of steps 1 .. S−1 over the slowest rank: b(S−1) − b(0), over S − 1.
+    Time b0, bl;
+    for (const auto& b : tl.step_end) b0 = std::max(b0, b.front()), bl = std::max(bl, b.back());
+    const double tol = kSteadyTolerance * double((bl - b0).count()) / (steps - 1);
+    int last = 0;  // the last head-start step
+    std::vector<double> lead(tl.step_end.size()), rate(tl.step_end.size(), 0.0);
+    for (std::size_t r = 0; r < tl.step_end.size(); ++r) {
+        if (tl.host_step_end[r].size() != tl.step_end[r].size()) return w;
+        const auto l = [&](int s) { return double((tl.step_end[r][s] - tl.host_step_end[r][s]).count()); };
+        for (int s = 1; s < steps; ++s)
+            if (l(s) < l(s - 1) - tol) {
+                last = std::max(last, s);
+                if (s == steps - 1) rate[r] = l(s - 1) - l(s);
+            }
+        lead[r] = l(steps - 1);
+    }
+    w.first = std::clamp(last + 1, 1, steps - 1);
+    if (last == steps - 1)
+        for (std::size_t r = 0; r < lead.size(); ++r)
+            if (rate[r] > 0) w.steps_to_steady = std::max(w.steps_to_steady, int(std::ceil(lead[r] / rate[r])));
+    return w;
+}
+
+std::vector<double> hostIssueMs(const Workload& wl, const std::vector<double>& host_speed, int first) {
+    first = std::clamp(first, 0, std::max(0, wl.steps - 1));  // measured steps: [first, steps), as computeMetrics
     std::vector<double> out;
     for (std::size_t r = 0; r < wl.programs.size(); ++r) {
         double host_s = 0.0;
@@ -355,6 +385,8 @@ Results computeMetrics(const Timeline& tl, const Workload& wl, double peak_flops
     const Measured m = measuredSteps(tl);
     const std::vector<std::vector<Window>> windows = stepWindows(tl, rankSets(tl), m);
     Results out;
+    out.measured_from_step = m.first;
+    out.steps_to_steady = steadyWindow(tl).steps_to_steady;
     out.per_rank = perRank(windows, m);
     out.per_step = perStep(windows, m);
     meansOverRanks(out, m);
@@ -497,9 +529,16 @@ Results aggregateSamples(const std::vector<Results>& samples) {
         st.idle_ms = m(&StepResults::idle_ms);
     }
 
+    // Each sample's own measured steps; the window the results name is the latest, the run's steps to steady the most.
+    out.measured_from_step = 0;
+    for (const Results& s : samples) {
+        out.measured_from_step = std::max(out.measured_from_step, s.measured_from_step);
+        out.steps_to_steady = std::max(out.steps_to_steady, s.steps_to_steady);
+    }
     std::vector<double> times, exposed, idle;
     for (const Results& s : samples)
-        for (std::size_t i = s.per_step.size() > 1 ? 1 : 0; i < s.per_step.size(); ++i) {
+        for (std::size_t i = std::min(std::size_t(std::max(0, s.measured_from_step)), s.per_step.size() - 1);
+             !s.per_step.empty() && i < s.per_step.size(); ++i) {
             times.push_back(s.per_step[i].step_time_ms);
             exposed.push_back(s.per_step[i].exposed_comm_ms);
             idle.push_back(s.per_step[i].idle_ms);

@@ -12,9 +12,8 @@
 //   gpu_busy_pct  = 100 · |T_comp ∪ T_comm| / |W|
 //   kernel_gap_us_mean = Σ idle / Σ holes over the measured windows of every rank, a hole a maximal interval of W
 //                    outside T_comp ∪ T_comm (the mean gap between the GPU's kernels; seed case S5)
-// A rank's value is the mean over the measured steps, M = {1 .. S−1} (M = {0} when only one step ran: step 0
-// pays warm-up — allocator, NCCL communicator setup, DDP bucket rebuild — and is not steady state); the
-// reported value is the mean over ranks of the ranks' values (overlap_ratio included: a mean of ratios).
+// A rank's value is the mean over the measured steps M = {f .. S−1} (steadyWindow below; M = {0} when only one step
+// ran); the reported value is the mean over ranks of the ranks' values (overlap_ratio included: a mean of ratios).
 //
 //   step_time      = mean over s ∈ M of max over r of |W(r,s)|       (the slowest rank sets the pace)
 //   tokens_per_s   = Workload::tokens_per_step · ranks / step_time;  tokens_per_s_per_gpu = … / ranks
@@ -41,6 +40,28 @@
 
 namespace stepsim {
 
+// The measured steps M = [first, S). Step 0 pays warm-up (allocator, NCCL communicator setup, DDP's first buckets) and
+// is never steady. After it, a step is steady once the GPU no longer runs on work its host issued during an earlier
+// step. The host issues its kernels ahead of the GPU. Where the GPU's work outlasts the host's issue (step 0's
+// warm-up, a forward of large kernels), the host gains a head start of ℓ(r,s) = b(r,s) − e(r,s): rank r's GPU finishes
+// step s at b (Timeline::step_end) that long after its host issued the step's end at e (Timeline::host_step_end). In a
+// host-bound run that head start then shrinks by the host's excess every step, and such a step reads shorter than
+// the host's issue time: its GPU window, b(s) − b(s−1), is shorter than its host's period, e(s) − e(s−1). The
+// steady state is reached when ℓ stops shrinking: it stays (host-bound) or grows (GPU-bound).
+//   a head-start step: s ≥ 1 with ℓ(r,s) < ℓ(r,s−1) − tol on some rank r,  tol = kSteadyTolerance · the mean window
+//   first = 1 + the last head-start step (1 when there is none), at most S − 1
+// A window read while the lead still shrinks by less than tol a step is within tol of the host's period, so the
+// tolerance bounds the error of calling it steady. When the last step is a head-start step, the run ended before the
+// steady state: `steps_to_steady` is then how many more steps the lead takes to vanish at the last step's rate, an
+// upper bound (the lead shrinks at that rate and never below 0), max over ranks; the run layer simulates again with
+// them (sim/run/Simulate.hpp). A timeline without host_step_end (built by hand) measures from step 1.
+inline constexpr double kSteadyTolerance = 0.01;
+struct SteadyWindow {
+    int first = 0;            // M = [first, S)
+    int steps_to_steady = 0;  // 0: steady by the last step
+};
+SteadyWindow steadyWindow(const Timeline& timeline);
+
 // peak_flops: the profile's dense peak for the compute dtype, FLOP/s per GPU (> 0).
 // Results::peak_memory_gib is left empty: the caller fills it from the memory model.
 Results computeMetrics(const Timeline& timeline, const Workload& workload, double peak_flops);
@@ -58,10 +79,11 @@ inline constexpr int kHistogramBins = 20;
 Results aggregateSamples(const std::vector<Results>& samples);
 
 // Each rank's host time issuing one measured step (ms): the sum of its ops' host costs (means, before jitter) over
-// the measured steps M of Metrics above, divided by |M|. Against the rank's step time it says how close the step is
-// to being host-bound: the host does not wait for the GPU then, the GPU waits for it. `host_speed`: each rank's factor
-// on its host costs (Engine's hostSpeedFactors; a rank it does not cover at 1).
-std::vector<double> hostIssueMs(const Workload& workload, const std::vector<double>& host_speed = {});
+// the measured steps M = [first, S) (Results::measured_from_step; S = the workload's steps), divided by |M|. Against
+// the rank's step time it says how close the step is to being host-bound: the host does not wait for the GPU then, the
+// GPU waits for it. `host_speed`: each rank's factor on its host costs (Engine's hostSpeedFactors; a rank it does not
+// cover at 1).
+std::vector<double> hostIssueMs(const Workload& workload, const std::vector<double>& host_speed = {}, int first = 1);
 
 // The nearest-rank percentile above, p in (0, 100]; `values` must not be empty.
 double nearestRankPercentile(std::vector<double> values, double p);

@@ -3,8 +3,9 @@
 // behind them. `computeMetrics` (Metrics.hpp) fills it from a Timeline; reports (sim/report/) only read it.
 //
 // Units are in the field names and match the JSON keys. Values are per training step (one optimizer step),
-// averaged over the simulated steps after the first (step 0 when only one step ran), per GPU unless the
-// name says otherwise. Metrics.hpp has the formulas.
+// averaged over the measured steps (the steps after the first once the host's head start has decayed,
+// Metrics.hpp's steadyWindow; step 0 when only one step ran), per GPU unless the name says otherwise. Metrics.hpp
+// has the formulas.
 #include <optional>
 #include <string>
 #include <utility>
@@ -145,6 +146,11 @@ struct Results {
     std::optional<LinkUtilization> link_utilization;  // when the engine recorded link usage
 
     std::vector<std::string> warnings;
+    // The measured steps are [measured_from_step, steps) (Metrics.hpp's steadyWindow); steps_to_steady > 0: the run
+    // ended with the host's head start still decaying, about that many more steps would reach the steady state.
+    // With several samples: the latest first step and the most steps of any sample.
+    int measured_from_step = 1;
+    int steps_to_steady = 0;
     std::vector<RankResults> per_rank;
     std::vector<StepResults> per_step;
 };

@@ -16,6 +16,7 @@
 #include "sim/base/ParallelFor.hpp"
 #include "sim/net/Fabric.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
+#include "sim/scenario/ScenarioLoader.hpp"
 #include "sim/workload/CompileTransform.hpp"
 
 namespace stepsim {
@@ -30,7 +31,7 @@ struct HostShare {
 };
 
 HostShare hostShare(const Workload& workload, const Results& results, const std::vector<double>& host_speed) {
-    const std::vector<double> host = hostIssueMs(workload, host_speed);
+    const std::vector<double> host = hostIssueMs(workload, host_speed, results.measured_from_step);
     HostShare h;
     for (const RankResults& r : results.per_rank) {
         const std::size_t i = static_cast<std::size_t>(r.rank);
@@ -42,9 +43,9 @@ HostShare hostShare(const Workload& workload, const Results& results, const std:
 
 // The host time per measured step (ms) of rank `r`'s data loader on the main thread (InputPipeline's host work named
 // "loader: ...", data_loader.num_workers: 0): host time, but not spent issuing kernels.
-double loaderHostMs(const Workload& wl, std::size_t r, const std::vector<double>& host_speed) {
+double loaderHostMs(const Workload& wl, std::size_t r, const std::vector<double>& host_speed, int first) {
     if (r >= wl.programs.size()) return 0.0;
-    const int first = wl.steps > 1 ? 1 : 0;  // the measured steps, as hostIssueMs
+    first = std::clamp(first, 0, std::max(0, wl.steps - 1));  // the measured steps, as hostIssueMs
     const Program& p = wl.programs[r];
     double s = 0.0;
     for (const Op& op : p.ops)
@@ -52,6 +53,41 @@ double loaderHostMs(const Workload& wl, std::size_t r, const std::vector<double>
             s += op.host_s;
     const double speed = r < host_speed.size() ? host_speed[r] : 1.0;
     return speed * s * 1e3 / double(std::max(1, wl.steps - first));
+}
+
+// The steps a run takes when `sc`'s steps ended with the host's head start still decaying and at most `more` steps
+// would reach the steady state (Metrics.hpp's steadyWindow, an upper bound): sim.steps + more, but at most twice
+// sim.steps (a run that still ends in the head start doubles again: the runs cost at most twice the last), within the
+// loader's limits (kMaxSteps, kMaxHeldOps for the `ops` its workload holds now, kMaxRunSeconds for its `run_s`
+// simulated seconds now).
+int steadySteps(const Scenario& sc, int more, double ops, double run_s) {
+    const double steps = sc.sim.steps;
+    more = std::min(more, std::max(2, sc.sim.steps));
+    double cap = kMaxSteps;
+    if (ops > 0) cap = std::min(cap, std::floor(kMaxHeldOps / ops * steps));
+    if (run_s > 0) cap = std::min(cap, std::floor(kMaxRunSeconds / run_s * steps));
+    return static_cast<int>(std::clamp(steps + more, steps, std::max(steps, cap)));
+}
+
+double heldOps(const Workload& w) {
+    double n = 0;
+    for (const Program& p : w.programs) n += double(p.ops.size());
+    return n;
+}
+
+double runSeconds(const Timeline& tl) {
+    Time end;
+    for (const auto& b : tl.step_end) end = std::max(end, b.back());
+    return end.seconds();
+}
+
+// The workload of `sc` as simulated: expanded, and reduced by symmetry where that is exact.
+Expansion runExpansion(const Scenario& sc, const CostModel& cost, const Fabric& fabric) {
+    Expansion e = expand(sc, cost);
+    Workload& w = e.workload;
+    if (!w.representative.empty() || (symmetryApplies(sc) && reduceBySymmetry(w, fabric).empty()))
+        e.warnings.push_back(symmetryNote(w, sc.jitter.enabled));
+    return e;
 }
 
 }  // namespace
@@ -93,7 +129,7 @@ std::string hostBoundWarning(const Workload& workload, const Results& results,
                              const std::vector<double>& host_speed, const std::string& advice) {
     const HostShare h = hostShare(workload, results, host_speed);
     if (h.share < kHostBoundShare) return {};
-    const double loader_ms = loaderHostMs(workload, h.rank, host_speed);
+    const double loader_ms = loaderHostMs(workload, h.rank, host_speed, results.measured_from_step);
     const std::string between =
         range ? fmt::format(": with the host's cost per kernel {:.2f}x to {:.2f}x the calibrated one (the 10th and "
                             "90th percentile over the calibration's runs) the step takes {:.1f} to {:.1f} ms",
@@ -145,7 +181,6 @@ Fabric scenarioFabric(const Scenario& sc) {
 Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const CostModel& cost, const Fabric& shared,
                     bool link_usage, int threads) {
     Simulation sim;
-    sim.expansion = expand(sc, cost);
     // checkpoint.storage_GBps: each node's storage takes writes at that rate (CheckpointIo.hpp); the fabric a sweep
     // shares between points is copied only then.
     std::optional<Fabric> own;
@@ -157,9 +192,7 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
     const Fabric& fabric = own ? *own : shared;
     // sim.symmetry: one simulated rank per class of identical ranks where exact or stated (sim/engine/Symmetry.hpp).
     // (The expansion reduces data-parallel replicas itself, Expand.cpp.)
-    Workload& w = sim.expansion.workload;
-    if (!w.representative.empty() || (symmetryApplies(sc) && reduceBySymmetry(w, fabric).empty()))
-        sim.expansion.warnings.push_back(symmetryNote(sim.expansion.workload, sc.jitter.enabled));
+    sim.expansion = runExpansion(sc, cost, fabric);
     const double peak = cost.peakFlops(sc.training.compute_dtype);
     // Each sample a whole simulation of its own seed, on the thread pool; kept by index, so the results do not depend
     // on the number of threads. Only the first keeps its timeline (for traces).
@@ -184,6 +217,15 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
         Scenario full = sc;  // a merged flow ran below its bound: the reduction is not exact here
         full.sim.symmetry = "off";
         return simulate(full, profile, cost, shared, link_usage, threads);
+    }
+    // The host's head start over the GPU still decaying at the last step (Metrics.hpp's steadyWindow): the run again
+    // with the steps that reach the steady state, within the loader's limits.
+    int more = 0;
+    for (const Results& r : samples) more = std::max(more, r.steps_to_steady);
+    if (more > 0) {
+        Scenario longer = sc;
+        longer.sim.steps = steadySteps(sc, more, heldOps(sim.expansion.workload), runSeconds(sim.timeline));
+        if (longer.sim.steps > sc.sim.steps) return simulate(longer, profile, cost, shared, link_usage, threads);
     }
     sim.results = samples.size() == 1 ? samples.front() : aggregateSamples(samples);
     const Program& rank0 = sim.expansion.workload.programs.front();
@@ -232,14 +274,23 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
     const std::vector<double>& host_speed = sim.timeline.host_speed;
     sim.host_bound = hostShare(sim.expansion.workload, sim.results, host_speed).share >= kHostBoundShare;
     if (sim.host_bound && (spread.p10 < 1.0 || spread.p90 > 1.0)) {
+        // Each with the steps its own host's head start needs to decay (a faster host's decays more slowly).
         const auto at = [&](double factor) {
-            Workload w = sim.expansion.workload;
-            for (Program& p : w.programs)
-                for (Op& op : p.ops) op.host_s *= factor;
-            EngineConfig cfg = engineConfig(cost, sc.jitter.enabled, sc.sim.seed);
-            cfg.stragglers = sc.jitter.stragglers;
-            Engine engine(w, cost, fabric, std::move(cfg));
-            return computeMetrics(engine.run(), w, peak).step_time_ms;
+            const auto run = [&](Workload w) {
+                for (Program& p : w.programs)
+                    for (Op& op : p.ops) op.host_s *= factor;
+                EngineConfig cfg = engineConfig(cost, sc.jitter.enabled, sc.sim.seed);
+                cfg.stragglers = sc.jitter.stragglers;
+                Engine engine(w, cost, fabric, std::move(cfg));
+                const Timeline tl = engine.run();
+                return std::pair{computeMetrics(tl, w, peak), runSeconds(tl)};
+            };
+            const auto [r, run_s] = run(sim.expansion.workload);
+            Scenario longer = sc;
+            if (r.steps_to_steady > 0)
+                longer.sim.steps = steadySteps(sc, r.steps_to_steady, heldOps(sim.expansion.workload), run_s);
+            if (longer.sim.steps == sc.sim.steps) return r.step_time_ms;
+            return run(runExpansion(longer, cost, fabric).workload).first.step_time_ms;
         };
         // At factor 1 the step is the one above: the range holds it (a faster host that reads a few tenths of a
         // percent slower is the jitter's draws landing on other kernels, not a slower step).
@@ -247,6 +298,11 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
         sim.host_range_ms = std::pair{std::min(step, at(spread.p10)), std::max(step, at(spread.p90))};
         sim.results.step_time_ms_host_range = sim.host_range_ms;
     }
+    if (sim.results.steps_to_steady > 0)
+        warnings.push_back(fmt::format(
+            "the host's head start over the GPU was still decaying at the last of {} steps (no more fit the loader's "
+            "limits): the step time may read short of the host's issue time, down to the GPU's own",
+            sc.sim.steps));
     if (const std::string w =
             hostBoundWarning(sim.expansion.workload, sim.results, sim.host_range_ms, spread, host_speed,
                              launchAdvice(sc));

@@ -312,12 +312,6 @@ void checkDdpOptions(const YamlReader& r, const Scenario& s) {
         if (d.powersgd_error_feedback != def.powersgd_error_feedback) r.fail("ddp.powersgd_error_feedback", what);
         if (d.powersgd_warm_start != def.powersgd_warm_start) r.fail("ddp.powersgd_warm_start", what);
     }
-    if (s.parallel.data != DataParallel::ddp) {
-        const char* what = "a DDP setting with parallel.data other than ddp (DDP does not run)";
-        if (d.find_unused_parameters) r.fail("ddp.find_unused_parameters", what);
-        if (d.static_graph) r.fail("ddp.static_graph", what);
-        if (d.duplicate_gradients > 0) r.fail("ddp.duplicate_gradients", what);
-    }
     if (s.training.optimizer != Optimizer::sgd && s.training.sgd_momentum != 0.0)
         r.fail("training.sgd_momentum", "expected training.optimizer: sgd (momentum is SGD's setting)");
     if (!(s.training.sgd_momentum >= 0.0 && s.training.sgd_momentum < 1.0))
@@ -530,10 +524,11 @@ void checkShardingKeys(const YamlReader& r, const Scenario& s) {
     const FsdpSpec fd;
     const FsdpSpec& f = s.fsdp;
     if (!fsdp) {
-        const std::string what = zero ? "an fsdp setting with DeepSpeed's ZeRO (it reads the zero section) is not "
-                                        "modelled yet by this stepsim version"
-                                      : "an fsdp setting with parallel.data: ddp (which does not shard) is not "
-                                        "modelled yet by this stepsim version";
+        const std::string what = fmt::format(
+            "an fsdp setting applies to parallel.data fsdp1, fsdp2 or hsdp; {} would change nothing, so it is refused "
+            "(leave it at its default)",
+            zero ? fmt::format("with {} (DeepSpeed's ZeRO, which reads the zero section) it", toString(data))
+                 : std::string("with ddp (which does not shard) it"));
         auto changed = [&](const char* key, bool differs) {
             if (differs) r.fail(std::string("fsdp.") + key, what);
         };
@@ -564,8 +559,11 @@ void checkShardingKeys(const YamlReader& r, const Scenario& s) {
     const ZeroSpec zd;
     const ZeroSpec& z = s.zero;
     auto zeroKey = [&](const char* key, bool differs, bool applies, const char* needs) {
-        if (differs && !applies) r.fail(std::string("zero.") + key, std::string("a zero setting that changes nothing "
-                                                                               "here: expected ") + needs);
+        if (differs && !applies)
+            r.fail(std::string("zero.") + key,
+                   fmt::format("a zero setting applies to {}; with {} it would change nothing, so it is refused (leave "
+                               "it at its default)",
+                               needs, toString(data)));
     };
     const bool stage3 = data == DataParallel::zero3;
     zeroKey("reduce_bucket_size", z.reduce_bucket_size != zd.reduce_bucket_size, zero, "parallel.data zero1, zero2 or zero3");
@@ -701,8 +699,29 @@ void refuseSettingsThatChangeNothing(const YamlReader& r, const Scenario& s) {
     }
     if (s.data_loader.num_workers == 0 && s.data_loader.prefetch_factor != DataLoaderSpec{}.prefetch_factor)
         nothing("data_loader.prefetch_factor", "the batches are loaded by the main process (data_loader.num_workers is 0)");
-    // (DDP's own keys under fsdp2 are left read: a sweep's grid crosses them with parallel.data, and its fsdp2 points
-    // would all turn infeasible.)
+    // Under another strategy DDP does not run: none of its keys may differ from its default (a sweep marks them n/a
+    // at such points instead, sim/sweep/SweepSpace.hpp).
+    if (const DdpSpec& d = s.ddp, def = DdpSpec{}; s.parallel.data != DataParallel::ddp) {
+        const std::string what = fmt::format(
+            "a DDP setting applies to parallel.data: ddp only; with {} DDP does not run, so this setting would change "
+            "nothing and is refused (leave it at its default)",
+            toString(s.parallel.data));
+        for (const auto& [key, differs] :
+             {std::pair{"ddp.bucket_cap_mb", d.bucket_cap_mb != def.bucket_cap_mb},
+              std::pair{"ddp.first_bucket_mb", d.first_bucket_mb != def.first_bucket_mb},
+              std::pair{"ddp.gradient_as_bucket_view", d.gradient_as_bucket_view != def.gradient_as_bucket_view},
+              std::pair{"ddp.find_unused_parameters", d.find_unused_parameters != def.find_unused_parameters},
+              std::pair{"ddp.static_graph", d.static_graph != def.static_graph},
+              std::pair{"ddp.comm_hook", d.comm_hook != def.comm_hook},
+              std::pair{"ddp.duplicate_gradients", d.duplicate_gradients != def.duplicate_gradients},
+              std::pair{"ddp.powersgd_rank", d.powersgd_rank != def.powersgd_rank},
+              std::pair{"ddp.powersgd_start_iter", d.powersgd_start_iter != def.powersgd_start_iter},
+              std::pair{"ddp.powersgd_min_compression_rate",
+                        d.powersgd_min_compression_rate != def.powersgd_min_compression_rate},
+              std::pair{"ddp.powersgd_error_feedback", d.powersgd_error_feedback != def.powersgd_error_feedback},
+              std::pair{"ddp.powersgd_warm_start", d.powersgd_warm_start != def.powersgd_warm_start}})
+            if (differs) r.fail(key, what);
+    }
     // (fsdp.limit_all_gathers under fsdp2/hsdp: checkShardingKeys refuses it, naming fsdp1.)
     if (s.parallel.data == DataParallel::ddp) {
         const char* why = "parallel.data is ddp (nothing is sharded or gathered)";
@@ -736,16 +755,16 @@ struct Limits {
     static constexpr int ffn_hidden = 1 << 20;
     static constexpr long long tokens = 1LL << 26;  // per micro-batch: micro_batch · seq_len
     static constexpr int vocab = 1 << 24;
-    static constexpr int steps = 1000;
+    static constexpr int steps = kMaxSteps;
     static constexpr int samples = 1000;
     // Kernels and collectives held for a run (ranks × steps × ops per step; ~2 GB at 96 bytes each).
-    static constexpr double ops = 2e7;
+    static constexpr double ops = kMaxHeldOps;
     // Ops a rank launches per layer and micro-batch (forward, backward, their casts and collectives; the demo has
     // 60-70), and per step outside the layers, counted generously.
     static constexpr double ops_per_layer = 100.0, ops_per_step = 500.0;
     // Simulated seconds of a run at floor rates no modelled GPU is slower than (10 TFLOP/s, 100 GB/s): 12 days, a
     // ninth of what the time type holds.
-    static constexpr double run_s = 1e6, floor_flops = 1e13, floor_Bps = 1e11;
+    static constexpr double run_s = kMaxRunSeconds, floor_flops = 1e13, floor_Bps = 1e11;
 };
 
 // Of the keys behind a product, the one the file (or an override) set furthest above its default: where the error
@@ -980,6 +999,15 @@ std::string explainScenario(const Scenario& s) {
     text.replace(at + 1, end - at - 1,
                  "# data_loader: none (no input pipeline modelled; a data_loader section, even empty, adds one)\n");
     return text;
+}
+
+std::vector<std::string_view> strategiesReading(std::string_view key) {
+    if (key.starts_with("ddp.")) return {"ddp"};
+    if (key == "fsdp.limit_all_gathers") return {"fsdp1"};
+    if (key.starts_with("fsdp.")) return {"fsdp1", "fsdp2", "hsdp"};
+    if (key.starts_with("zero.stage3_")) return {"zero3"};
+    if (key.starts_with("zero.")) return {"zero1", "zero2", "zero3"};
+    return {};
 }
 
 std::map<std::string, std::string> scenarioSettings(const Scenario& s) {

@@ -29,6 +29,14 @@ namespace stepsim {
 // ranges and cross-field rules only, every value the schema can spell (for tools and tests of the schema).
 enum class Reading { runnable, schema };
 
+// Three of those limits, which a run that simulates more steps than the scenario asks for (sim/run/Simulate.hpp: until
+// the host's head start has decayed) keeps to as well: the steps, the kernels and collectives held for a run (ranks ×
+// steps × ops per step; ~2 GB at 96 bytes each) and the simulated seconds (12 days, a ninth of what the time type
+// holds).
+inline constexpr int kMaxSteps = 1000;
+inline constexpr double kMaxHeldOps = 2e7;
+inline constexpr double kMaxRunSeconds = 1e6;
+
 // Reads `file`; a missing or unreadable file is an InputError.
 Scenario loadScenario(const std::filesystem::path& file, const std::vector<std::string>& overrides = {},
                       Reading reading = Reading::runnable);
@@ -41,6 +49,14 @@ Scenario parseScenario(std::string_view yaml, const std::string& source,
 // The whole scenario as YAML, every default and derived value filled in; parseScenario reads it back to an
 // equal Scenario (with kv_heads and ffn_hidden set to their resolved values).
 std::string explainScenario(const Scenario& s);
+
+// The parallel.data strategies that read the setting `key` (a key path such as "ddp.bucket_cap_mb"), or none when
+// every strategy reads it: the ddp section ddp alone; the fsdp section fsdp1, fsdp2 and hsdp (fsdp.limit_all_gathers
+// fsdp1 alone); the zero section zero1, zero2 and zero3 (its stage3_* keys zero3 alone). The loader refuses such a
+// setting away from its default under a strategy that does not read it; a sweep marks it n/a there (SweepSpace.hpp).
+std::vector<std::string_view> strategiesReading(std::string_view key);
+// The sections of those strategies: ddp, fsdp, zero.
+inline constexpr std::string_view kStrategySections[] = {"ddp", "fsdp", "zero"};
 
 // The scenario's settings as `explainScenario` writes them, every default and derived value filled in: key path
 // ("ddp.bucket_cap_mb", a list's items "key[i]") to its value as written there; `name` left out. Two scenarios that

@@ -1,11 +1,13 @@
 #include "sim/sweep/PointEvaluator.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
 #include "sim/base/InputError.hpp"
 #include "sim/report/JsonReport.hpp"
 #include "sim/run/Simulate.hpp"
+#include "sim/scenario/EnumNames.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/ScenarioLoader.hpp"
 
@@ -77,7 +79,19 @@ PointRecord PointEvaluator::evaluate(const SweepPoint& point) const {
     r.key = point.key;
     r.settings = point.settings;
     std::vector<std::string> o = overrides_;
-    for (const SweepSetting& s : point.settings) o.push_back(s.key + "=" + s.value);
+    // A point of another strategy than the scenario's: the sections that strategy does not read back at their
+    // defaults (the scenario's own ddp settings change nothing under fsdp2, and the loader would refuse them there).
+    std::string_view strategy = toString(base_.parallel.data);
+    for (const SweepSetting& s : point.settings)
+        if (s.key == "parallel.data") strategy = s.value;
+    if (strategy != toString(base_.parallel.data))
+        for (std::string_view section : kStrategySections) {
+            const std::vector<std::string_view> reading = strategiesReading(std::string(section) + ".");
+            if (std::find(reading.begin(), reading.end(), strategy) == reading.end())
+                o.push_back(std::string(section) + "={}");
+        }
+    for (const SweepSetting& s : point.settings)
+        if (s.value != kNotApplicable) o.push_back(s.key + "=" + s.value);
     try {
         const Scenario sc = parseScenario(text_, source_, o);
         if (spec_.global_batch) {

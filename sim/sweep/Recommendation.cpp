@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/sweep/SweepSpace.hpp"
+
 namespace stepsim {
 
 namespace {
@@ -22,7 +24,7 @@ std::vector<KnobSensitivity> sensitivities(const std::vector<PointRecord>& recor
             const auto x = o.of(records[i]);
             if (!x) continue;
             for (const SweepSetting& s : records[i].settings) {
-                if (s.key != key) continue;
+                if (s.key != key || s.value == kNotApplicable) continue;  // the point's strategy does not read it
                 auto it = std::find_if(k.best_by_value.begin(), k.best_by_value.end(),
                                        [&](const auto& p) { return p.first == s.value; });
                 if (it == k.best_by_value.end()) k.best_by_value.emplace_back(s.value, *x);

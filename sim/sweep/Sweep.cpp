@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/base/InputError.hpp"
+#include "sim/scenario/EnumNames.hpp"
 #include "sim/scenario/ScenarioLoader.hpp"
 #include "sim/scenario/SweepYaml.hpp"
 #include "sim/sweep/CoordinateDescent.hpp"
@@ -109,7 +110,11 @@ SweepOutcome runSweep(const SweepOptions& opt, std::ostream& out) {
     Progress progress(out, ranks.root() && !opt.quiet && opt.progress.value_or(terminal), objective);
     std::size_t budget = opt.max_points.value_or(std::numeric_limits<std::size_t>::max());
     std::set<std::string> listed, run_now;
-    const auto evaluate = [&](const std::vector<SweepPoint>& batch) {
+    const std::string base_strategy(toString(evaluator.base().parallel.data));
+    const auto evaluate = [&](const std::vector<SweepPoint>& given) {
+        // A knob the point's strategy does not read is n/a there: such points collapse into one (SweepSpace.hpp).
+        std::vector<SweepPoint> batch;
+        for (const SweepPoint& p : given) batch.push_back(applicablePoint(p, base_strategy));
         std::vector<std::size_t> pending;
         std::set<std::string> batch_keys;
         for (std::size_t i = 0; i < batch.size(); ++i)

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "sim/base/InputError.hpp"
+#include "sim/scenario/ScenarioLoader.hpp"
 
 namespace stepsim {
 
@@ -13,6 +14,21 @@ std::string pointKey(const std::vector<SweepSetting>& settings) {
     std::string key;
     for (const SweepSetting& s : settings) key += (key.empty() ? "" : " ") + s.key + "=" + s.value;
     return key;
+}
+
+SweepPoint applicablePoint(SweepPoint point, std::string_view base_strategy) {
+    std::string_view strategy = base_strategy;
+    for (const SweepSetting& s : point.settings)
+        if (s.key == "parallel.data") strategy = s.value;
+    bool changed = false;
+    for (SweepSetting& s : point.settings) {
+        const std::vector<std::string_view> reading = strategiesReading(s.key);
+        if (reading.empty() || std::find(reading.begin(), reading.end(), strategy) != reading.end()) continue;
+        s.value = std::string(kNotApplicable);
+        changed = true;
+    }
+    if (changed) point.key = pointKey(point.settings);
+    return point;
 }
 
 SweepSpace::SweepSpace(const SweepSpec& spec) : spec_(&spec) {}

@@ -20,6 +20,15 @@ struct SweepPoint {
 
 std::string pointKey(const std::vector<SweepSetting>& settings);
 
+// A setting no strategy of its point reads: shown so in the outputs, never applied.
+inline constexpr std::string_view kNotApplicable = "n/a";
+
+// The point as its strategy reads it. Its strategy is its parallel.data setting, or `base_strategy` (the scenario's)
+// when it has none. A setting that strategy does not read (strategiesReading, ScenarioLoader.hpp: ddp.* under fsdp2,
+// ...) changes nothing there: its value becomes n/a and the key says so, so the points that differ only in such
+// settings are one point, simulated once.
+SweepPoint applicablePoint(SweepPoint point, std::string_view base_strategy);
+
 // The grid's axes: a point is one index per axis.
 class SweepSpace {
 public:

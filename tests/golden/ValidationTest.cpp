@@ -71,8 +71,11 @@ TEST(ValidationTargets, WorstGpuBoundStepTimeErrorIsWithinTenPercent) {
 TEST(ValidationRegression, StepTimeErrorsHoldTheCommittedLine) {
     const ValidationTable t = rerun();
     EXPECT_EQ(t.rows.size(), 145u);
-    EXPECT_LE(t.worst_abs_error_pct, 32.0);
-    EXPECT_GE(t.exposed_within_20pct, 25);
+    // Since the steps are measured once the host's head start has decayed (Metrics.hpp's steadyWindow), eight
+    // host-bound DDP rows read 0.3-8% longer: the worst, d2-l8-h1024-s1024-mb2-b25, went 31.2 -> 33.1%, and
+    // d2-l24-h2048-s1024-mb1-b25's exposed communication 9.96 -> 13.86 ms (measured 8.30) left the 20% band.
+    EXPECT_LE(t.worst_abs_error_pct, 33.2);
+    EXPECT_GE(t.exposed_within_20pct, 24);
     EXPECT_LE(t.exposed_median_abs_error_ms, 0.13);
     EXPECT_GE(t.reproducible.rows, 106);
     // the worst reproducible row is host-bound (an accumulating step whose host sets its pace, two runs 8% apart)
@@ -83,7 +86,7 @@ TEST(ValidationRegression, StepTimeErrorsHoldTheCommittedLine) {
     EXPECT_LE(t.gpu_bound.median_abs_error_pct, 1.6);
     EXPECT_GE(t.gpu_bound.exposed_within_20pct, 19);
     EXPECT_LE(t.host_bound.median_abs_error_pct, 3.4);
-    EXPECT_GE(t.host_bound.exposed_within_20pct, 6);
+    EXPECT_GE(t.host_bound.exposed_within_20pct, 5);
     EXPECT_EQ(std::size_t(t.gpu_bound.rows + t.host_bound.rows), t.rows.size());
     EXPECT_EQ(t.host_range_runs, 232);
     EXPECT_GE(t.host_range_runs_within, 185);

@@ -46,8 +46,62 @@ TEST(DdpOptionKeys, MomentumIsSgds) {
 
 TEST(DdpOptionKeys, DdpOptionsRefusedWithoutDdp) {
     EXPECT_THAT(errorOf(kBase + "parallel: {data: fsdp2}\nddp: {find_unused_parameters: true}\n"),
-                HasSubstr("ddp.find_unused_parameters: a DDP setting with parallel.data other than ddp"));
+                HasSubstr("ddp.find_unused_parameters: a DDP setting applies to parallel.data: ddp only; with fsdp2"));
     EXPECT_THAT(errorOf(kBase + "ddp: {duplicate_gradients: -1}\n"), HasSubstr("ddp.duplicate_gradients: expected 0"));
+}
+
+// A strategy's own section (ddp, fsdp, zero) set away from its defaults under another strategy: refused at the key's
+// line (or naming its --set), saying which strategies read it. At its defaults it is accepted.
+struct StrategyKeyCase {
+    const char* data;     // parallel.data
+    const char* section;
+    const char* key;
+    const char* value;
+    const char* reads;    // the message's list of the strategies that read it
+};
+
+class StrategyKeyUnderAnotherStrategy : public ::testing::TestWithParam<StrategyKeyCase> {};
+
+TEST_P(StrategyKeyUnderAnotherStrategy, IsRefusedAtItsLine) {
+    const StrategyKeyCase c = GetParam();
+    const std::string head = kBase + "parallel: {data: " + c.data + "}\n" + c.section + ":\n";
+    const std::string path = std::string(c.section) + "." + c.key;
+    const std::string msg = errorOf(head + "  " + c.key + ": " + c.value + "\n");
+    EXPECT_THAT(msg, ::testing::StartsWith("x.yaml:6: " + path + ": ")) << msg;
+    EXPECT_THAT(msg, HasSubstr(c.reads)) << msg;
+    EXPECT_THAT(msg, HasSubstr(c.data)) << msg;
+    const std::string set = errorOf(kBase + "parallel: {data: " + c.data + "}\n", {path + "=" + c.value});
+    EXPECT_THAT(set, HasSubstr("--set " + path)) << set;
+    EXPECT_THAT(set, HasSubstr(c.reads)) << set;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    DdpOptionKeys, StrategyKeyUnderAnotherStrategy,
+    ::testing::Values(StrategyKeyCase{"fsdp2", "ddp", "bucket_cap_mb", "100", "parallel.data: ddp only"},
+                      StrategyKeyCase{"fsdp2", "ddp", "first_bucket_mb", "2", "parallel.data: ddp only"},
+                      StrategyKeyCase{"zero2", "ddp", "gradient_as_bucket_view", "true", "parallel.data: ddp only"},
+                      StrategyKeyCase{"fsdp1", "ddp", "static_graph", "true", "parallel.data: ddp only"},
+                      StrategyKeyCase{"fsdp2", "ddp", "comm_hook", "fp16_compress", "parallel.data: ddp only"},
+                      StrategyKeyCase{"fsdp2", "ddp", "duplicate_gradients", "4", "parallel.data: ddp only"},
+                      StrategyKeyCase{"ddp", "fsdp", "reshard_after_forward", "false", "fsdp1, fsdp2 or hsdp"},
+                      StrategyKeyCase{"ddp", "fsdp", "backward_prefetch", "post", "fsdp1, fsdp2 or hsdp"},
+                      StrategyKeyCase{"zero3", "fsdp", "forward_prefetch", "true", "fsdp1, fsdp2 or hsdp"},
+                      StrategyKeyCase{"ddp", "fsdp", "limit_all_gathers", "false", "fsdp1, fsdp2 or hsdp"},
+                      StrategyKeyCase{"ddp", "zero", "reduce_bucket_size", "1000", "zero1, zero2 or zero3"},
+                      StrategyKeyCase{"fsdp2", "zero", "overlap_comm", "false", "zero1, zero2 or zero3"},
+                      StrategyKeyCase{"zero2", "zero", "stage3_prefetch_bucket_size", "1000", "parallel.data: zero3"}));
+
+TEST(DdpOptionKeys, StrategySectionsAtTheirDefaultsAreAccepted) {
+    EXPECT_EQ(errorOf(kBase + "parallel: {data: fsdp2}\nddp: {bucket_cap_mb: 25, gradient_as_bucket_view: false}\n"), "");
+    EXPECT_EQ(errorOf(kBase + "parallel: {data: ddp}\nfsdp: {reshard_after_forward: true}\n"), "");
+}
+
+TEST(DdpOptionKeys, EachStrategySectionNamesItsReaders) {
+    EXPECT_EQ(strategiesReading("ddp.bucket_cap_mb"), std::vector<std::string_view>{"ddp"});
+    EXPECT_EQ(strategiesReading("fsdp.limit_all_gathers"), std::vector<std::string_view>{"fsdp1"});
+    EXPECT_EQ(strategiesReading("zero.stage3_max_reuse_distance"), std::vector<std::string_view>{"zero3"});
+    EXPECT_EQ(strategiesReading("zero.overlap_comm").size(), 3u);
+    EXPECT_TRUE(strategiesReading("training.micro_batch").empty());
 }
 
 }  // namespace

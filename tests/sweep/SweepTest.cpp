@@ -3,6 +3,7 @@
 // objective read by name, and each point's results equal to `stepsim run --set`.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -113,6 +114,48 @@ TEST(Sweep, UnmodelledValuesAndBrokenConstraintsAreInfeasiblePointsNotErrors) {
             EXPECT_TRUE(p.feasible);  // micro_batch 2 x 2 ranks = 4, and the scenario as given
         }
     }
+}
+
+// A knob that the point's strategy does not read (ddp.bucket_cap_mb under fsdp2) is n/a there, not an infeasible point:
+// the fsdp2 points are one configuration, simulated once, shown with n/a in the CSV and JSON, and the knob's
+// sensitivity is taken over the ddp points alone. The scenario's own ddp section (bucket_cap_mb 50 here) is set back to
+// its defaults at the fsdp2 point, which the loader would refuse otherwise.
+TEST(Sweep, AKnobOfAnotherStrategyIsNotApplicableNotInfeasible) {
+    std::string text = slurp(kToy);
+    text = text.substr(0, text.find("sweep:"));
+    text.replace(text.find("bucket_cap_mb: 25"), 17, "bucket_cap_mb: 50");
+    const auto file = std::filesystem::temp_directory_path() /
+                      ("stepsim-sweep-test-" + std::to_string(getpid()) + "-strategy.yaml");
+    std::ofstream(file) << text + R"(sweep:
+  grid: {parallel.data: [ddp, fsdp2], ddp.bucket_cap_mb: [5, 100]}
+  objective: tokens_per_s
+)";
+    const auto dir = freshDir("strategy");
+    const SweepOutcome r = sweep(file, dir);
+    ASSERT_EQ(r.records.size(), 4u);  // as given, ddp x {5, 100}, fsdp2 once
+    std::map<std::string, const PointRecord*> by_key;
+    for (const PointRecord& p : r.records) {
+        SCOPED_TRACE(p.key);
+        EXPECT_TRUE(p.feasible) << p.reason;
+        by_key[p.key] = &p;
+    }
+    ASSERT_TRUE(by_key.count("ddp.bucket_cap_mb=n/a parallel.data=fsdp2"));
+    ASSERT_TRUE(by_key.count("ddp.bucket_cap_mb=5 parallel.data=ddp"));
+    ASSERT_TRUE(by_key.count("ddp.bucket_cap_mb=100 parallel.data=ddp"));
+    // The fsdp2 point is `run --set parallel.data=fsdp2` of the scenario with its ddp section at the defaults.
+    std::string plain = text;
+    plain.replace(plain.find("bucket_cap_mb: 50"), 17, "bucket_cap_mb: 25");
+    const Scenario sc = parseScenario(plain, file.string(), {"parallel.data=fsdp2"});
+    const Simulation sim = simulate(sc, resolveProfile(sc.cluster, file.string()));
+    EXPECT_EQ(*by_key["ddp.bucket_cap_mb=n/a parallel.data=fsdp2"]->value("step_time_ms"),
+              toJson(sim.results, sc.name, sim.gpu_memory_gib)["step_time_ms"].get<double>());
+    EXPECT_THAT(slurp(dir / "results.csv"), HasSubstr(",n/a,"));
+    EXPECT_THAT(slurp(dir / "results.json"), HasSubstr("\"n/a\""));
+    const auto k = std::find_if(r.recommendation.sensitivity.begin(), r.recommendation.sensitivity.end(),
+                                [](const KnobSensitivity& s) { return s.key == "ddp.bucket_cap_mb"; });
+    ASSERT_NE(k, r.recommendation.sensitivity.end());
+    ASSERT_EQ(k->best_by_value.size(), 2u);
+    for (const auto& [value, best] : k->best_by_value) EXPECT_NE(value, "n/a");
 }
 
 TEST(Sweep, OneThreadAndTwoWriteTheSameFiles) {
