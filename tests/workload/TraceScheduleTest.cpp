@@ -238,7 +238,8 @@ TEST(TraceSchedule, Fsdp2CollectivesPerStepFromTheTrace) {
 TEST(TraceSchedule, Fsdp2StreamOrder) {
     const Expansion e = expandGpt(2, "parallel: {data: fsdp2}\n");
     const Program& p = e.workload.programs.front();
-    const TraceStep& t = *traceScenario(1, "", kGpt).model.imported;
+    const Scenario traced = traceScenario(1, "", kGpt);  // holds the imported step `t` refers to
+    const TraceStep& t = *traced.model.imported;
     ASSERT_EQ(t.units, 4);
     ASSERT_EQ(t.unit_activities, 19);
     // Program positions of the trace's kernels (step 0, in order) and of the collectives.
