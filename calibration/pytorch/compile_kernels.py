@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What torch.compile (Inductor) does to a transformer block's kernels, and what a compiled graph costs the host.
 
-One JSON line per measurement (calibration/fit/CompileFit.cpp reads them):
+One JSON line per measurement (sim/fit/CompileFit.cpp reads them):
 
 kind "compile_block": one pre-norm transformer block of the validation model (calibration/validation/train_gpt.py's
   Block: norm, fused QKV, causal SDPA, projection, residual, norm, GELU-tanh or SwiGLU MLP, residual) under autocast,

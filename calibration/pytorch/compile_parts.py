@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What torch.compile does to the parts of a step outside the model's blocks, and to dynamic shapes and FP8 linears.
 
-One JSON line per measurement (calibration/fit/CompileFit.cpp reads the first three kinds):
+One JSON line per measurement (sim/fit/CompileFit.cpp reads the first three kinds):
 
 kind "compile_optimizer": one torch.optim.AdamW step (lr 1e-4, weight decay 0.1, fp32 parameters, gradients set)
   over the parameter tensors of a GPT (token and position embeddings, per layer: two norms' weight and bias, fused QKV,

@@ -7,7 +7,7 @@ calibration/investigations/vocab_alignment/). This script times, at training sha
 forms a training step launches them (forward F.linear(x, W): m = T, n = out, k = in; input gradient dy @ W:
 m = T, n = in, k = out; weight gradient dy^T @ x: m = out, n = in, k = T) with `out` the vocabulary, unpadded and
 rounded up to multiples of 2, 4 and 8: which multiple is fast, and how fast the slow ones run, per dimension.
-`stepsim calibrate fit` fits the profile's `gemm.bf16.unaligned` from these records (calibration/fit/GemmFit.cpp).
+`stepsim calibrate fit` fits the profile's `gemm.bf16.unaligned` from these records (sim/fit/GemmFit.cpp).
 
 Each GEMM: 10 back-to-back calls between CUDA events, the stream held behind a spin kernel (timing.looped), 3
 repetitions, median kept. Under 30 s on one H200.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Host↔device copies and checkpoint writes on one GPU: what the input pipeline and torch.distributed.checkpoint
-cost (stepsim's `io` profile section, fitted by calibration/fit/IoFit.cpp).
+cost (stepsim's `io` profile section, fitted by sim/fit/IoFit.cpp).
 
 Records (one JSON object a line, `kind` names it):
   copy        H2D and D2H of `bytes` from pinned or pageable host memory: device time between CUDA events

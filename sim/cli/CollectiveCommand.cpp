@@ -12,7 +12,7 @@
 #include "sim/base/InputError.hpp"
 #include "sim/run/CollectivePrediction.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
-#include "topology/Builders.hpp"
+#include "sim/topology/Builders.hpp"
 
 namespace stepsim {
 

@@ -10,7 +10,7 @@
 
 #include "sim/base/InputError.hpp"
 #include "sim/base/Scenario.hpp"
-#include "topology/Builders.hpp"
+#include "sim/topology/Builders.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
 
 namespace stepsim {

@@ -13,7 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "topology/ClusterGraph.hpp"
+#include "sim/topology/ClusterGraph.hpp"
 
 namespace stepsim {
 

@@ -13,7 +13,7 @@
 // count is not the kernel's: with it, (1024, 2048, 2048), one wave of 64x256 tiles, took the correction of its
 // nearest point (768, 3072, 2048), two waves, and was priced at 1485 TFLOP/s, above H200's 989 peak (it runs at
 // 602). Outside the measured domain the model alone (e_wave included) prices it. e_max, k_half, overhead and the tile
-// are fitted by calibration/fit (the profile's `gemm` section) against the measured points: PyTorch's GEMMs called
+// are fitted by sim/fit (the profile's `gemm` section) against the measured points: PyTorch's GEMMs called
 // back to back (calibration/pytorch/gemm_training_shapes.py), or the harness's cuBLASLt grid (calibration/bench).
 //
 // Alignment: a GEMM with a dimension x not a multiple of `unaligned.alignment` elements leaves cuBLAS's aligned
@@ -23,7 +23,7 @@
 //   t = max(t_aligned, 2mnk / min over the unaligned dimensions of their rate)
 // The model knows shapes, not layouts: it treats every unaligned dimension as some operand's leading dimension, as
 // the LM head's three GEMMs have it (forward: n = vocabulary; input gradient: k; weight gradient: m). Fitted from
-// calibration/pytorch/gemm_alignment.py's records (calibration/fit/GemmFit.cpp).
+// calibration/pytorch/gemm_alignment.py's records (sim/fit/GemmFit.cpp).
 #include <algorithm>
 #include <cmath>
 #include <vector>

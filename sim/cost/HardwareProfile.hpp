@@ -250,7 +250,7 @@ struct LinkRates {
 };
 
 // Host↔device copies through PyTorch and torch.distributed.checkpoint's saves (calibration/pytorch/io_transfer.py,
-// fitted by calibration/fit/IoFit.cpp; 0 everywhere: not measured, and checkpointing is refused). Copies: a tensor's
+// fitted by sim/fit/IoFit.cpp; 0 everywhere: not measured, and checkpointing is refused). Copies: a tensor's
 // `.to()` from pinned memory (non-blocking) or pageable memory (synchronous), device time = α + bytes / rate.
 // dcp.save (sync) blocks for α_sync + bytes / d2h_pageable + bytes / sync_write; async_save blocks for its staging,
 // α_stage + bytes / stage (pinned_staging: stage_pinned), then writes beside the training loop at async_write after
@@ -323,7 +323,7 @@ struct JitterRates {
 };
 
 // What torch.compile (Inductor) makes of a training step, measured on transformer blocks eager and compiled
-// (calibration/pytorch/compile_kernels.py, fitted by calibration/fit/CompileFit.hpp; the transformation that uses it is
+// (calibration/pytorch/compile_kernels.py, fitted by sim/fit/CompileFit.hpp; the transformation that uses it is
 // sim/workload/CompileTransform.hpp). A region is a maximal run of memory-bound kernels between GEMM/attention kernels
 // in eager order: Inductor fuses each into kernels_per_region kernels (mean) taking time_ratio of the eager time.
 struct CompilePhaseRates {

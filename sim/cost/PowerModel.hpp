@@ -26,7 +26,7 @@
 //   attention time × (attention_reference_mhz / clock)^β,   β by head_dim (forward, backward), linear between the
 //                                                            listed head_dims, held beyond them
 //
-// Fitted by calibration/fit (the profile's `power` section) from calibration/pytorch/power_duty.py's records, the SM
+// Fitted by sim/fit (the profile's `power` section) from calibration/pytorch/power_duty.py's records, the SM
 // clock and board power read through NVML beside each measurement (a profile's raw/power_duty_*.jsonl and
 // raw/power_loaded_*.jsonl): a least-squares line through the loads held at the limit; β from SDPA's time at the
 // held clocks against its rested time. `modelled` false: no measurement, every kernel at its calibrated rate.

@@ -1,6 +1,6 @@
 #pragma once
 // `stepsim calibrate` and `stepsim calibrate fit`: measure the local GPUs and fit a hardware profile, or fit one from
-// raw measurements taken elsewhere (calibration/fit/ProfileFit.hpp says what each field comes from).
+// raw measurements taken elsewhere (sim/fit/ProfileFit.hpp says what each field comes from).
 //
 // calibrate runs the stages of calibration/bench/stages.txt (the harness stepsim-bench, then the PyTorch scripts of
 // calibration/pytorch, each with its budget) through calibration/bench/stages.py, which writes one raw file per stage
@@ -21,7 +21,7 @@ HardwareProfile profileByNameOrFile(const std::string& what);
 
 struct FitRequest {
     std::vector<std::string> raws;  // raw measurement files (JSON Lines)
-    std::string manifest;           // or the manifest that lists them (calibration/fit/Manifest.hpp)
+    std::string manifest;           // or the manifest that lists them (sim/fit/Manifest.hpp)
     std::string out;                // the profile YAML to write
     std::string name = "calibrated";
     std::string base = "h200-sxm";  // built-in name or file: the fields not measured

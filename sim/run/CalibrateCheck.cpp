@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "calibration/fit/Manifest.hpp"
+#include "sim/fit/Manifest.hpp"
 #include "sim/base/InputError.hpp"
 #include "sim/cost/CostModel.hpp"
 #include "sim/run/Calibrate.hpp"
@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 // machine starts, the profile's spread; a fresh calibration would only sample that spread again).
 constexpr double kKernelThreshold = 0.05, kHostThreshold = 0.30;
 
-// The memory-bound ops of stepsim_torch_bench.py with an α-β rate of their own (calibration/fit/MemoryFit.cpp).
+// The memory-bound ops of stepsim_torch_bench.py with an α-β rate of their own (sim/fit/MemoryFit.cpp).
 const std::map<std::string, MemKind> kMemoryOps = {
     {"residual_add", MemKind::elementwise},           {"cast_bf16_to_fp32", MemKind::cast_up},
     {"cast_fp32_to_bf16", MemKind::cast_down},        {"residual_add_fp32_bf16", MemKind::residual_add},

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "calibration/fit/RawData.hpp"
+#include "sim/fit/RawData.hpp"
 #include "sim/cost/HardwareProfile.hpp"
 
 namespace stepsim {

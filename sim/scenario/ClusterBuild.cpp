@@ -6,8 +6,8 @@
 
 #include "sim/base/InputError.hpp"
 #include "sim/scenario/TopologyYaml.hpp"
-#include "topology/Builders.hpp"
-#include "topology/ClusterFabric.hpp"
+#include "sim/topology/Builders.hpp"
+#include "sim/topology/ClusterFabric.hpp"
 
 namespace stepsim {
 

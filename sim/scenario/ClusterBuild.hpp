@@ -6,8 +6,8 @@
 
 #include "sim/base/Scenario.hpp"
 #include "sim/net/Fabric.hpp"
-#include "topology/ClusterGraph.hpp"
-#include "topology/NodeTemplate.hpp"
+#include "sim/topology/ClusterGraph.hpp"
+#include "sim/topology/NodeTemplate.hpp"
 
 namespace stepsim {
 

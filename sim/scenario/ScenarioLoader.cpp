@@ -13,7 +13,7 @@
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/TraceImport.hpp"
 #include "sim/scenario/YamlReader.hpp"
-#include "topology/Builders.hpp"
+#include "sim/topology/Builders.hpp"
 #include "sim/scenario/YamlWriter.hpp"
 
 namespace stepsim {

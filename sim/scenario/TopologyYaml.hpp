@@ -22,7 +22,7 @@
 // (e.g. "links[2].bandwidth_GBps"), and what was expected. Unknown keys are errors.
 #include <string>
 
-#include "topology/NodeTemplate.hpp"
+#include "sim/topology/NodeTemplate.hpp"
 
 namespace stepsim {
 

@@ -1,6 +1,6 @@
 #pragma once
 // torch.compile as a transformation of the Program a schedule produced (eager kernels, DDP or FSDP2 around them), with
-// the rates of the profile's `compile` section (CompileRates, fitted by calibration/fit/CompileFit.hpp from
+// the rates of the profile's `compile` section (CompileRates, fitted by sim/fit/CompileFit.hpp from
 // calibration/pytorch/compile_kernels.py's blocks). docs/compile.md is the user's account.
 //
 // Compiled territory: the model's forward and backward kernels on the compute stream (the loss, the optimizer,

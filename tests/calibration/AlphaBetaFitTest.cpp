@@ -1,6 +1,6 @@
-// The α-β segment fit (calibration/fit/AlphaBetaFit.hpp) recovers known latencies and bus bandwidths from
+// The α-β segment fit (sim/fit/AlphaBetaFit.hpp) recovers known latencies and bus bandwidths from
 // noisy synthetic timings, finds the sizes where the protocol changes, and rejects too few points.
-#include "calibration/fit/AlphaBetaFit.hpp"
+#include "sim/fit/AlphaBetaFit.hpp"
 
 #include <cmath>
 #include <random>

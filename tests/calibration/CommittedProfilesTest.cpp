@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "calibration/fit/Manifest.hpp"
-#include "calibration/fit/ProfileFit.hpp"
-#include "calibration/fit/RawData.hpp"
+#include "sim/fit/Manifest.hpp"
+#include "sim/fit/ProfileFit.hpp"
+#include "sim/fit/RawData.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 
 namespace stepsim {

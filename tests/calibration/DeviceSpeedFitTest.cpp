@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "calibration/fit/ProfileFit.hpp"
-#include "calibration/fit/RawData.hpp"
+#include "sim/fit/ProfileFit.hpp"
+#include "sim/fit/RawData.hpp"
 
 namespace stepsim {
 namespace {

@@ -1,6 +1,6 @@
-// The GEMM fit (calibration/fit/GemmFit.hpp) recovers the tile/wave model's parameters from noisy synthetic
+// The GEMM fit (sim/fit/GemmFit.hpp) recovers the tile/wave model's parameters from noisy synthetic
 // measurements over the harness's transformer grid.
-#include "calibration/fit/GemmFit.hpp"
+#include "sim/fit/GemmFit.hpp"
 
 #include <random>
 

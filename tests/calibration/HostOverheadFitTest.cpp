@@ -1,12 +1,12 @@
-// The fit's host costs from host_overhead.py records (calibration/fit/ProfileFit.hpp, "launch"): medians over
+// The fit's host costs from host_overhead.py records (sim/fit/ProfileFit.hpp, "launch"): medians over
 // runs, DDP's hook from a DDP run paired with the one-GPU run before it in the same file, NCCL's issue cost.
 #include <algorithm>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "calibration/fit/ProfileFit.hpp"
-#include "calibration/fit/RawData.hpp"
+#include "sim/fit/ProfileFit.hpp"
+#include "sim/fit/RawData.hpp"
 
 namespace stepsim {
 namespace {

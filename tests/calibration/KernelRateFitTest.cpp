@@ -1,4 +1,4 @@
-// What the fit takes for GEMMs, the optimizer and the norms (calibration/fit/ProfileFit.hpp): PyTorch's own GEMM
+// What the fit takes for GEMMs, the optimizer and the norms (sim/fit/ProfileFit.hpp): PyTorch's own GEMM
 // calls over the transformer grid before the harness's cuBLASLt points, the optimizer's rate from GPT models' tensors
 // in the state a step runs it in, and the norms' kernels as a grid of sizes.
 #include <algorithm>
@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "calibration/fit/ProfileFit.hpp"
-#include "calibration/fit/RawData.hpp"
+#include "sim/fit/ProfileFit.hpp"
+#include "sim/fit/RawData.hpp"
 #include "sim/cost/GemmModel.hpp"
 
 namespace stepsim {

@@ -1,6 +1,6 @@
-// A profile's manifest of raw input files (calibration/fit/Manifest.hpp): paths relative to its folder, comment and
+// A profile's manifest of raw input files (sim/fit/Manifest.hpp): paths relative to its folder, comment and
 // blank lines skipped, a missing file an InputError naming the manifest and its line.
-#include "calibration/fit/Manifest.hpp"
+#include "sim/fit/Manifest.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -1,4 +1,4 @@
-// The power model's fit from power_duty.py's records (calibration/fit/ProfileFit.hpp, PowerModel in
+// The power model's fit from power_duty.py's records (sim/fit/ProfileFit.hpp, PowerModel in
 // sim/cost/HardwareProfile.hpp): the clock line through the loads held at the power limit, with memory-bound time
 // counted as memory_busy_tflops of load, and attention's clock exponents by head_dim. The records are written as
 // JSON Lines and read back through readRaw, so their reading is covered too.
@@ -12,8 +12,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "calibration/fit/ProfileFit.hpp"
-#include "calibration/fit/RawData.hpp"
+#include "sim/fit/ProfileFit.hpp"
+#include "sim/fit/RawData.hpp"
 #include "sim/base/InputError.hpp"
 
 namespace stepsim {

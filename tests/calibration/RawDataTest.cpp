@@ -1,6 +1,6 @@
-// Reading raw calibration JSON Lines (calibration/fit/RawData.hpp): typed records, and errors that name the
+// Reading raw calibration JSON Lines (sim/fit/RawData.hpp): typed records, and errors that name the
 // file, the line and the key.
-#include "calibration/fit/RawData.hpp"
+#include "sim/fit/RawData.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -1,12 +1,12 @@
-// The fit's gaps inside a training step (calibration/fit/ProfileFit.hpp, "launch"): kernel_gaps.py's mean gap
+// The fit's gaps inside a training step (sim/fit/ProfileFit.hpp, "launch"): kernel_gaps.py's mean gap
 // before each class of operation, the median over runs; gemm_gaps.py's by GEMM shape, and beside an all-reduce.
 #include <algorithm>
 #include <tuple>
 
 #include <gtest/gtest.h>
 
-#include "calibration/fit/ProfileFit.hpp"
-#include "calibration/fit/RawData.hpp"
+#include "sim/fit/ProfileFit.hpp"
+#include "sim/fit/RawData.hpp"
 
 namespace stepsim {
 namespace {

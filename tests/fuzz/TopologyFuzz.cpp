@@ -1,7 +1,7 @@
 // Fuzzes the topology reader: any bytes are a node template or an InputError; a template read builds a cluster.
 #include "sim/scenario/TopologyYaml.hpp"
 #include "tests/fuzz/FuzzInput.hpp"
-#include "topology/Builders.hpp"
+#include "sim/topology/Builders.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     stepsim::fuzz::expectReadOrInputError([&] {

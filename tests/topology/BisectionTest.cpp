@@ -1,7 +1,7 @@
 // Bisection bandwidth: max-flow from the first half of the GPUs to the second (ClusterGraph.hpp).
 #include <gtest/gtest.h>
 
-#include "topology/Builders.hpp"
+#include "sim/topology/Builders.hpp"
 
 namespace stepsim {
 namespace {

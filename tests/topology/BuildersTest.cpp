@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "sim/base/InputError.hpp"
-#include "topology/Builders.hpp"
+#include "sim/topology/Builders.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
 
 namespace stepsim {

@@ -1,7 +1,7 @@
 // DOT export (ClusterGraph::toDot, boost::write_graphviz).
 #include <gtest/gtest.h>
 
-#include "topology/Builders.hpp"
+#include "sim/topology/Builders.hpp"
 
 namespace stepsim {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "topology/Builders.hpp"
+#include "sim/topology/Builders.hpp"
 
 namespace stepsim {
 namespace {

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "sim/scenario/TopologyYaml.hpp"
-#include "topology/Builders.hpp"
+#include "sim/topology/Builders.hpp"
 
 namespace stepsim {
 namespace {

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "sim/cli/TopoCommand.hpp"
-#include "topology/Builders.hpp"
+#include "sim/topology/Builders.hpp"
 
 namespace stepsim {
 namespace {

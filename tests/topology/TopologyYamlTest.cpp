@@ -6,7 +6,7 @@
 
 #include "sim/base/InputError.hpp"
 #include "sim/scenario/TopologyYaml.hpp"
-#include "topology/Builders.hpp"
+#include "sim/topology/Builders.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
 
 namespace stepsim {
