@@ -7,6 +7,14 @@
 # itself is on no include path. A layer without sources is an INTERFACE library (headers only).
 function(stepsim_layer name)
   cmake_parse_arguments(L "" "DIR" "SOURCES;DEPENDS;LIBS;PRIVATE_LIBS" ${ARGN})
+  # Layers are declared bottom up, so a dependency not yet declared is a layer above (or a typo): refused here,
+  # where the link would otherwise resolve it later and let the upward include through.
+  foreach(dep IN LISTS L_DEPENDS)
+    if(NOT TARGET ${dep})
+      message(FATAL_ERROR "layer ${name} depends on ${dep}, which is not declared before it (layers are declared "
+                          "bottom up in the top CMakeLists.txt)")
+    endif()
+  endforeach()
   set(stage ${PROJECT_BINARY_DIR}/layers/${name})
   get_filename_component(parent ${stage}/${L_DIR} DIRECTORY)
   file(MAKE_DIRECTORY ${parent})

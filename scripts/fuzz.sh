@@ -2,7 +2,8 @@
 # Fuzzes the scenario, --set, topology and profile readers with libFuzzer (Debian's clang), under ASan and UBSan.
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET (default 60)] [TARGET...]   (targets: scenario set topology profile sweep)
 # Each target's corpus (build-fuzz/corpus/TARGET) is seeded from the repository's files; a crash, hang, leak or
-# sanitizer report stops the run with the input saved as build-fuzz/crash-* and a non-zero exit status.
+# sanitizer report stops the run with the input saved as build-fuzz/crash-* and a non-zero exit status. The random
+# seed is fixed (-seed=1), so a run over the same corpus explores the same inputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -26,7 +27,7 @@ for t in "${targets[@]}"; do
     profile) for p in calibration/profiles/*/profile.yaml; do cp "$p" "$corpus/$(basename "$(dirname "$p")").yaml"; done ;;
   esac
   echo "fuzz_$t: ${seconds}s"
-  if ! (build-fuzz/tests/fuzz/fuzz_"$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+  if ! (build-fuzz/tests/fuzz/fuzz_"$t" -max_total_time="$seconds" -seed=1 -timeout=10 -rss_limit_mb=4096 \
           -artifact_prefix=build-fuzz/ -print_final_stats=1 "$corpus" 2>&1 | tail -n 12); then
     echo "fuzz_$t found a failure (build-fuzz/crash-* or timeout-*)"
     exit 1

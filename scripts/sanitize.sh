@@ -9,4 +9,7 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPSIM_BU
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 cmake --build build-asan -j"$jobs"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# The slow-labelled tests (the validation table, every example scenario, the benchmarks; minutes each under the
+# sanitizers) ran in the plain build; give -L slow to run them here too.
+[ $# -gt 0 ] || set -- -LE slow
 ctest --test-dir build-asan --output-on-failure -j"$jobs" "$@"

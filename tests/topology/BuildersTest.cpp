@@ -1,7 +1,6 @@
 // Builders: device and link counts of each node type and of a multi-node cluster (Builders.hpp).
 #include <gtest/gtest.h>
 
-#include <chrono>
 
 #include "sim/base/InputError.hpp"
 #include "sim/topology/Builders.hpp"
@@ -101,16 +100,6 @@ TEST(Builders, ThousandGpuCluster) {
     EXPECT_EQ(g.countOf(VertexKind::leaf), 32u);
     EXPECT_EQ(g.countOf(VertexKind::spine), 8u);
     EXPECT_EQ(linksOfKind(g, LinkKind::network), 2u * 32 * 8);
-}
-
-// Expectations: building the 1024-GPU cluster takes well under a second (measured ~15 ms on the shared
-// 2-core development machine; the bound leaves room for a loaded CI runner but catches a quadratic build).
-TEST(Builders, ThousandGpuClusterBuildsFast) {
-    const auto start = std::chrono::steady_clock::now();
-    const ClusterGraph g = cluster(hgxH200Node(), 128);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    EXPECT_EQ(g.gpuCount(), 1024);
-    EXPECT_LT(seconds, 0.5);
 }
 
 // Expectations: gpus_per_node 4 keeps GPUs 0–3 of each node and their 4 NICs; ranks stay dense.
