@@ -96,7 +96,7 @@ using nlohmann::json;
 // layout ran a median 11% (up to 2.2x) slower than the kernels PyTorch picks, and the training steps' GEMMs matched
 // PyTorch's within 2-5% (calibration/profiles/h200x2/NOTES.md, GEMMs).
 struct GemmSel { std::string key, dtype; std::optional<bool> fast; };
-// FP16 has BF16's peak but its own kernels and power draw (raw/gemm_training_shapes_fp16_run83.jsonl: the grid's
+// FP16 has BF16's peak but its own kernels and power draw (raw/gemm_training_shapes_fp16.jsonl: the grid's
 // back-to-back calls a median 6% slower).
 const std::vector<GemmSel> kGemmSel = {{"bf16", "bf16", std::nullopt},
                                        {"fp16", "fp16", std::nullopt},

@@ -23,7 +23,7 @@ std::vector<SizeTime> beyondL2(const std::vector<SizeTime>& pts) {
 
 // A memory-bound kernel kind and the PyTorch ops it is fitted on. The optimizer kinds come from AdamW's step over
 // GPT models' own tensors (0.16 to 2.0 billion parameters), fused after 1 s of GEMMs at the power limit as it runs
-// after a step's backward, foreach at rest (stepsim_torch_bench.py's adamw groups, raw/torch_adamw_gpt_run92.jsonl).
+// after a step's backward, foreach at rest (stepsim_torch_bench.py's adamw groups, raw/torch_adamw_gpt.jsonl).
 // The foreach step's time is fitted whole, and the model launches it as eight passes: each pass carries an eighth of
 // the fitted fixed cost (`passes`).
 struct Kind {

@@ -196,7 +196,7 @@ struct RawHostSpread {
 // (power_duty) or a kernel's later cycles under a background load (power_loaded). load_tflops: tensor-core FLOP per
 // second of cycle time; memory_fraction: the share of the cycle in memory-bound kernels; busy_fraction: the share
 // with a kernel running (below 1 for mixes where the host sleeps part of each cycle, counts.idle_ms > 0). Records
-// of power_duty.py's first form (raw/power_duty_run101.jsonl) carry neither: a mix without idle time is busy
+// of power_duty.py's first form (raw/power_duty-1.jsonl) carry neither: a mix without idle time is busy
 // throughout, its memory share 1 − compute_fraction; an idle mix of compute-bound kernels alone is busy for its
 // compute_fraction.
 struct RawPowerPoint {

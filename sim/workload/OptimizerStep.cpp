@@ -84,7 +84,7 @@ void fusedStep(ProgramBuilder& b, const StepContext& c, double params, bool scal
 // host; on the GPU one multi-tensor pass per arithmetic step, the bias corrections as host-side scalars. The
 // passes run at the rate the whole foreach step was calibrated at, memory.kernels.optimizer_foreach, over bf16
 // states at their own, optimizer_foreach_bf16 (stepsim_torch_bench.py --groups adamw_foreach,
-// adamw_foreach_bf16 over GPT models' own tensors, raw/torch_adamw_gpt_run92.jsonl: 3.65 and 3.04 TB/s).
+// adamw_foreach_bf16 over GPT models' own tensors, raw/torch_adamw_gpt.jsonl: 3.65 and 3.04 TB/s).
 // torch.optim.Adam's is the same less the decay pass (weight_decay 0, its default).
 void foreachAdam(ProgramBuilder& b, const StepContext& c, double params, bool decoupled_decay) {
     const MemKind k = foreachKind(c);

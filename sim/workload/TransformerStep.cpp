@@ -248,7 +248,7 @@ void TransformerStep::gradReady(std::size_t i) {
     if (accumulate_) {
         // AccumulateGrad adds the micro-step's gradient into .grad in place: a kernel of its own, issued by the
         // autograd engine at its own host cost, launch.grad_accumulate_host_us (host_overhead.py --only
-        // accumulate, raw/accumulate_host_run97.jsonl and raw/accumulate_host_run100.jsonl: 0.31 of a backward
+        // accumulate, raw/accumulate_host-1.jsonl and raw/accumulate_host-2.jsonl: 0.31 of a backward
         // kernel's).
         b_.mem(c_.params[i].name + " grad accumulate", 3 * c_.pe * c_.params[i].numel);
         b_.last().host_s = c_.accumulate_s;

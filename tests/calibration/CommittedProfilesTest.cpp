@@ -185,11 +185,11 @@ TEST(CommittedProfiles, H200x2HeldOutCollectivesWithinFivePercent) {
 }
 
 TEST(CommittedProfiles, H200x2HostSpreadComesFromRun26) {
-    // Expectation: the host spread is fitted, not carried over from the base: host_spread_run26.jsonl's three runs of
+    // Expectation: the host spread is fitted, not carried over from the base: host_spread.jsonl's three runs of
     // two host-bound processes (24 half-second windows each, 0.155, 0.085 and 0.131 apart) pool to 0.127.
     HardwareProfile base = loadProfile(kProfiles + "h200x2/profile.yaml");
     base.jitter.host_rank_cv = 0.0;
-    const auto fit = fitProfile(readRaw({kProfiles + "h200x2/raw/host_spread_run26.jsonl"}), base, "h200x2", "");
+    const auto fit = fitProfile(readRaw({kProfiles + "h200x2/raw/host_spread.jsonl"}), base, "h200x2", "");
     EXPECT_NEAR(fit.profile.jitter.host_rank_cv, 0.1267, 5e-4);
     ASSERT_TRUE(fit.report.contains("host_spread"));
     EXPECT_EQ(fit.report["host_spread"]["runs"].size(), 3u);
@@ -197,7 +197,7 @@ TEST(CommittedProfiles, H200x2HostSpreadComesFromRun26) {
 
 TEST(CommittedProfiles, H200x2DdpHostCostsComeFromTheirRuns) {
     // Expectation: the DDP forward and hook are fitted from the host runs (the host files of inputs.txt), not carried
-    // over: the one-GPU forward times the 27 paired ratios' median (1.039) and the hook from ddp_host_run110.jsonl's 19
+    // over: the one-GPU forward times the 27 paired ratios' median (1.039) and the hook from ddp_host.jsonl's 19
     // records.
     HardwareProfile base = loadProfile(kProfiles + "h200x2/profile.yaml");
     const HardwareProfile committed = base;

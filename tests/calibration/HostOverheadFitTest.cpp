@@ -46,7 +46,7 @@ TEST(HostOverheadFit, MediansOverRunsAndTheHookFromPairedRuns) {
 }
 
 // Gradient accumulation's add per parameter tensor: the median of the runs' ratios to their own backward cost per
-// kernel (accumulate_host_run97.jsonl: 0.182, 0.246, 0.459), times the profile's backward cost per kernel; without
+// kernel (accumulate_host-1.jsonl: 0.182, 0.246, 0.459), times the profile's backward cost per kernel; without
 // accumulate_host records the base's value stays, and the report says so.
 TEST(HostOverheadFit, AccumulateGradFromItsRatioToTheBackward) {
     RawData raw;

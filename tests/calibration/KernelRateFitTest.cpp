@@ -47,7 +47,7 @@ TEST(KernelRateFit, PyTorchGridGemmsBeforeTheHarness) {
 }
 
 // FP16 GEMMs measured over the grid make the profile's gemm.fp16 (6% slower here, as
-// raw/gemm_training_shapes_fp16_run83.jsonl measured them against BF16 on H200), which fp16 autocast's GEMMs are
+// raw/gemm_training_shapes_fp16.jsonl measured them against BF16 on H200), which fp16 autocast's GEMMs are
 // priced at; without them fp16 falls back to gemm.bf16.
 TEST(KernelRateFit, Fp16GemmsGetTheirOwnRates) {
     RawData raw;
@@ -77,7 +77,7 @@ RawKernel kernel(const std::string& op, double bytes, double us) {
 
 // The fused AdamW's rate comes from its step over GPT models' tensors after GEMMs at the power limit
 // (adamw_fused_step_gpt_heated); the bench's older rested 16 Mi-chunk records (adamw_fused_step) run faster and stay
-// out. Parameters: raw/torch_adamw_gpt_run92.jsonl's 0.16-2.0B models at 3.23-3.38 TB/s; the old points 3.48.
+// out. Parameters: raw/torch_adamw_gpt.jsonl's 0.16-2.0B models at 3.23-3.38 TB/s; the old points 3.48.
 TEST(KernelRateFit, OptimizerRateFromTheStepsState) {
     RawData raw;
     for (auto [params, us] : {std::pair{163895808.0, 1421.5}, {407431168.0, 3459.3}, {814542848.0, 6855.4},

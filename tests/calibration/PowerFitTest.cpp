@@ -37,7 +37,7 @@ std::filesystem::path writeLines(const std::string& name, const std::vector<json
     return p;
 }
 
-// A mix as power_duty.py's first form wrote it (raw/power_duty_run101.jsonl): no busy or memory share, only the
+// A mix as power_duty.py's first form wrote it (raw/power_duty-1.jsonl): no busy or memory share, only the
 // compute-bound fraction.
 json duty(double load, double computeFraction, double clock, double power, double idleMs = 0.0, int memoryCalls = 4) {
     return {{"kind", "power_duty"}, {"rank", 0}, {"mix", "m"},
@@ -48,7 +48,7 @@ json duty(double load, double computeFraction, double clock, double power, doubl
 }
 
 // A mix with the host sleeping part of each cycle, as power_duty.py --mixes idle writes it
-// (raw/power_duty_run104.jsonl).
+// (raw/power_duty-2.jsonl).
 json idleDuty(double load, double memoryFraction, double busy, double clock, double power) {
     json j = duty(load, busy - memoryFraction, clock, power, 1.0);
     j["sustained"]["memory_fraction"] = memoryFraction;

@@ -191,7 +191,7 @@ Scenario gpt2Small() {
 }
 
 // Predicted against compile_parts.py's measurement on one H200 (calibration/profiles/h200x2/raw/
-// compile_parts_20261202.jsonl, 12 × 768): the compiled AdamW step launched 10 kernels taking 0.910 ms (foreach eager:
+// compile_parts.jsonl, 12 × 768): the compiled AdamW step launched 10 kernels taking 0.910 ms (foreach eager:
 // 56 kernels, 2.740 ms); the compiled loss over 8192 tokens 2 + 2 kernels taking 0.561 and 0.506 ms (eager 3 + 5,
 // 1.747 and 1.697 ms). The kernel times within 10%; the optimizer's kernel count follows the tensors (7 for stepsim's
 // 100, where the measured GPT's 148 took 10).
