@@ -124,7 +124,7 @@ struct DdpSpec {
     bool find_unused_parameters = false;
     bool static_graph = false;
     CommHook comm_hook = CommHook::none;
-    // Seed case S3: the gradients of this many parameter tensors (the first to become ready in backward) are
+    // The gradients of this many parameter tensors (the first to become ready in backward) are
     // all-reduced a second time, each by its own synchronous dist.all_reduce from a gradient hook beside DDP's bucket
     // (a parameter registered twice for synchronization). 0: none (what a correct script does).
     int duplicate_gradients = 0;
@@ -197,7 +197,7 @@ struct Fp8Spec {
     bool enabled = false;
     Fp8Recipe recipe = Fp8Recipe::tensorwise;
     bool fp8_all_gather = false;
-    // Seed case S5: after each FSDP all-gather the gathered FP8 weights are converted to BF16 by an op that
+    // After each FSDP all-gather the gathered FP8 weights are converted to BF16 by an op that
     // synchronizes the host with the all-gather (sim/workload/Fp8Linear.hpp); needs parallel.data fsdp2.
     bool sync_after_all_gather = false;
 };

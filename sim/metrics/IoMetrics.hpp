@@ -3,7 +3,7 @@
 //
 // Input: per step (its window on each rank, from the previous step's end to its own) the host-to-device copies that
 // ended in it and the gaps between consecutive kernels of the compute stream (stream 0); a step is H2D-bound or
-// compute-idle by seed case S10's thresholds (IoResults.hpp).
+// compute-idle by the thresholds (IoResults.hpp).
 // Checkpoints: blocking = end of its last blocking transfer − issue of its first + the host's planning time before
 // it (the staging transfer's `seconds`); write = the storage write's start to end.
 #include <optional>

@@ -5,7 +5,7 @@
 
 namespace stepsim {
 
-// Seed case S10's classes of a step: H2D-bound when one of its host-to-device copies takes over 50 µs at under
+// The classes of a step: H2D-bound when one of its host-to-device copies takes over 50 µs at under
 // 8 GB/s, compute-idle when the compute stream leaves a gap over 200 µs between two kernels; either, both or none.
 inline constexpr double kH2dBoundCopyUs = 50.0;
 inline constexpr double kH2dBoundGBps = 8.0;

@@ -3,7 +3,7 @@
 // and storage link that carried traffic, the time-weighted mean of load / capacity in each of `bins` equal bins over
 // [0, the last step's end]. A link's load is piecewise constant between its samples, so a bin's mean is exact:
 // Σ over the sample intervals inside it of load · overlap / (capacity · bin).
-// Heat-map classes (seed case S6): cold under 30%, warm 30–60%, hot 60–85%, saturated 85% and over.
+// Heat-map classes: cold under 30%, warm 30–60%, hot 60–85%, saturated 85% and over.
 #include <optional>
 #include <string_view>
 

@@ -11,7 +11,7 @@
 //   idle          = |W| − |T_comp ∪ T_comm|
 //   gpu_busy_pct  = 100 · |T_comp ∪ T_comm| / |W|
 //   kernel_gap_us_mean = Σ idle / Σ holes over the measured windows of every rank, a hole a maximal interval of W
-//                    outside T_comp ∪ T_comm (the mean gap between the GPU's kernels; seed case S5)
+//                    outside T_comp ∪ T_comm (the mean gap between the GPU's kernels)
 // A rank's value is the mean over the measured steps M = {f .. S−1} (steadyWindow below; M = {0} when only one step
 // ran); the reported value is the mean over ranks of the ranks' values (overlap_ratio included: a mean of ratios).
 //

@@ -25,7 +25,7 @@
 //   break_probability                the fraction of observations with slack < 0: the collective outlasted the compute
 // W_ideal < 0 is a window already broken without noise (DDP's last bucket always is: nothing is left to hide behind).
 //
-// Idle at the sync (seed case S4): per measured step, each rank's wait at its first gradient sync of the step for the
+// Idle at the sync: per measured step, each rank's wait at its first gradient sync of the step for the
 // last rank to arrive there, max_r' a_r' − a_r over the world's ranks (a_r: when rank r's NCCL kernel of that
 // collective became resident), averaged over the ranks; AccumulationIdle has the mean and sample variance of that
 // over the observations. With gradient accumulation (no_sync) the ranks drift apart over the micro-batches before it.

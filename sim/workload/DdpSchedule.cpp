@@ -123,7 +123,7 @@ void DdpSchedule::onReady(std::size_t i) {
     launchReadyBuckets();
 }
 
-// Seed case S3: the gradient all-reduced again by a synchronous dist.all_reduce in a gradient hook; the compute stream
+// The gradient all-reduced again by a synchronous dist.all_reduce in a gradient hook; the compute stream
 // waits for it (ProcessGroupNCCL's work.wait()).
 void DdpSchedule::duplicateAllReduce(std::size_t i) {
     const ParamInfo& p = c_.params[i];

@@ -24,7 +24,7 @@
 //   backward (delay_all_reduce: the map all-reduced, every gradient copied into the single bucket, then reduced); from
 //   the second step on, the buckets rebuilt as without it and no graph walk, clone or map all-reduce (with or without
 //   find_unused_parameters): in the measured steps the schedule of plain DDP.
-// duplicate_gradients (seed case S3): the first N gradients to become ready are also all-reduced each by its own
+// duplicate_gradients: the first N gradients to become ready are also all-reduced each by its own
 //   synchronous dist.all_reduce from a gradient hook, on every backward: the NCCL stream waits for the compute stream,
 //   reduces the gradient, and the compute stream waits for that all-reduce (work.wait()).
 // comm_hook powersgd: the bucket goes through PowerSgdHook.hpp.

@@ -54,7 +54,7 @@
 //   launch each per weight) on the copy-in stream, and the group's Linear weights travel as 1 byte per element (its
 //   other parameters in the gather dtype), so the all-gather and the copies around it move n_mm bytes for them.
 //   The step's Float8Linears then skip their weight casts (Fp8Linear.hpp).
-// Seed case S5 (fp8.sync_after_all_gather): after each copy-out the host waits for it (an FP8<->BF16 conversion of the
+// fp8.sync_after_all_gather: after each copy-out the host waits for it (an FP8<->BF16 conversion of the
 //   gathered Linear weights that synchronizes, as a .item() or a cross-stream check would), then the conversion runs
 //   on the compute stream (3 bytes per element), before the block's GEMMs.
 // Sharding pads each parameter's first dimension to a multiple of N; the padding is ignored (n/N per rank).

@@ -1,5 +1,5 @@
 #pragma once
-// DDP's quantized gradient communication (ddp.comm_hook: quantize_8bit, quantize_4bit; seed case S11), as PyTorch's
+// DDP's quantized gradient communication (ddp.comm_hook: quantize_8bit, quantize_4bit), as PyTorch's
 // quantization_pertensor_hook runs it (torch/distributed/algorithms/ddp_comm_hooks/quantization_hooks.py): an
 // all-gather protocol, not an all-reduce (summing uint8 values would overflow), so each rank receives every rank's
 // quantized bucket. For a bucket of n fp32 gradients, q = n·bits/8 bytes quantized, N ranks, each op one eager kernel:

@@ -17,7 +17,7 @@ using test::TestRun;
 
 constexpr double kPeak = 1e15;
 
-// Kernel gaps (seed case S5): compute [2,6) and [10,14), comm [14,16), one step of 20: the idle intervals [0,2),
+// Kernel gaps: compute [2,6) and [10,14), comm [14,16), one step of 20: the idle intervals [0,2),
 // [6,10) and [16,20): 10 µs over 3 holes.
 TEST(Metrics, KernelGapIsIdleOverItsIntervals) {
     TestRun t(1);

@@ -1,5 +1,5 @@
 // DDP's options beyond the buckets, through expand: find_unused_parameters (the used-parameter map's all-reduce, the
-// buckets never rebuilt, the graph walk), static_graph (the map only in the first step), and seed case S3's
+// buckets never rebuilt, the graph walk), static_graph (the map only in the first step), and
 // duplicate gradients (one more all-reduce per duplicated gradient).
 #include "sim/workload/Expand.hpp"
 
@@ -106,7 +106,7 @@ TEST(DdpOptions, FindUnusedKeepsTheConstructionBucketsAndWalksTheGraph) {
     EXPECT_EQ(walks, sc.sim.steps);
 }
 
-// Seed case S3: duplicating N gradients adds N all-reduces a step, of exactly those gradients' bytes; duplicating all
+// Duplicating N gradients adds N all-reduces a step, of exactly those gradients' bytes; duplicating all
 // of them doubles the all-reduces over the gradients.
 TEST(DdpOptions, DuplicateGradientsAddOneAllReduceEach) {
     const HardwareProfile prof = builtinProfile("h200-sxm");
@@ -149,7 +149,8 @@ TEST(DdpOptions, DuplicateAllReduceMakesTheComputeStreamWait) {
     }
 }
 
-// Seed case S3's scenario: 54 more all-reduces a step than with the duplicates removed, and more communication time.
+// The duplicated-gradient scenario: 54 more all-reduces a step than with the duplicates removed, and more
+// communication time.
 TEST(DdpOptions, S3ScenarioCountsTheRedundantAllReduces) {
     const Scenario before = loadScenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/s3-redundant-allreduce-8xh200.yaml");
     Scenario after = before;
