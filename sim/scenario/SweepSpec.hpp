@@ -24,6 +24,18 @@ struct SweepDimension {
     int line = 0;
 };
 
+// A claim the sweep checks (`sweep.claims`, sim/sweep/Claims.hpp): changing `key` from `from` to `to` (YAML text as
+// the grid writes it; `max` and `min`: the largest and smallest numeric value the sweep gives the key) changes the
+// result `metric` by `by_pct` percent, or, without an amount, in `direction` (−1 less, +1 more).
+struct SweepClaim {
+    std::string name;
+    std::string key, from, to;
+    std::string metric;
+    std::optional<double> by_pct;
+    int direction = 0;
+    int line = 0;
+};
+
 enum class SweepSearch { grid, coordinate_descent };
 enum class SweepGoal { maximize, minimize };
 
@@ -40,6 +52,7 @@ struct SweepSpec {
     bool fits_memory = false;                            // constraint: peak memory within the GPU's
     std::optional<long> global_batch;                    // constraint: micro_batch × grad_accum × data ranks
     std::optional<double> gpu_hour_usd;                  // price of one GPU-hour, for cost_per_token
+    std::vector<SweepClaim> claims;                      // `claims:`, checked on the points (sim/sweep/Claims.hpp)
 };
 
 }  // namespace stepsim

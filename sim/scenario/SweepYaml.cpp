@@ -1,6 +1,7 @@
 #include "sim/scenario/SweepYaml.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
@@ -137,6 +138,59 @@ void readConstraints(YamlReader& r, const YAML::Node& list, SweepSpec& s) {
     }
 }
 
+// `claims: [{name: TEXT, change: {KEY: [FROM, TO]}, metric: RESULT_KEY, by_pct: N | direction: less|more}]`.
+SweepClaim readClaim(YamlReader& r, const SettingCheck& check, const YAML::Node& c, const std::string& path) {
+    if (!c.IsMap())
+        r.failAt(c, path, "expected {name: ..., change: {KEY: [FROM, TO]}, metric: ..., by_pct: N}, got " +
+                              describeNode(c));
+    SweepClaim claim;
+    claim.line = c.Mark().line + 1;
+    for (const auto& kv : c) {
+        const std::string key = kv.first.Scalar();
+        const std::string at = path + "." + key;
+        const YAML::Node& v = kv.second;
+        if (key == "name") {
+            readValue(r, v, at, claim.name);
+        } else if (key == "change") {
+            if (!v.IsMap() || v.size() != 1)
+                r.failAt(v, at, "expected one key path and its two values, {KEY: [FROM, TO]}, got " + describeNode(v));
+            const auto kv2 = *v.begin();
+            claim.key = kv2.first.Scalar();
+            check.key(kv2.first, at + "." + claim.key, claim.key);
+            if (!kv2.second.IsSequence() || kv2.second.size() != 2)
+                r.failAt(kv2.second, at + "." + claim.key, "expected [FROM, TO], got " + describeNode(kv2.second));
+            claim.from = valueText(r, kv2.second[0], at + "." + claim.key + "[0]");
+            claim.to = valueText(r, kv2.second[1], at + "." + claim.key + "[1]");
+            for (int i = 0; i < 2; ++i) {
+                const std::string& t = i ? claim.to : claim.from;
+                if (t != "max" && t != "min")
+                    check.value(kv2.second[i], fmt::format("{}.{}[{}]", at, claim.key, i), claim.key, t);
+            }
+        } else if (key == "metric") {
+            readValue(r, v, at, claim.metric);
+        } else if (key == "by_pct") {
+            double p = 0;
+            readValue(r, v, at, p);
+            if (!std::isfinite(p) || p == 0 || p <= -100)
+                r.failAt(v, at, fmt::format("expected a change in percent, non-zero and above -100, got {}", p));
+            claim.by_pct = p;
+        } else if (key == "direction") {
+            std::string d;
+            readValue(r, v, at, d);
+            if (d == "less") claim.direction = -1;
+            else if (d == "more") claim.direction = 1;
+            else r.failAt(v, at, "expected less or more, got " + describeNode(v));
+        } else {
+            r.failAt(kv.first, at, "unknown key: expected name, change, metric, by_pct or direction");
+        }
+    }
+    for (const char* required : {"name", "change", "metric"})
+        if (!c[required].IsDefined()) r.failAt(c, path + "." + required, "missing");
+    if (claim.by_pct.has_value() == (claim.direction != 0))
+        r.failAt(c, path, "expected exactly one of by_pct (the claimed change in percent) or direction (less|more)");
+    return claim;
+}
+
 void readRandom(YamlReader& r, const YAML::Node& n, SweepSpec& s) {
     if (!n.IsMap()) r.failAt(n, "sweep.random", "expected {samples: N, seed: S}, got " + describeNode(n));
     for (const auto& kv : n) {
@@ -189,7 +243,7 @@ SweepSpec parseSweepSpec(const std::string& text, const std::string& source, con
     SweepSpec s;
     s.source = source;
     static const std::vector<std::string> allowed = {"grid", "linked", "points", "random", "search",
-                                                     "objective", "goal", "constraints", "gpu_hour_usd"};
+                                                     "objective", "goal", "constraints", "gpu_hour_usd", "claims"};
     std::set<std::string> seen;
     for (const auto& kv : sweep) {
         const std::string key = kv.first.Scalar();
@@ -232,6 +286,10 @@ SweepSpec parseSweepSpec(const std::string& text, const std::string& source, con
             else r.failAt(v, path, "expected maximize or minimize, got " + describeNode(v));
         } else if (key == "constraints") {
             readConstraints(r, v, s);
+        } else if (key == "claims") {
+            if (!v.IsSequence()) r.failAt(v, path, "expected a list of claims, got " + describeNode(v));
+            for (std::size_t i = 0; i < v.size(); ++i)
+                s.claims.push_back(readClaim(r, check, v[i], fmt::format("{}[{}]", path, i)));
         } else if (key == "gpu_hour_usd") {
             double p = 0;
             readValue(r, v, path, p);
@@ -244,7 +302,7 @@ SweepSpec parseSweepSpec(const std::string& text, const std::string& source, con
                 if (const std::size_t d = editDistance(a, key); d < best) best = d, closest = a;
             r.failAt(kv.first, path,
                      fmt::format("unknown key: expected one of grid, linked, points, random, search, objective, goal, "
-                                 "constraints, gpu_hour_usd{}",
+                                 "constraints, gpu_hour_usd, claims{}",
                                  closest.empty() ? "" : fmt::format(" (did you mean {}?)", closest)));
         }
     }

@@ -46,8 +46,7 @@ std::string settingsText(const PointRecord& r) { return r.key.empty() ? "the sce
 
 }  // namespace
 
-Recommendation recommend(const std::vector<PointRecord>& records, const Objective& o, const SweepSpec& spec,
-                         const Scenario& base) {
+Recommendation recommend(const std::vector<PointRecord>& records, const Objective& o, const SweepSpec& spec) {
     Recommendation r;
     for (std::size_t i = 0; i < records.size(); ++i) {
         const auto x = o.of(records[i]);
@@ -61,7 +60,7 @@ Recommendation recommend(const std::vector<PointRecord>& records, const Objectiv
     }
     if (r.best_value && r.baseline_value) r.gain = o.gain(*r.best_value, *r.baseline_value);
     if (r.best_value) r.sensitivity = sensitivities(records, o, *r.best_value);
-    r.claims = checkSeedClaims(records, spec, base);
+    r.claims = checkClaims(records, spec);
     const std::string p99 = "step_time_ms_p99";
     std::optional<double> lowest;
     for (std::size_t i = 0; i < records.size(); ++i)
@@ -95,13 +94,13 @@ nlohmann::ordered_json toJson(const Recommendation& r, const std::vector<PointRe
         for (const auto& [v, x] : k.best_by_value) by[v] = x;
         j["sensitivity"].push_back({{"key", k.key}, {"spread", k.spread}, {"best_by_value", by}});
     }
-    j["seed_claims"] = nlohmann::ordered_json::array();
+    j["claims"] = nlohmann::ordered_json::array();
     for (const ClaimVerdict& c : r.claims) {
         const auto opt = [](const std::optional<double>& x) { return x ? nlohmann::ordered_json(*x) : nullptr; };
-        j["seed_claims"].push_back({{"id", c.id}, {"claim", c.claim}, {"metric", c.metric}, {"verdict", c.verdict},
-                                    {"claimed_change", opt(c.claimed_change)},
-                                    {"predicted_change", opt(c.predicted_change)}, {"pairs", c.pairs},
-                                    {"detail", c.detail}});
+        j["claims"].push_back({{"name", c.name}, {"change", c.change}, {"metric", c.metric}, {"verdict", c.verdict},
+                               {"claimed_change", opt(c.claimed_change)}, {"predicted_change", opt(c.predicted_change)},
+                               {"low_change", opt(c.low_change)}, {"high_change", opt(c.high_change)},
+                               {"pairs", c.pairs}, {"detail", c.detail}});
     }
     nlohmann::ordered_json p;
     p["available"] = r.p99.available;
@@ -138,7 +137,7 @@ std::string recommendationText(const Recommendation& r, const std::vector<PointR
         }
         t += "\n";
     }
-    for (const ClaimVerdict& c : r.claims) t += fmt::format("seed {} {}: {}\n", c.id, c.verdict, c.detail);
+    for (const ClaimVerdict& c : r.claims) t += fmt::format("claim \"{}\" {}: {}\n", c.name, c.verdict, c.detail);
     if (!r.p99.available)
         t += "p99: not available (the points ran one sample each; set sim.samples > 1 for step_time_ms_p99)\n";
     else if (r.p99.wins)

@@ -1,7 +1,7 @@
 #pragma once
 // The sweep's answer: the best feasible point by the objective; its gain over the scenario as given (records[0]);
 // each varied knob's sensitivity, the spread of the objective's best with that knob held at each of its values,
-// (max − min) / |best|, the knobs that matter first; the seed claims the points confirm or refute (SeedClaims.hpp);
+// (max − min) / |best|, the knobs that matter first; the sweep's claims and whether the points bear them out (Claims.hpp);
 // and, when the points have step_time_ms_p99 (sim.samples > 1), whether the choice still beats the scenario as
 // given at the 99th percentile, and which point has the lowest p99.
 #include <optional>
@@ -13,7 +13,7 @@
 
 #include "sim/sweep/Objective.hpp"
 #include "sim/sweep/PointRecord.hpp"
-#include "sim/sweep/SeedClaims.hpp"
+#include "sim/sweep/Claims.hpp"
 
 namespace stepsim {
 
@@ -40,8 +40,7 @@ struct Recommendation {
     std::size_t feasible = 0;
 };
 
-Recommendation recommend(const std::vector<PointRecord>& records, const Objective& objective, const SweepSpec& spec,
-                         const Scenario& base);
+Recommendation recommend(const std::vector<PointRecord>& records, const Objective& objective, const SweepSpec& spec);
 
 nlohmann::ordered_json toJson(const Recommendation& r, const std::vector<PointRecord>& records,
                               const Objective& objective);

@@ -166,7 +166,7 @@ SweepOutcome runSweep(const SweepOptions& opt, std::ostream& out) {
     requireObjectiveKey(spec, objective, outcome.records);
     summary.points_run = run_now.size();
     summary.points_reused = outcome.records.size() >= run_now.size() ? outcome.records.size() - run_now.size() : 0;
-    outcome.recommendation = recommend(outcome.records, objective, spec, evaluator.base());
+    outcome.recommendation = recommend(outcome.records, objective, spec);
     if (!ranks.root()) return outcome;
 
     writeCsv(opt.out_dir / "results.csv", outcome.records, summary, objective);
