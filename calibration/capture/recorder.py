@@ -43,7 +43,8 @@ def dtype_name(dtype: torch.dtype) -> str:
 
 def jsonable(v):
     """A non-tensor argument as JSON: numbers, bools, strings, None, lists; dtypes, layouts and memory formats by
-    name ('bfloat16', 'strided', 'contiguous_format'); devices as 'cuda:0'; non-finite floats as 'inf', '-inf', 'nan'."""
+    name ('bfloat16', 'strided', 'contiguous_format'); devices as 'cuda:0'; non-finite floats as 'inf', '-inf',
+    'nan'."""
     if v is None or isinstance(v, (bool, int, str)):
         return v
     if isinstance(v, float):

@@ -255,8 +255,9 @@ def time_capture(graph, reps, warmup, log=None):
             else:
                 del a, kw
         except Exception as e:  # noqa: BLE001 -- recorded per signature; the others still run
+            first_line = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
             failures.append({"op_index": idxs[0], "op": f"{op['op']}.{op['overload']}",
-                             "error": f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300] if str(e).strip() else ''}"})
+                             "error": f"{type(e).__name__}: {first_line}"})
             torch.cuda.synchronize()
         if len(calls) >= 64 or si == len(groups) - 1:
             for s, k in zip(call_sig, count_kernels(calls)):
