@@ -2,7 +2,8 @@
 # Re-make the committed captures on a GPU machine, from the repository root:
 #   bash calibration/capture/make_captures.sh examples   the example captures (tests/data/ops, scenarios/ops), each
 #                                                        with --second, their op times, and the launch table
-#   bash calibration/capture/make_captures.sh round1-b   ops-round1's missing configuration b (bf16 parameters)
+#   bash calibration/capture/make_captures.sh round1     ops-round1's captures, the commands of validation_round.txt,
+#                                                        and their op times
 # Captures run in parallel (one process each, CPU-bound); time_ops runs one at a time, the GPU to itself.
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
@@ -26,10 +27,10 @@ examples)
   cp $E/*.ops.json.gz scenarios/ops/
   pairs=""; for f in $E/*.ops.json.gz $V/*.ops.json.gz; do pairs="$pairs $f ${f%.ops.json.gz}.op_times.json"; done
   python3 $C/kernel_table.py $pairs -o $C/data/kernel_counts.json ;;
-round1-b)
-  cap $V/b-llama3.2-1b-bf16.ops.json.gz --model transformers:LlamaForCausalLM --config $K/llama-3.2-1b-shape.json \
-      --micro-batch 2 --seq-len 1024 --second 6,2048 --dtype-policy bf16 --optimizer adamw --optimizer-impl foreach
-  cat $V/b-llama3.2-1b-bf16.capture.log
-  times $V/b-llama3.2-1b-bf16.ops.json.gz ;;
-*) echo "usage: make_captures.sh examples | round1-b" >&2; exit 2 ;;
+round1)
+  grep -v '^#' $C/validation_round.txt | awk -F' [|] ' '$2 ~ /capture.py/ {print $2}' > /tmp/round1_captures.txt
+  while read -r line; do bash -c "$line" > /dev/null 2>&1 || echo "failed: $line" & done < /tmp/round1_captures.txt
+  wait
+  times $V/*.ops.json.gz ;;
+*) echo "usage: make_captures.sh examples | round1" >&2; exit 2 ;;
 esac
