@@ -29,7 +29,7 @@ examples)
   python3 $C/kernel_table.py $pairs -o $C/data/kernel_counts.json ;;
 round1)
   grep -v '^#' $C/validation_round.txt | awk -F' [|] ' '$2 ~ /capture.py/ {print $2}' > /tmp/round1_captures.txt
-  while read -r line; do bash -c "$line" > /dev/null 2>&1 || echo "failed: $line" & done < /tmp/round1_captures.txt
+  while read -r line; do bash -c "$line" < /dev/null > /dev/null 2>&1 || echo "failed: $line" & done < /tmp/round1_captures.txt
   wait
   times $V/*.ops.json.gz ;;
 *) echo "usage: make_captures.sh examples | round1" >&2; exit 2 ;;
