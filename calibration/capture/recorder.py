@@ -107,14 +107,14 @@ class StepRecorder(TorchDispatchMode):
         return mods, index
 
     def _register_existing(self, batch):
-        owner = {}
-        for mpath, m in self.model.named_modules():
-            for pname, p in m.named_parameters(recurse=False):
-                owner.setdefault(id(p), (self._module_index[id(m)], f"{mpath}.{pname}" if mpath else pname))
+        owner = {}  # a tied parameter belongs to the first module that holds it, as named_parameters() names it
+        for m in self.model.modules():
+            for p in m.parameters(recurse=False):
+                owner.setdefault(id(p), self._module_index[id(m)])
         for name, p in self.model.named_parameters():
             sid = self._storage_id(p, "param")
             self.params.append({"name": name, "shape": list(p.shape), "dtype": dtype_name(p.dtype),
-                                "module": owner[id(p)][0], "tensor": sid, "grad_ready_op": None,
+                                "module": owner[id(p)], "tensor": sid, "grad_ready_op": None,
                                 "requires_grad": p.requires_grad})
         for _, b in self.model.named_buffers():
             self._storage_id(b, "buffer")
