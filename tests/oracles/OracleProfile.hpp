@@ -32,16 +32,17 @@ inline constexpr double kH2d = 50e9;       // B/s, pinned host-to-device copies
 inline constexpr double kPageable = 10e9;  // B/s, pageable copies
 inline constexpr double kStage = 20e9;     // B/s, async checkpoint staging (pageable)
 
-inline HardwareProfile roundProfile() {
+// `peak`: the bf16/fp16 GEMM rate P (fp8 2P, fp32 P/10).
+inline HardwareProfile roundProfile(double peak = kPeak) {
     HardwareProfile p;
     p.name = "round-numbers";
     p.source = "tests/oracles";
     p.gpu.model = "round";
     p.gpu.sms = 1;
     p.gpu.hbm_gbps = kHbm / 1e9;
-    p.gpu.peak_tflops_bf16 = p.gpu.peak_tflops_fp16 = kPeak / 1e12;
-    p.gpu.peak_tflops_fp8 = 2 * kPeak / 1e12;
-    p.gpu.peak_tflops_fp32 = 10.0;
+    p.gpu.peak_tflops_bf16 = p.gpu.peak_tflops_fp16 = peak / 1e12;
+    p.gpu.peak_tflops_fp8 = 2 * peak / 1e12;
+    p.gpu.peak_tflops_fp32 = peak / 10 / 1e12;
     for (const char* dtype : {"bf16", "fp16", "fp32", "fp8", "fp8_tensorwise", "fp8_rowwise"}) {
         GemmEfficiency& e = p.gemm[dtype];
         e.max_efficiency = 1.0;
@@ -110,6 +111,10 @@ inline Scenario oracleScenario(int gpus) {
 
 inline Simulation simulateRound(const Scenario& sc) {
     static const HardwareProfile profile = roundProfile();
+    return simulate(sc, profile, false, 1);
+}
+
+inline Simulation simulateOn(const Scenario& sc, const HardwareProfile& profile) {
     return simulate(sc, profile, false, 1);
 }
 
