@@ -11,7 +11,7 @@
 //                                              (a measured segment over every size), F nccl-tests' bus factor
 //   host         every launch, hook and optimizer tensor costs nothing; no launch gaps
 //   interference none (every slowdown 1, no lag); no power model; jitter off in every scenario
-// β is far below the node's NVLink and NIC capacities, so a collective's flows run at their caps whatever else is
+// β is far below the node's NVLink capacity and the scenarios' NICs (oracleScenario: 3200 Gb/s), so a collective's flows run at their caps whatever else is
 // on the links: each collective takes its closed-form time wherever it runs, beside others or not.
 #include <string>
 #include <vector>
@@ -56,6 +56,7 @@ inline HardwareProfile roundProfile(double peak = kPeak) {
     p.interference.compute_slowdown = 1.0;
     p.interference.comm_slowdown = 1.0;
     p.jitter = JitterRates{0, 0, 0, 0, 0};
+    p.links.nic_gbps = 400.0;
     p.links.pcie_h2d_gbps = kH2d / 1e9;
     p.links.pcie_pageable_gbps = kPageable / 1e9;
     for (const char* op : {"all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "sendrecv"})
@@ -93,11 +94,13 @@ inline double collectiveSeconds(CollectiveKind kind, int ranks, double bytes) {
     return kAlpha + bytes * busFactor(kind, ranks) / kBusBw;
 }
 
-// The scenario's defaults with jitter off; `gpus` GPUs on one HGX H200 node.
+// The scenario's defaults with jitter off; `gpus` GPUs on one HGX H200 node, NICs of 3200 Gb/s (400 GB/s) so that a
+// collective across nodes runs at β too.
 inline Scenario oracleScenario(int gpus) {
     Scenario sc;
     sc.name = "oracle";
     sc.cluster.gpus_per_node = gpus;
+    sc.cluster.network.nic_gbps = 3200;
     sc.model.layers = 4;
     sc.model.hidden = 1024;
     sc.model.heads = 8;
