@@ -12,14 +12,13 @@
 //   host         every launch, hook and optimizer tensor costs nothing; no launch gaps
 //   interference none (every slowdown 1, no lag); no power model; jitter off in every scenario
 // β is far below the node's NVLink capacity and the scenarios' NICs (oracleScenario: 3200 Gb/s), so a collective's flows run at their caps whatever else is
-// on the links: each collective takes its closed-form time wherever it runs, beside others or not.
+// on the links: within a node each collective takes its closed-form time, beside others or not.
 #include <string>
 #include <vector>
 
 #include "sim/base/Program.hpp"
 #include "sim/base/Scenario.hpp"
 #include "sim/cost/HardwareProfile.hpp"
-#include "sim/engine/Timeline.hpp"
 #include "sim/run/Simulate.hpp"
 
 namespace stepsim::oracles {
@@ -94,8 +93,8 @@ inline double collectiveSeconds(CollectiveKind kind, int ranks, double bytes) {
     return kAlpha + bytes * busFactor(kind, ranks) / kBusBw;
 }
 
-// The scenario's defaults with jitter off; `gpus` GPUs on one HGX H200 node, NICs of 3200 Gb/s (400 GB/s) so that a
-// collective across nodes runs at β too.
+// The scenario's defaults with jitter off; `gpus` GPUs on one HGX H200 node, NICs of 3200 Gb/s (400 GB/s) so that no NIC
+// is narrower than β (across nodes the closed form is not reached yet: RandomScenariosTest.cpp).
 inline Scenario oracleScenario(int gpus) {
     Scenario sc;
     sc.name = "oracle";
@@ -121,18 +120,12 @@ inline Simulation simulateOn(const Scenario& sc, const HardwareProfile& profile)
     return simulate(sc, profile, false, 1);
 }
 
-// Σ work_s of the kernels `p` runs in `step` (every stream), and of those of class `cls`.
+// Σ work_s of the kernels `p` runs in `step` (every stream).
 inline double kernelSeconds(const Program& p, int step) {
     double s = 0;
     for (const Op& op : p.ops)
         if (op.kind == OpKind::kernel && op.step == step) s += op.work_s;
     return s;
-}
-
-// The step `step`'s duration on rank `r`, from the timeline's step ends.
-inline double stepSeconds(const Timeline& tl, int r, int step) {
-    return (tl.step_end[std::size_t(r)][std::size_t(step)] - tl.step_end[std::size_t(r)][std::size_t(step - 1)])
-        .seconds();
 }
 
 }  // namespace stepsim::oracles
