@@ -1,8 +1,8 @@
 // Oracle of torch.compile's fusion (CompileTransform.hpp, docs/compile.md) under the round-number profile
 // (OracleProfile.hpp) with a compile section of round rates: kernels_per_region k_f = 1 forward and k_b = 2 backward,
 // time_ratio ρ_f = 1/2 forward and ρ_b = 1/4 backward, gemm_time_ratio γ = 0.8, no host cost per graph or kernel,
-// compile_s_per_block 3 s. The case: oracleScenario(1) (L = 4 GPT blocks, one GPU, jitter off), default mode, fullgraph,
-// no breaks: its eager step against the same step compiled.
+// compile_s_per_block 3 s. The case: oracleScenario(1) (L = 4 GPT blocks, one GPU, jitter off), default mode,
+// fullgraph, no breaks: its eager step against the same step compiled.
 //
 // The model's semantics (Inductor's as CompileTransform.hpp states them): the compiled territory is the model's forward
 // and backward kernels on the compute stream, the loss's (log-softmax, its casts, nll_loss, the loss's seed) and the
@@ -118,7 +118,8 @@ TEST(CompileOracle, EachLayersRegionsFuseIntoMinOfTheirKernelsAndKPerRegion) {
     for (const auto& [phase, k] : {std::pair{Phase::forward, kKf}, std::pair{Phase::backward, kKb}}) {
         const Counts before = count(e, phase), want = count(e, phase, k), after = count(c, phase);
         for (int layer = 0; layer < L; ++layer) {
-            SCOPED_TRACE(testing::Message() << "layer " << layer << (phase == Phase::forward ? " forward" : " backward"));
+            SCOPED_TRACE(testing::Message() << "layer " << layer
+                                            << (phase == Phase::forward ? " forward" : " backward"));
             EXPECT_GT(before.mem.at(layer), want.mem.at(layer));  // something fused
             EXPECT_EQ(after.mem.at(layer), want.mem.at(layer));
             EXPECT_EQ(after.gemm.at(layer), before.gemm.at(layer));

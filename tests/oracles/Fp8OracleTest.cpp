@@ -1,8 +1,8 @@
 // Oracle of FP8 training's casts (Fp8Linear.hpp, docs/fp8.md: torchao's Float8Linear in eager mode) under the
-// round-number profile (OracleProfile.hpp: memory-bound kernels bytes/H, FP8 GEMMs 2mnk/2P). The case: oracleScenario(1)
-// (one GPU, T = 2048 tokens, fp32 parameters under bf16 autocast: activations and gradients e_a = 2 bytes, weights
-// e_w = 4), fp8.enabled, each recipe; its Linears (out o × in i): a block's qkv (3h × h), attn.proj (h × h),
-// mlp.fc (4h × h), mlp.proj (h × 4h), and the LM head (V × h).
+// round-number profile (OracleProfile.hpp: memory-bound kernels bytes/H, FP8 GEMMs 2mnk/2P). The case:
+// oracleScenario(1) (one GPU, T = 2048 tokens, fp32 parameters under bf16 autocast: activations and gradients
+// e_a = 2 bytes, weights e_w = 4), fp8.enabled, each recipe; its Linears (out o × in i): a block's qkv (3h × h),
+// attn.proj (h × h), mlp.fc (4h × h), mlp.proj (h × 4h), and the LM head (V × h).
 //
 // torchao's hp_tensor_to_float8_dynamic of an R×C tensor of e-byte elements, n = R·C: abs (reads e·n, writes e·n), the
 // amax reduction (reads e·n: tensorwise a max over the tensor, which for the weight's transposed view w.t() first
@@ -130,7 +130,8 @@ void expectRowwise(const Program& p, const Linear& l) {
                                    24 * std::max(o, i) + 12 * o * i + 24;
         EXPECT_DOUBLE_EQ(b.bytes, grad_input + grad_weight);
         EXPECT_EQ(b.amaxes, 4);
-        EXPECT_DOUBLE_EQ(b.amax_bytes, (2 * T * o + 2 * T) + (4 * o * i + 4 * i) + (2 * T * o + 2 * o) + (2 * T * i + 2 * i));
+        EXPECT_DOUBLE_EQ(b.amax_bytes,
+                         (2 * T * o + 2 * T) + (4 * o * i + 4 * i) + (2 * T * o + 2 * o) + (2 * T * i + 2 * i));
         expectTimes(f, o, i);
         expectTimes(b, o, i);
     }

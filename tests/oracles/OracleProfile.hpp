@@ -93,9 +93,9 @@ inline double collectiveSeconds(CollectiveKind kind, int ranks, double bytes) {
     return kAlpha + bytes * busFactor(kind, ranks) / kBusBw;
 }
 
-// The scenario's defaults with jitter off; `gpus` GPUs on one HGX H200 node, NICs of 3200 Gb/s (400 GB/s) so that no NIC
-// is narrower than β. Across nodes a flow also crosses the PCIe Gen5 x16 links between each GPU and its NIC (55 GB/s,
-// below β): there a collective takes α + S·F/min(β, 55 GB/s) (HsdpOracleTest.cpp).
+// The scenario's defaults with jitter off; `gpus` GPUs on one HGX H200 node, NICs of 3200 Gb/s (400 GB/s) so that no
+// NIC is narrower than β. Across nodes a flow also crosses the PCIe Gen5 x16 links between each GPU and its NIC
+// (55 GB/s, below β): there a collective takes α + S·F/min(β, 55 GB/s) (HsdpOracleTest.cpp).
 inline Scenario oracleScenario(int gpus) {
     Scenario sc;
     sc.name = "oracle";
