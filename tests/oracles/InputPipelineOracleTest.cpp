@@ -8,8 +8,8 @@
 //   pageable (a plain .to(): cudaMemcpyAsync from pageable memory on the compute stream, then the host blocks on it):
 //     the copy is serial with the step's kernels: step = C + α_c + B/R_pageable;
 //   pinned (non_blocking from page-locked memory on a side stream, the compute stream waiting for it; the host goes on
-//     at once and runs ahead of the GPU): each step's copy runs while the GPU computes the step before; only the
-//     first step's is exposed: step = C (the measured step), the first step's GPU end C + α_c + B/R_pinned;
+//     at once and runs ahead of the GPU): each step's copy runs ahead of its step, beside the GPU's earlier work;
+//     only the first step's is exposed: step = C (the measured step), the first step's GPU end C + α_c + B/R_pinned;
 //   loading X per batch in the main thread (num_workers 0): the host loads the next batch while the GPU runs, then
 //     blocks on its pageable copy: step = max(C, X) + t;
 //   W workers, each a batch every X (prefetch_factor 2): a batch every X/W: step = max(C + t, X/W).
@@ -79,7 +79,7 @@ TEST(InputPipelineOracle, APageableCopyIsSerialWithTheStep) {
     EXPECT_NEAR(r.sim.results.step_time_ms, r.kernels_ms + copyMs(2 * kSampleBytes, kPageable), r.rounding_ms);
 }
 
-TEST(InputPipelineOracle, APinnedCopyOnItsSideStreamHidesBehindThePreviousStep) {
+TEST(InputPipelineOracle, APinnedCopyOnItsSideStreamHidesBehindEarlierWork) {
     const Outcome r = run(loader(true, 0, 0, kSampleBytes));
     expectCopies(r.sim, 2 * kSampleBytes, kH2d);
     EXPECT_NEAR(r.sim.results.step_time_ms, r.kernels_ms, r.rounding_ms);
