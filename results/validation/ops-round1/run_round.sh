@@ -15,7 +15,7 @@ grep -v '^#' calibration/capture/validation_round.txt | while IFS='|' read -r id
   cmd=${measure/--out results\/validation\/ops-round1\/measured.jsonl/--out $tmp}
   echo "== $id: $cmd"
   start=$(date +%s)
-  if timeout 240 bash -c "$cmd"; then
+  if timeout 150 bash -c "$cmd"; then
     python3 -c 'import json,sys; [print(json.dumps({"id": sys.argv[1], **json.loads(l)})) for l in open(sys.argv[2]) if l.strip()]' "$id" "$tmp" >> "$out"
   else
     echo "{\"id\": \"$id\", \"error\": \"exit $?\"}" >> "$out"
