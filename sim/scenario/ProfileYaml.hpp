@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "sim/cost/HardwareProfile.hpp"
+#include "sim/cost/ProfileDerive.hpp"
 #include "sim/base/Scenario.hpp"
 
 namespace stepsim {
@@ -37,6 +38,15 @@ HardwareProfile loadProfile(const std::filesystem::path& file);
 
 // The profile as YAML that parseProfile reads back to an equal profile.
 std::string writeProfile(const HardwareProfile& p);
+
+// A datasheet delta file (schema `stepsim_profile_delta: 1`): the measured profile to start from (`from`), the
+// measured GPU's facts its profile does not record (`measured`: its power limit, its load-independent draw and that
+// draw's range) and the target's datasheet (`target`; 0: the measured GPU's). Every key is required.
+DatasheetDelta parseDatasheetDelta(std::string_view yaml, const std::string& source);
+
+// `stepsim profile derive DELTA`: the delta's `from` profile (a built-in name, or a path relative to the delta's
+// folder) carried to its target (sim/cost/ProfileDerive.hpp).
+HardwareProfile deriveProfileFromFile(const std::filesystem::path& delta_file);
 
 // The names of the built-in profiles, in the order calibration/CMakeLists.txt lists them.
 std::vector<std::string> builtinProfileNames();

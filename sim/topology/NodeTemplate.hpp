@@ -34,6 +34,11 @@ struct NodeTemplate {
 
     std::string name;                  // "hgx-h200", or the YAML file's `name`
     std::string source = "builtin";    // or the YAML file's path
+    // The GPUs it holds, as a profile's gpu.model names them ("H100", "B200"; empty: not stated), and the built-in
+    // profile `cluster.profile: builtin` picks for it (empty: none measured or derived for these GPUs; a scenario
+    // then names its profile).
+    std::string gpu;
+    std::string default_profile;
     std::vector<Vertex> vertices;      // GPUs take their local index from their order here
     std::vector<Duplex> links;
 

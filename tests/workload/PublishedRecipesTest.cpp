@@ -1,0 +1,107 @@
+// What torchtitan's published recipes need of the workload: its selective op checkpointing (TransformerStep,
+// MemoryEstimate), its split of layers over uneven pipeline stages (PipelineStage.hpp), activations under tensor and
+// sequence parallelism.
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sim/scenario/ProfileYaml.hpp"
+#include "sim/workload/Expand.hpp"
+#include "sim/workload/PipelineStage.hpp"
+#include "sim/workload/Transformer.hpp"
+#include "tests/workload/ExpandScenarios.hpp"
+
+namespace stepsim {
+namespace {
+
+Expansion expandOn(const Scenario& sc) {
+    const HardwareProfile prof = builtinProfile("h200-sxm");
+    CostModel cost(prof, NcclSpec{}, true);
+    return expand(sc, cost);
+}
+
+// A Llama-style tiny model: separate q/k/v, SwiGLU, RMSNorm, rotary embeddings, bf16 throughout.
+Scenario llama(Checkpointing ac) {
+    Scenario sc = tiny(1);
+    sc.model.mlp = MlpKind::swiglu;
+    sc.model.norm = NormKind::rmsnorm;
+    sc.model.qkv = QkvLayout::separate;
+    sc.model.position_embedding = PositionEmbedding::rope;
+    sc.model.ffn_hidden = 512;
+    sc.training.param_dtype = DType::bf16;
+    sc.training.activation_checkpointing = ac;
+    return sc;
+}
+
+int forwardGemms(const Expansion& e, int* attention = nullptr) {
+    const Program& p = e.workload.programs[0];
+    int gemms = 0;
+    for (const Op& op : p.ops) {
+        if (op.step != 1 || op.phase != Phase::forward) continue;
+        if (op.cls == KernelClass::gemm) ++gemms;
+        if (attention && op.cls == KernelClass::attention) ++*attention;
+    }
+    return gemms;
+}
+
+// The op policy saves the odd matmuls' outputs (q, v, gate, down of q, k, v, proj, gate, up, down) and SDPA's: k,
+// proj and up come back in backward, the attention does not.
+TEST(PublishedRecipes, OpPolicyRecomputesTheEvenMatmulsAndNotAttention) {
+    int att_none = 0, att_op = 0;
+    const int none = forwardGemms(expandOn(llama(Checkpointing::none)), &att_none);
+    const int op = forwardGemms(expandOn(llama(Checkpointing::selective_op)), &att_op);
+    const int L = 2;
+    EXPECT_EQ(op, none + 3 * L);
+    EXPECT_EQ(att_op, att_none);
+}
+
+// Its memory: per layer the block's input and SDPA's output (T·h each, bf16 here) and the odd matmuls' outputs
+// (q: T·h, v: T·kv·d, gate: T·f, down: T·h), then one layer's full A while it is recomputed.
+TEST(PublishedRecipes, OpPolicyKeepsWhatItSaves) {
+    const Scenario sc = llama(Checkpointing::selective_op);
+    const Expansion op = expandOn(sc), none = expandOn(llama(Checkpointing::none));
+    const double T = 2 * 128, h = 256, f = 512, kvd = 256, c = 2;
+    const double saved = c * T * (h + h + h + kvd + f + h);
+    const double per_layer = none.memory.activations / 2;
+    EXPECT_DOUBLE_EQ(op.memory.activations, 2 * saved + per_layer);
+    EXPECT_LT(op.memory.activations, none.memory.activations);
+}
+
+// Full checkpointing under sequence parallelism keeps each layer's input as its sequence shard (T/tp rows).
+TEST(PublishedRecipes, FullCheckpointingKeepsTheSequenceShard) {
+    Scenario sc = llama(Checkpointing::full);
+    sc.cluster.gpus_per_node = 2;
+    sc.parallel.tp = 2;
+    Scenario sp = sc;
+    sp.parallel.sequence_parallel = true;
+    const double plain = expandOn(sc).memory.activations, sharded = expandOn(sp).memory.activations;
+    const double inputs = 2 * (2 * 128) * 256 * 2;  // L · r · T · h
+    EXPECT_DOUBLE_EQ(plain - sharded, inputs / 2 + 2 * 2 * (2 * 128 / 2) * 256);  // and the norms' inputs of one A
+}
+
+std::vector<int> stageSizes(int layers, int stages, int chunks) {
+    ModelSpec m;
+    m.layers = layers;
+    const TransformerShape t = transformerShape(m, 1);
+    std::vector<int> sizes(std::size_t(stages * chunks));
+    for (int s = 0; s < stages; ++s) {
+        const std::vector<ModelSlice> slices = pipelineSlices(t, s, stages, chunks);
+        for (int c = 0; c < chunks; ++c)
+            sizes[std::size_t(c * stages + s)] = slices[std::size_t(c)].end - slices[std::size_t(c)].begin;
+    }
+    return sizes;
+}
+
+// torchtitan's split of 126 blocks over 16 virtual stages: 7 on the first (with the embeddings), 8 on the next 14, the
+// last (with the head) what is left, 7; over 8 stages 15, six of 16, 15. Divisible counts split evenly.
+TEST(PublishedRecipes, UnevenStagesSplitAsTorchtitanSplitsThem) {
+    std::vector<int> v16(16, 8);
+    v16.front() = v16.back() = 7;
+    EXPECT_EQ(stageSizes(126, 8, 2), v16);
+    EXPECT_EQ(stageSizes(126, 8, 1), (std::vector<int>{15, 16, 16, 16, 16, 16, 16, 15}));
+    EXPECT_EQ(stageSizes(80, 4, 1), (std::vector<int>{20, 20, 20, 20}));
+    EXPECT_EQ(stageSizes(10, 4, 1), (std::vector<int>{2, 3, 3, 2}));
+}
+
+}  // namespace
+}  // namespace stepsim
