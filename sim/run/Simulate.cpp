@@ -172,7 +172,8 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, bool lin
 }
 
 CostModel scenarioCostModel(const Scenario& sc, const HardwareProfile& profile) {
-    return CostModel(profile, sc.nccl, nvSwitchNode(sc.cluster.node), sc.cluster.network);
+    const bool nvswitch = nodeTemplate(sc.cluster.node, std::filesystem::path(sc.source).parent_path().string()).hasNvSwitch();
+    return CostModel(profile, sc.nccl, nvswitch, sc.cluster.network);
 }
 
 Fabric scenarioFabric(const Scenario& sc) {

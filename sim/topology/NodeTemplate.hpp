@@ -49,6 +49,12 @@ struct NodeTemplate {
     void link(int a, int b, LinkKind kind, double capacity_Bps, Time latency) {
         links.push_back(Duplex{a, b, kind, capacity_Bps, latency, 0});
     }
+    // NVLink SHARP (NVLS) needs the GPUs' NVLink to meet in NVSwitch chips: a node with an nvswitch vertex.
+    bool hasNvSwitch() const {
+        for (const auto& v : vertices)
+            if (v.kind == VertexKind::nvswitch) return true;
+        return false;
+    }
     int gpuCount() const {
         int n = 0;
         for (const auto& v : vertices) n += v.kind == VertexKind::gpu ? 1 : 0;
