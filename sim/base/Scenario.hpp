@@ -30,7 +30,10 @@ enum class Optimizer { adamw, adam, sgd };
 // How the optimizer step runs: PyTorch's default on CUDA is foreach (one multi-tensor kernel per arithmetic step of
 // the update over every parameter); fused=True runs the whole update in one.
 enum class OptimizerImpl { foreach, fused };
-enum class Checkpointing { none, selective, full };
+// selective: the attention's recompute (Megatron's selective); selective_op: torchtitan's op-level policy
+// (torch.utils.checkpoint's selective checkpoint context saving SDPA's outputs and every other matmul's output of a
+// block, the rest recomputed in backward); full: the whole block.
+enum class Checkpointing { none, selective, full, selective_op };
 enum class DataParallel { ddp, fsdp1, fsdp2, hsdp, zero1, zero2, zero3 };
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved, zero_bubble };
 // How the ranks are laid out, innermost dimension first (Megatron's order string): tp-dp-pp puts a TP group on
@@ -61,6 +64,9 @@ struct ClusterSpec {
     int nodes = 1;
     int gpus_per_node = 8;
     std::string profile = "builtin";  // "builtin" (the node's default), a built-in name, or a profile YAML
+    // What differs between hosts of one GPU (null: the profile's): the power cap (W), the HBM capacity (GiB) and its
+    // bandwidth (TB/s); the profile is carried to them by sim/cost/ProfileDerive.hpp.
+    std::optional<double> power_limit_w, hbm_gib, hbm_tbps;
     NetworkSpec network;
     int worldSize() const { return nodes * gpus_per_node; }
 };

@@ -1,10 +1,13 @@
 #include "sim/cli/CalibrateCommand.hpp"
 
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
 
+#include "sim/base/InputError.hpp"
 #include "sim/report/ProfileTable.hpp"
+#include "sim/scenario/ProfileYaml.hpp"
 #include "sim/run/Calibrate.hpp"
 #include "sim/run/CalibrateCheck.hpp"
 
@@ -84,6 +87,24 @@ void addProfileCommand(CLI::App& app) {
     auto which = std::make_shared<std::string>();
     show->add_option("PROFILE", *which, "Profile YAML file or built-in name")->required();
     show->callback([which] { std::cout << profileTable(profileByNameOrFile(*which)); });
+    // `stepsim profile derive DELTA -o OUT`: a measured profile carried to another GPU by a datasheet delta file
+    // (sim/cost/ProfileDerive.hpp), written whole, as `calibrate fit` writes one.
+    auto* derive = prof->add_subcommand("derive", "Write a profile derived from a measured one and a datasheet delta "
+                                                  "file (another host's power limit and HBM, or another GPU)");
+    auto delta = std::make_shared<std::string>(), out = std::make_shared<std::string>();
+    derive->add_option("DELTA", *delta, "Datasheet delta YAML (stepsim_profile_delta: 1)")->required();
+    derive->add_option("-o,--output", *out, "Profile YAML to write")->required();
+    derive->callback([delta, out] {
+        const stepsim::HardwareProfile p = stepsim::deriveProfileFromFile(*delta);
+        std::ofstream f(*out);
+        if (!f) throw stepsim::InputError(*out + ": cannot write the profile");
+        f << "# Derived by `stepsim profile derive " << *delta << " -o " << *out << "`: do not edit; change the delta\n"
+          << "# file and derive again (" << (p.derivation.notes.empty() ? std::string("see the delta file")
+                                                                        : p.derivation.notes)
+          << " explains each step).\n"
+          << stepsim::writeProfile(p);
+        std::cout << stepsim::profileTable(p);
+    });
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "sim/scenario/ScenarioLoader.hpp"
 #include "sim/scenario/SweepYaml.hpp"
 #include "sim/run/Simulate.hpp"
+#include "sim/run/PublishedValidation.hpp"
 #include "sim/run/Validation.hpp"
 
 namespace {
@@ -112,9 +113,12 @@ void addValidateCommand(CLI::App& app) {
     auto profile = std::make_shared<std::string>();
     auto markdown = std::make_shared<std::string>();
     auto json = std::make_shared<std::string>();
-    cmd->add_option("MEASURED", *measured, "JSON Lines of measured runs (results/validation/measured/measured.jsonl)")
-        ->required();
-    cmd->add_option("--scenarios", *dir, "Folder with one <id>.yaml scenario per measured configuration")->required();
+    cmd->add_option("MEASURED", *measured, "JSON Lines of measured runs (results/validation/measured/measured.jsonl)");
+    cmd->add_option("--scenarios", *dir, "Folder with one <id>.yaml scenario per measured configuration");
+    auto published = std::make_shared<std::string>();
+    cmd->add_option("--published", *published,
+                    "Published runs instead (JSON Lines: source, hardware, configuration, tokens/s per GPU and peak "
+                    "memory, the row's scenario; scenarios/published/torchtitan.jsonl): each row predicted and scored");
     cmd->add_option("--profile", *profile, "Profile for every prediction (default: each scenario's cluster.profile)");
     cmd->add_option("--markdown", *markdown, "Also write the table as Markdown to this file");
     cmd->add_option("--json", *json, "Also write the table as JSON to this file");
@@ -123,6 +127,18 @@ void addValidateCommand(CLI::App& app) {
                     "Predictions committed before their configurations first ran (JSON Lines: round, id and the `stepsim "
                     "run --json` output; results/validation/heldout/rounds.jsonl): scored as they were predicted then");
     cmd->callback([=] {
+        if (!published->empty()) {
+            if (!measured->empty() || !dir->empty() || !heldout->empty() || !profile->empty())
+                throw CLI::ValidationError("--published", "takes the published runs' file alone (each row names its "
+                                                          "scenario and that scenario its profile)");
+            const std::string md = stepsim::toMarkdown(stepsim::validatePublished(*published));
+            std::cout << md;
+            if (!markdown->empty()) openOutput(*markdown) << md;
+            if (!json->empty()) throw CLI::ValidationError("--json", "is not written for --published");
+            return;
+        }
+        if (measured->empty()) throw CLI::RequiredError("MEASURED (or --published FILE)");
+        if (dir->empty()) throw CLI::RequiredError("--scenarios");
         stepsim::ValidationTable t = stepsim::validate(*measured, *dir, *profile);
         if (!heldout->empty()) stepsim::addHeldout(t, *heldout);
         const std::string md = stepsim::toMarkdown(t);

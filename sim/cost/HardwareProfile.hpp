@@ -27,6 +27,10 @@ struct GpuRates {
     double peak_tflops_fp16 = 989.0;
     double peak_tflops_fp8 = 1979.0;
     double peak_tflops_fp32 = 67.0;
+    // Datasheet link rates per direction, GB/s, that `profile show` sets the measured ones against (0: not stated;
+    // optional keys gpu.nvlink_gbps, gpu.pcie_gbps).
+    double nvlink_gbps = 0.0;
+    double pcie_gbps = 0.0;
 };
 
 // A value measured for one GEMM shape (m, n, k as stepsim names a step's GEMMs): a slowdown, a gap. A GEMM within a
@@ -377,6 +381,24 @@ struct CompileRates {
     CompiledDynamicRates dynamic;
 };
 
+// How a profile was derived from a measured one (`stepsim profile derive`, sim/cost/ProfileDerive.hpp), or how a
+// scenario's cluster.power_limit_w / hbm_gib / hbm_tbps moved it: each step the quantity it changed, by what factor
+// (the central value and the low and high ends of its uncertainty), and the model that sets the factor. Empty for a
+// profile measured or read off a datasheet (the optional key `derivation` is absent).
+struct DerivationStep {
+    std::string what;       // e.g. "gemm points (power limit 700 -> 500 W)"
+    double factor = 1.0;    // on the quantity's rate (time goes by 1 / factor)
+    double low = 1.0, high = 1.0;
+    std::string why;
+};
+struct ProfileDerivation {
+    std::string from;            // the measured profile's name
+    bool extrapolated = false;   // another die: rates carried by a model no measurement on this GPU checked
+    std::string notes;           // where the derivation is explained (a NOTES.md in the source tree)
+    std::vector<DerivationStep> steps;
+    bool empty() const { return from.empty() && steps.empty(); }
+};
+
 struct HardwareProfile {
     std::string name;
     std::string source;               // how it was made: "datasheet" or the calibration command
@@ -397,6 +419,7 @@ struct HardwareProfile {
     JitterRates jitter;
     PowerModel power;                 // PowerModel.hpp
     CompileRates compile;
+    ProfileDerivation derivation;
 };
 
 }  // namespace stepsim

@@ -62,6 +62,11 @@ struct PowerModel {
     double memory_busy_tflops = 0.0;
     double idle_headroom_mhz = 0.0;     // MHz per unit of idle over busy time; 0: load over the whole step
     double attention_reference_mhz = 0.0;  // the clock the attention points were timed at
+    // The board's power limit the rates were measured under, and the part of its draw that does not follow the load
+    // at the limit (W; 0: not recorded). Only a derived profile or a host of another limit reads them
+    // (sim/cost/ProfileDerive.hpp); optional keys `power.limit_w`, `power.fixed_w`, `power.fixed_w_low`, `power.fixed_w_high`.
+    double limit_w = 0.0;
+    double fixed_w = 0.0, fixed_w_low = 0.0, fixed_w_high = 0.0;  // the fixed draw and its range (`power.fixed_w_low`, ...)
     // ascending head_dim; linear between, held at the ends; empty: attention at its calibrated rate at every clock
     std::vector<AttentionClockExponent> attention;
 

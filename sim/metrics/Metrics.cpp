@@ -358,11 +358,19 @@ double pipelineBubble(const Timeline& tl, const Workload& wl, const Measured& m)
     std::vector<std::int64_t> first(std::size_t(m.steps), none), last(std::size_t(m.steps), none);
     std::vector<std::vector<IntervalSet>> busy(std::size_t(m.steps), std::vector<IntervalSet>(std::size_t(m.ranks)));
     for (const Span& s : tl.spans) {
-        if (s.cls == KernelClass::comm || s.end <= s.start) continue;
-        const Op& op = wl.programs[std::size_t(s.rank)].ops[s.op];
-        if (op.kind != OpKind::kernel || (op.phase != Phase::forward && op.phase != Phase::backward)) continue;
+        if (s.end <= s.start) continue;
+        const Program& prog = wl.programs[std::size_t(s.rank)];
+        const Op& op = prog.ops[s.op];
+        if (op.phase != Phase::forward && op.phase != Phase::backward) continue;
         if (op.step < m.first || op.step >= m.steps) continue;
         const std::size_t k = std::size_t(op.step);
+        // A stage's own collectives (tensor parallelism's, FSDP's) keep it busy as its kernels do: only the time it
+        // waits for its pipeline neighbours, or runs nothing, is the bubble. The window is the compute's.
+        if (s.cls == KernelClass::comm || op.kind != OpKind::kernel) {
+            if (op.kind == OpKind::collective && prog.collectives[op.collective].kind != CollectiveKind::sendrecv)
+                busy[k][std::size_t(s.rank)].add(Interval(s.start.count(), s.end.count()));
+            continue;
+        }
         first[k] = first[k] == none ? s.start.count() : std::min(first[k], s.start.count());
         last[k] = std::max(last[k], s.end.count());
         busy[k][std::size_t(s.rank)].add(Interval(s.start.count(), s.end.count()));
@@ -372,8 +380,9 @@ double pipelineBubble(const Timeline& tl, const Workload& wl, const Measured& m)
     for (int k = m.first; k < m.steps; ++k) {
         if (first[std::size_t(k)] == none) continue;
         const double w = double(last[std::size_t(k)] - first[std::size_t(k)]);
+        const IntervalSet window(Interval(first[std::size_t(k)], last[std::size_t(k)]));
         for (const IntervalSet& b : busy[std::size_t(k)]) {
-            sum += 1.0 - double(boost::icl::length(b)) / w;
+            sum += 1.0 - double(boost::icl::length(b & window)) / w;
             ++n;
         }
     }

@@ -95,8 +95,11 @@ struct MemoryBreakdown {
 
 struct Results {
     // Pipeline bubble (parallel.pp > 1): per measured step, the window W from the first forward or backward kernel
-    // of any rank to the last one's end; per rank 1 − |its forward and backward compute in W| / |W|; the mean over
-    // ranks and steps. With uniform stages and free transfers it is (p−1)/(m+p−1) under 1F1B.
+    // of any rank to the last one's end; per rank 1 − |its forward and backward compute and its own collectives
+    // (tensor parallelism's, FSDP's: every one but the pipeline's send/recv) in W| / |W|; the mean over ranks and
+    // steps. With uniform stages and free transfers it is (p−1)/(m+p−1) under 1F1B; stages of unequal work (the
+    // embedding on the first, the LM head and loss on the last, layers split unevenly) and the transfers add to it
+    // (docs/parallelism.md, "The bubble").
     std::optional<double> pp_bubble_ratio;
     double step_time_ms = 0.0;
     std::optional<double> step_time_ms_p50;  // filled by aggregateSamples when sim.samples > 1

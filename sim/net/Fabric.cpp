@@ -4,8 +4,6 @@
 
 namespace stepsim {
 
-bool nvSwitchNode(const std::string& node) { return node.rfind("hgx-", 0) == 0 || node == "nvl72"; }
-
 Fabric switchNode(int gpus, double gbps_per_direction, double latency_us, bool nvls_capable) {
     Fabric f;
     f.gpus = gpus;

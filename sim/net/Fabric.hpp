@@ -24,10 +24,6 @@ struct Fabric {
     int nodeOf(int gpu) const { return gpus_per_node > 0 ? gpu / gpus_per_node : 0; }
 };
 
-// Built-in node types whose GPUs meet in NVSwitch chips that reduce in-network (NCCL's NVLS): HGX boards
-// and NVL72 racks.
-bool nvSwitchNode(const std::string& node);
-
 // `gpus` GPUs joined through one non-blocking switch: GPU g has an uplink (id 2g) and a downlink (2g+1)
 // of `gbps_per_direction` GB/s each; a GPU-to-GPU route is uplink(src), downlink(dst).
 Fabric switchNode(int gpus, double gbps_per_direction, double latency_us, bool nvls_capable);

@@ -71,13 +71,14 @@ void normGrids(std::string& s, const HardwareProfile& p) {
     }
 }
 
-// NVLink and PCIe, against NVLink 4 and PCIe 5.0 x16 on H100 and H200.
+// NVLink and PCIe, against the datasheet's figures where the profile states them (gpu.nvlink_gbps, gpu.pcie_gbps).
 void linkRates(std::string& s, const HardwareProfile& p) {
-    const bool nvlink4 = p.gpu.model.find("H100") != std::string::npos || p.gpu.model.find("H200") != std::string::npos;
-    row(s, "NVLink per direction (GB/s)", fmt::format("{:.0f}", p.links.nvlink_gbps), nvlink4 ? "450" : "-",
-        nvlink4 ? pct(p.links.nvlink_gbps / 450.0) + " (NVLink 4: 18 links)" : "");
-    row(s, "PCIe H2D pinned (GB/s)", fmt::format("{:.1f}", p.links.pcie_h2d_gbps), nvlink4 ? "64" : "-",
-        nvlink4 ? pct(p.links.pcie_h2d_gbps / 64.0) + " (PCIe 5.0 x16)" : "");
+    const auto against = [&](const char* what, double have, double datasheet, const char* fmt_have) {
+        row(s, what, fmt::format(fmt::runtime(fmt_have), have), datasheet > 0 ? fmt::format("{:.0f}", datasheet) : "-",
+            datasheet > 0 ? pct(have / datasheet) : "");
+    };
+    against("NVLink per direction (GB/s)", p.links.nvlink_gbps, p.gpu.nvlink_gbps, "{:.0f}");
+    against("PCIe H2D pinned (GB/s)", p.links.pcie_h2d_gbps, p.gpu.pcie_gbps, "{:.1f}");
     row(s, "PCIe H2D pageable (GB/s)", fmt::format("{:.1f}", p.links.pcie_pageable_gbps), "", "");
 }
 
@@ -177,12 +178,26 @@ void collectives(std::string& s, const HardwareProfile& p) {
     }
 }
 
+// How a derived profile came from a measured one: each step's factor on its rate and the factor's range.
+void derivation(std::string& s, const HardwareProfile& p) {
+    const ProfileDerivation& d = p.derivation;
+    if (d.empty()) return;
+    s += fmt::format("derived from {}{}{}\n", d.from, d.extrapolated ? ", EXTRAPOLATED (another die: no measurement on "
+                                                                       "these GPUs checked these rates)" : "",
+                     d.notes.empty() ? "" : "; how: " + d.notes);
+    for (const DerivationStep& x : d.steps)
+        s += fmt::format("  {:<58} x{:.3f} (x{:.3f} to x{:.3f})  {}\n", x.what, x.factor, x.low, x.high, x.why);
+}
+
 }  // namespace
 
 std::string profileTable(const HardwareProfile& p) {
     std::string s;
     s += fmt::format("profile {}  ({})\n", p.name, p.source);
-    s += fmt::format("GPU {}: {} SMs, {:.1f} GiB\n\n", p.gpu.model, p.gpu.sms, p.gpu.memory_gib);
+    s += fmt::format("GPU {}: {} SMs, {:.1f} GiB{}\n", p.gpu.model, p.gpu.sms, p.gpu.memory_gib,
+                     p.power.limit_w > 0 ? fmt::format(", {:.0f} W limit", p.power.limit_w) : "");
+    derivation(s, p);
+    s += "\n";
     computeRates(s, p);
     normGrids(s, p);
     linkRates(s, p);

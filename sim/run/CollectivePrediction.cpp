@@ -46,7 +46,7 @@ CollectivePrediction predictCollective(const CollectiveQuery& q) {
     if (q.max_bytes < q.min_bytes) throw inputError("command line", 0, "-e", "expected maxbytes ≥ minbytes");
     const double esize = elementBytes(q.dtype);
     const HardwareProfile profile = resolveProfile(q.cluster, "");
-    const CostModel cost(profile, q.nccl, nvSwitchNode(q.cluster.node), q.cluster.network);
+    const CostModel cost(profile, q.nccl, nodeTemplate(q.cluster.node, "").hasNvSwitch(), q.cluster.network);
     CollectivePrediction p{q, profile.name, q.cluster.gpus_per_node * q.cluster.nodes, q.cluster.nodes > 1, {}};
     std::optional<Fabric> fabric;
     if (p.on_topology) fabric = clusterFabric(q.cluster, "");

@@ -17,6 +17,7 @@
 #include "sim/net/Fabric.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
 #include "sim/scenario/ScenarioLoader.hpp"
+#include "sim/topology/Builders.hpp"
 #include "sim/workload/CompileTransform.hpp"
 
 namespace stepsim {
@@ -171,7 +172,8 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, bool lin
 }
 
 CostModel scenarioCostModel(const Scenario& sc, const HardwareProfile& profile) {
-    return CostModel(profile, sc.nccl, nvSwitchNode(sc.cluster.node), sc.cluster.network);
+    const bool nvswitch = nodeTemplate(sc.cluster.node, std::filesystem::path(sc.source).parent_path().string()).hasNvSwitch();
+    return CostModel(profile, sc.nccl, nvswitch, sc.cluster.network);
 }
 
 Fabric scenarioFabric(const Scenario& sc) {
@@ -261,13 +263,18 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
     if (sim.results.peak_memory_gib && *sim.results.peak_memory_gib > profile.gpu.memory_gib)
         warnings.push_back(outOfMemoryWarning(*sim.results.peak_memory_gib, *sim.results.memory_gib,
                                               profile.gpu.memory_gib));
-    // A B200-class node runs on another GPU's profile only when the scenario names that profile (the loader refuses
-    // the built-in default there); the result says so.
-    if ((sc.cluster.node == "hgx-b200" || sc.cluster.node == "nvl72") &&
-        profile.gpu.model.find("B200") == std::string::npos)
-        warnings.push_back(fmt::format("profile: {} has the rates of {} GPUs, not of the B200-class GPUs of {}; the "
+    // A node runs on another GPU's profile only when the scenario names that profile (the loader refuses the
+    // built-in default where the node has none, NodeTemplate::default_profile); the result says so. An extrapolated
+    // profile says so too.
+    if (const std::optional<NodeTemplate> node = builtinNode(sc.cluster.node);
+        node && !node->gpu.empty() && profile.gpu.model.find(node->gpu) == std::string::npos)
+        warnings.push_back(fmt::format("profile: {} has the rates of {} GPUs, not of the {}-class GPUs of {}; the "
                                        "step is that GPU's step on this node's topology",
-                                       profile.name, profile.gpu.model, sc.cluster.node));
+                                       profile.name, profile.gpu.model, node->gpu, sc.cluster.node));
+    if (profile.derivation.extrapolated)
+        warnings.push_back(fmt::format("profile: {} is extrapolated from {} (another die; no measurement on these GPUs "
+                                       "checked it: {})",
+                                       profile.name, profile.derivation.from, profile.derivation.notes));
     // A host-bound step again with every host cost at the profile's spread: the range a faster and a slower host give.
     const HostCostSpread& spread = profile.launch.host_cost_spread;
     // The slowest host's issue time decides (the ranks' hosts at the first sample's speeds).

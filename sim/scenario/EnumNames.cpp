@@ -19,7 +19,7 @@ STEPSIM_ENUM_NAMES(DType, {DType::fp32, "fp32"}, {DType::bf16, "bf16"}, {DType::
 STEPSIM_ENUM_NAMES(Optimizer, {Optimizer::adamw, "adamw"}, {Optimizer::adam, "adam"}, {Optimizer::sgd, "sgd"})
 STEPSIM_ENUM_NAMES(OptimizerImpl, {OptimizerImpl::foreach, "foreach"}, {OptimizerImpl::fused, "fused"})
 STEPSIM_ENUM_NAMES(Checkpointing, {Checkpointing::none, "none"}, {Checkpointing::selective, "selective"},
-                   {Checkpointing::full, "full"})
+                   {Checkpointing::full, "full"}, {Checkpointing::selective_op, "selective_op"})
 STEPSIM_ENUM_NAMES(DataParallel, {DataParallel::ddp, "ddp"}, {DataParallel::fsdp1, "fsdp1"},
                    {DataParallel::fsdp2, "fsdp2"}, {DataParallel::hsdp, "hsdp"}, {DataParallel::zero1, "zero1"},
                    {DataParallel::zero2, "zero2"}, {DataParallel::zero3, "zero3"})

@@ -161,6 +161,10 @@ void checkAttention(const Checks& k, const AttentionRates& at) {
 
 // Only a modelled power state is checked: the clock falls as the load grows, head_dims ascend, exponents in [0, 2].
 void checkPower(const Checks& k, const PowerModel& pw) {
+    k.nonNegative("power.limit_w", pw.limit_w);
+    k.nonNegative("power.fixed_w", pw.fixed_w);
+    if (pw.limit_w > 0.0 && !(pw.fixed_w < pw.limit_w))
+        k.fail("power.fixed_w", fmt::format("expected less than power.limit_w ({} W), got {}", pw.limit_w, pw.fixed_w));
     if (!pw.modelled) return;
     k.positive("power.clock_max_mhz", pw.clock_max_mhz);
     k.positive("power.clock_intercept_mhz", pw.clock_intercept_mhz);
@@ -389,6 +393,14 @@ void checkProfile(const YamlReader& r, int version, const HardwareProfile& p) {
     checkInterference(k, p.interference);
     checkJitter(k, p.jitter);
     checkCompile(k, p.compile);
+    for (std::size_t i = 0; i < p.derivation.steps.size(); ++i) {
+        const DerivationStep& d = p.derivation.steps[i];
+        const std::string at = fmt::format("derivation.steps[{}]", i);
+        k.positive(at + ".factor", d.factor);
+        if (!(d.low > 0.0 && d.low <= d.factor && d.factor <= d.high))
+            k.fail(at + ".low", fmt::format("expected 0 < low <= factor ({}) <= high, got low {} and high {}", d.factor,
+                                            d.low, d.high));
+    }
 }
 
 }  // namespace stepsim

@@ -9,9 +9,11 @@
 #include <sstream>
 
 #include "sim/base/InputError.hpp"
+#include "sim/cost/ProfileDerive.hpp"
 #include "sim/scenario/ProfileChecks.hpp"
 #include "sim/scenario/YamlReader.hpp"
 #include "sim/scenario/YamlWriter.hpp"
+#include "sim/topology/Builders.hpp"
 
 namespace stepsim {
 
@@ -122,6 +124,8 @@ void describe(V& v, GpuRates& g) {
     v.field("peak_tflops_fp16", g.peak_tflops_fp16);
     v.field("peak_tflops_fp8", g.peak_tflops_fp8);
     v.field("peak_tflops_fp32", g.peak_tflops_fp32);
+    v.optionalField("nvlink_gbps", g.nvlink_gbps, g.nvlink_gbps == 0.0);
+    v.optionalField("pcie_gbps", g.pcie_gbps, g.pcie_gbps == 0.0);
 }
 
 template <class V>
@@ -337,6 +341,27 @@ void describe(V& v, PowerModel& p) {
     v.field("idle_headroom_mhz", p.idle_headroom_mhz);
     v.field("attention_reference_mhz", p.attention_reference_mhz);
     v.field("attention_exponent", p.attention);
+    v.optionalField("limit_w", p.limit_w, p.limit_w == 0.0);
+    v.optionalField("fixed_w", p.fixed_w, p.fixed_w == 0.0);
+    v.optionalField("fixed_w_low", p.fixed_w_low, p.fixed_w_low == 0.0);
+    v.optionalField("fixed_w_high", p.fixed_w_high, p.fixed_w_high == 0.0);
+}
+
+template <class V>
+void describe(V& v, DerivationStep& d) {
+    v.field("what", d.what);
+    v.field("factor", d.factor);
+    v.field("low", d.low);
+    v.field("high", d.high);
+    v.field("why", d.why);
+}
+
+template <class V>
+void describe(V& v, ProfileDerivation& d) {
+    v.field("from", d.from);
+    v.field("extrapolated", d.extrapolated);
+    v.field("notes", d.notes);
+    v.sectionList("steps", d.steps);
 }
 
 template <class V>
@@ -411,6 +436,7 @@ void describe(V& v, ProfileDocument& d) {
     v.section("jitter", p.jitter);
     v.section("power", p.power);
     v.section("compile", p.compile);
+    v.optionalSection("derivation", p.derivation, p.derivation.empty());
 }
 
 namespace {
@@ -458,6 +484,119 @@ HardwareProfile parseProfile(std::string_view yaml, const std::string& source) {
     return doc.profile;
 }
 
+namespace {
+
+// A datasheet delta file (`stepsim_profile_delta: 1`): the measured GPU's unrecorded facts under `measured`, the
+// target's datasheet under `target` (ProfileDerive.hpp's DatasheetDelta; 0: the measured GPU's value).
+struct DeltaMeasured {
+    double power_limit_w = 0, fixed_w = 0, fixed_w_low = 0, fixed_w_high = 0;
+};
+struct DeltaDocument {
+    int stepsim_profile_delta = 1;
+    DatasheetDelta d;
+    DeltaMeasured measured;
+};
+
+}  // namespace
+
+template <class V>
+void describe(V& v, DeltaMeasured& m) {
+    v.field("power_limit_w", m.power_limit_w);
+    v.field("fixed_w", m.fixed_w);
+    v.field("fixed_w_low", m.fixed_w_low);
+    v.field("fixed_w_high", m.fixed_w_high);
+}
+
+// The target GPU's datasheet (DatasheetDelta's target members).
+struct DeltaTarget {
+    DatasheetDelta* d;
+};
+
+template <class V>
+void describe(V& v, DeltaTarget& t) {
+    DatasheetDelta& d = *t.d;
+    v.field("sms", d.sms);
+    v.field("memory_gib", d.memory_gib);
+    v.field("hbm_gbps", d.hbm_gbps);
+    v.field("power_limit_w", d.power_limit_w);
+    v.field("clock_max_mhz", d.clock_max_mhz);
+    v.field("peak_tflops_bf16", d.peak_tflops_bf16);
+    v.field("peak_tflops_fp16", d.peak_tflops_fp16);
+    v.field("peak_tflops_fp8", d.peak_tflops_fp8);
+    v.field("peak_tflops_fp32", d.peak_tflops_fp32);
+    v.field("nvlink_gbps", d.nvlink_gbps);
+}
+
+template <class V>
+void describe(V& v, DeltaDocument& doc) {
+    DatasheetDelta& d = doc.d;
+    v.field("stepsim_profile_delta", doc.stepsim_profile_delta);
+    v.field("name", d.name);
+    v.field("from", d.from);
+    v.field("model", d.model);
+    v.field("extrapolated", d.extrapolated);
+    v.field("extrapolation_uncertainty", d.extrapolation_uncertainty);
+    v.field("notes", d.notes);
+    v.section("measured", doc.measured);
+    DeltaTarget target{&d};
+    v.section("target", target);
+}
+
+DatasheetDelta parseDatasheetDelta(std::string_view yaml, const std::string& source) {
+    YAML::Node root;
+    try {
+        root = YAML::Load(std::string(yaml));
+    } catch (const YAML::ParserException& e) {
+        throw inputError(source, e.mark.is_null() ? 0 : e.mark.line + 1, "", "YAML syntax error: " + e.msg);
+    }
+    if (!root.IsMap())
+        throw inputError(source, root.Mark().is_null() ? 0 : root.Mark().line + 1, "",
+                         "expected a datasheet delta: a mapping that starts with `stepsim_profile_delta: 1`, got " +
+                             describeNode(root));
+    YamlReader reader(source, YamlReader::Missing::error);
+    DeltaDocument doc;
+    YamlMapReader top(reader, root, "");
+    top.readStruct(root, "", doc);
+    if (doc.stepsim_profile_delta != 1)
+        reader.fail("stepsim_profile_delta", fmt::format("expected 1, got {}", doc.stepsim_profile_delta));
+    if (doc.d.name.empty()) reader.fail("name", "expected the derived profile's name");
+    if (doc.d.from.empty()) reader.fail("from", "expected the measured profile (a built-in name or a profile YAML)");
+    const DeltaMeasured& m = doc.measured;
+    for (const auto& [key, x] : {std::pair{"measured.power_limit_w", m.power_limit_w}, std::pair{"measured.fixed_w", m.fixed_w},
+                                 std::pair{"measured.fixed_w_low", m.fixed_w_low},
+                                 std::pair{"measured.fixed_w_high", m.fixed_w_high},
+                                 std::pair{"extrapolation_uncertainty", doc.d.extrapolation_uncertainty}})
+        if (!(x >= 0)) reader.fail(key, fmt::format("expected a number >= 0, got {}", x));
+    if (!(m.fixed_w_low <= m.fixed_w && m.fixed_w <= m.fixed_w_high))
+        reader.fail("measured.fixed_w", fmt::format("expected fixed_w_low ({}) <= fixed_w <= fixed_w_high ({}), got {}",
+                                                    m.fixed_w_low, m.fixed_w_high, m.fixed_w));
+    if (m.power_limit_w > 0 && !(m.fixed_w_high < m.power_limit_w))
+        reader.fail("measured.fixed_w_high",
+                    fmt::format("expected less than measured.power_limit_w ({}), got {}", m.power_limit_w, m.fixed_w_high));
+    if (!(doc.d.extrapolation_uncertainty < 1))
+        reader.fail("extrapolation_uncertainty",
+                    fmt::format("expected a fraction below 1, got {}", doc.d.extrapolation_uncertainty));
+    doc.d.source_limit_w = m.power_limit_w;
+    doc.d.fixed_w = m.fixed_w;
+    doc.d.fixed_w_low = m.fixed_w_low;
+    doc.d.fixed_w_high = m.fixed_w_high;
+    return doc.d;
+}
+
+HardwareProfile deriveProfileFromFile(const std::filesystem::path& delta_file) {
+    const DatasheetDelta d = parseDatasheetDelta(readFile(delta_file, "datasheet delta file"), delta_file.string());
+    const auto names = builtinProfileNames();
+    HardwareProfile measured;
+    if (std::find(names.begin(), names.end(), d.from) != names.end()) {
+        measured = builtinProfile(d.from);
+    } else {
+        std::filesystem::path from(d.from);
+        if (from.is_relative()) from = delta_file.parent_path() / from;
+        measured = loadProfile(from);
+    }
+    return deriveProfile(measured, d);
+}
+
 HardwareProfile loadProfile(const std::filesystem::path& file) {
     HardwareProfile p = parseProfile(readFile(file, "profile file"), file.string());
     p.file = file.string();
@@ -497,10 +636,45 @@ HardwareProfile builtinProfile(const std::string& name) {
     throw InputError(fmt::format("no built-in profile '{}'; the built-ins are {}", name, known));
 }
 
+namespace {
+
+HardwareProfile resolveNamedProfile(const ClusterSpec& cluster, const std::string& scenario_file);
+
+}  // namespace
+
 HardwareProfile resolveProfile(const ClusterSpec& cluster, const std::string& scenario_file) {
+    HardwareProfile p = resolveNamedProfile(cluster, scenario_file);
+    // The host's own GPU: its power cap, HBM bandwidth and capacity (ProfileDerive.hpp), each step recorded in the
+    // profile's derivation (`stepsim run` prints the profile's line; `profile show` the steps).
+    const std::size_t before = p.derivation.steps.size();
+    if (cluster.power_limit_w)
+        scalePowerLimit(p, *cluster.power_limit_w, p.power.fixed_w_low > 0 ? p.power.fixed_w_low : p.power.fixed_w,
+                        p.power.fixed_w_high > 0 ? p.power.fixed_w_high : p.power.fixed_w,
+                        (scenario_file.empty() ? std::string() : scenario_file + ": ") + "cluster.power_limit_w");
+    if (cluster.hbm_tbps) scaleHbmBandwidth(p, *cluster.hbm_tbps * 1000.0);
+    if (cluster.hbm_gib) setHbmCapacity(p, *cluster.hbm_gib);
+    if (p.derivation.steps.size() > before) {
+        if (p.derivation.from.empty()) p.derivation.from = p.name;
+        p.name += " (this cluster's host)";
+    }
+    return p;
+}
+
+namespace {
+
+HardwareProfile resolveNamedProfile(const ClusterSpec& cluster, const std::string& scenario_file) {
     const std::string& want = cluster.profile;
-    // The default for H200 nodes (and for other node types) is the profile measured on real H200s.
-    if (want == "builtin") return builtinProfile(cluster.node == "hgx-h100" ? "h100-sxm" : "h200x2");
+    // `builtin`: the node's own default (NodeTemplate::default_profile); a node file's is the profile measured on
+    // real H200s. A node with none is refused by the loader before this (ScenarioLoader.cpp).
+    if (want == "builtin") {
+        const std::optional<NodeTemplate> node = builtinNode(cluster.node);
+        const std::string name = node ? node->default_profile : "h200x2";
+        if (name.empty())
+            throw inputError(scenario_file, 0, "cluster.profile",
+                             fmt::format("node {} has no built-in profile of its {} GPUs: name one", cluster.node,
+                                         node->gpu));
+        return builtinProfile(name);
+    }
     const auto names = builtinProfileNames();
     if (std::find(names.begin(), names.end(), want) != names.end()) return builtinProfile(want);
     std::filesystem::path file(want);
@@ -515,5 +689,7 @@ HardwareProfile resolveProfile(const ClusterSpec& cluster, const std::string& sc
     }
     return loadProfile(file);
 }
+
+}  // namespace
 
 }  // namespace stepsim

@@ -54,6 +54,9 @@ void describe(V& v, ClusterSpec& c) {
     v.field("nodes", c.nodes);
     v.field("gpus_per_node", c.gpus_per_node);
     v.field("profile", c.profile);
+    v.field("power_limit_w", c.power_limit_w);
+    v.field("hbm_gib", c.hbm_gib);
+    v.field("hbm_tbps", c.hbm_tbps);
     v.section("network", c.network);
 }
 
@@ -366,6 +369,9 @@ void validate(const YamlReader& r, const Scenario& s) {
     atLeast("cluster.nodes", c.nodes, 1);
     atLeast("cluster.gpus_per_node", c.gpus_per_node, 1);
     nonEmpty("cluster.profile", c.profile, "builtin, a built-in profile name or a profile YAML file");
+    for (const auto& [key, x] : {std::pair{"cluster.power_limit_w", c.power_limit_w}, std::pair{"cluster.hbm_gib", c.hbm_gib},
+                                 std::pair{"cluster.hbm_tbps", c.hbm_tbps}})
+        if (x) positive(key, *x);
     nonEmpty("cluster.network.fabric", c.network.fabric, "a fabric name");
     positive("cluster.network.nic_gbps", c.network.nic_gbps);
     atLeast("cluster.network.nics_per_node", c.network.nics_per_node, 1);
@@ -431,10 +437,11 @@ void validate(const YamlReader& r, const Scenario& s) {
         r.fail("parallel.pp_schedule", "a pipeline schedule is used only with parallel.pp > 1 (pp is 1)");
     if (p.pp_virtual_stages > 1 && p.pp_schedule != PipelineSchedule::interleaved)
         r.fail("parallel.pp_virtual_stages", "virtual stages need pp_schedule: interleaved");
-    if (p.pp_schedule == PipelineSchedule::interleaved && m.layers % (p.pp * p.pp_virtual_stages) != 0)
+    // Layers not divisible by the virtual stages are split as torchtitan splits them (PipelineStage.hpp).
+    if (p.pp * p.pp_virtual_stages > m.layers)
         r.fail("parallel.pp_virtual_stages",
-               fmt::format("pp*pp_virtual_stages = {} must divide model.layers ({})", p.pp * p.pp_virtual_stages,
-                           m.layers));
+               fmt::format("expected at most model.layers ({}) virtual stages, got pp*pp_virtual_stages = {}", m.layers,
+                           p.pp * p.pp_virtual_stages));
     if (p.pp_schedule == PipelineSchedule::interleaved && p.pp > 1 && t.grad_accum % p.pp != 0)
         r.fail("training.grad_accum",
                fmt::format("interleaved 1F1B runs micro-batches in groups of pp: grad_accum must be a multiple of "
@@ -730,15 +737,24 @@ void refuseSettingsThatChangeNothing(const YamlReader& r, const Scenario& s) {
     }
 }
 
-// The built-in profiles are measured on (or read off the datasheets of) H100 and H200 GPUs: a node of other GPUs
-// runs only on a profile the user names.
+// A built-in node with no built-in profile of its GPUs (NodeTemplate::default_profile empty) runs only on a profile
+// the user names: the built-ins whose gpu.model names its GPUs are offered (an extrapolated one among them).
 void requireMatchingProfile(const YamlReader& r, const ClusterSpec& c) {
-    if ((c.node == "hgx-b200" || c.node == "nvl72") && c.profile == "builtin")
-        r.fail("cluster.node",
-               fmt::format("{} has B200-class GPUs, and no built-in profile was measured on them: set cluster.profile "
-                           "to a profile of these GPUs (a profile YAML from `stepsim calibrate`), or name a built-in "
-                           "one (h200x2, h200-sxm) to run this node at H200 rates knowingly",
-                           c.node));
+    if (c.profile != "builtin") return;
+    const std::optional<NodeTemplate> node = builtinNode(c.node);
+    if (!node || !node->default_profile.empty()) return;
+    std::string same;
+    for (const std::string& name : builtinProfileNames()) {
+        const HardwareProfile p = builtinProfile(name);
+        if (!node->gpu.empty() && p.gpu.model.find(node->gpu) != std::string::npos)
+            same += fmt::format("{}{}{}", same.empty() ? "" : ", ", name, p.derivation.extrapolated ? " (extrapolated)" : "");
+    }
+    r.fail("cluster.node",
+           fmt::format("{} has {}-class GPUs, and no built-in profile was measured on them: set cluster.profile to a "
+                       "profile of these GPUs (a profile YAML from `stepsim calibrate`{}), or name a built-in one "
+                       "(h200x2, h200-sxm) to run this node at H200 rates knowingly",
+                       c.node, node->gpu.empty() ? "other" : node->gpu,
+                       same.empty() ? "" : ", or the built-in " + same));
 }
 
 // Sizes and counts a simulation holds, checked before anything is built. Time is picoseconds in 64 bits (106 days,

@@ -133,6 +133,16 @@ public:
     void section(std::string_view key, S& s) {
         if (auto n = find(key)) readStruct(*n, pathOf(key), s);
     }
+    // A key a file may leave out even where every key is required (a profile's derivation, its power limit): the
+    // member keeps its default. The writer leaves it out when it holds its default (`is_default`).
+    template <class T>
+    void optionalField(std::string_view key, T& value, bool /*is_default*/) {
+        if (auto n = find(key, /*required=*/false)) readValue(r_, *n, pathOf(key), value);
+    }
+    template <class S>
+    void optionalSection(std::string_view key, S& s, bool /*is_default*/) {
+        if (auto n = find(key, /*required=*/false)) readStruct(*n, pathOf(key), s);
+    }
     // A list of structs, each a mapping.
     template <class S>
     void sectionList(std::string_view key, std::vector<S>& list) {

@@ -71,6 +71,15 @@ public:
         const T v = value.value_or(resolved);
         line(key, formatValue(v), v == resolved ? comment : std::string_view{});
     }
+    // A key the reader lets a file leave out: written unless it holds its default.
+    template <class T>
+    void optionalField(std::string_view key, T& value, bool is_default) {
+        if (!is_default) field(key, value);
+    }
+    template <class S>
+    void optionalSection(std::string_view key, S& s, bool is_default) {
+        if (!is_default) section(key, s);
+    }
     template <class S>
     void section(std::string_view key, S& s) {
         out_ += fmt::format("{:{}}{}:\n", "", indent_, key);

@@ -52,9 +52,18 @@ NodeTemplate hgx(std::string name, const std::vector<int>& groups, double link_B
 
 }  // namespace
 
-NodeTemplate hgxH100Node() { return hgx("hgx-h100", {5, 4, 4, 5}, kNvlink4LinkBps); }
-NodeTemplate hgxH200Node() { return hgx("hgx-h200", {5, 4, 4, 5}, kNvlink4LinkBps); }
-NodeTemplate hgxB200Node() { return hgx("hgx-b200", {9, 9}, kNvlink5LinkBps); }
+// A node's GPUs and the built-in profile of its `cluster.profile: builtin` (calibration/profiles): H200 the one
+// measured on H200s, H100 the one derived from it (same die); B200 none (its profile is an extrapolation a scenario
+// names knowingly).
+static NodeTemplate withGpu(NodeTemplate t, std::string gpu, std::string default_profile) {
+    t.gpu = std::move(gpu);
+    t.default_profile = std::move(default_profile);
+    return t;
+}
+
+NodeTemplate hgxH100Node() { return withGpu(hgx("hgx-h100", {5, 4, 4, 5}, kNvlink4LinkBps), "H100", "h100-sxm-derived"); }
+NodeTemplate hgxH200Node() { return withGpu(hgx("hgx-h200", {5, 4, 4, 5}, kNvlink4LinkBps), "H200", "h200x2"); }
+NodeTemplate hgxB200Node() { return withGpu(hgx("hgx-b200", {9, 9}, kNvlink5LinkBps), "B200", ""); }
 
 NodeTemplate pcieNodeTemplate(int gpus) {
     if (gpus < 2 || gpus % 2 != 0)
@@ -77,6 +86,7 @@ NodeTemplate pcieNodeTemplate(int gpus) {
     t.link(sw1, cpu1, LinkKind::pcie, kPcieGen5x16Bps, kRootComplexHop);
     t.link(cpu0, cpu1, LinkKind::host_memory, kInterSocketBps, kInterSocketHop);
     t.link(cpu0, storage, LinkKind::storage, kStorageBps, kStorageHop);
+    t.default_profile = "h200x2";  // GPUs not stated: the measured profile, as for a node file
     return t;
 }
 
@@ -102,6 +112,7 @@ NodeTemplate nvl72Node() {
     for (std::size_t s = 0; s < storage.size(); ++s)
         for (int c = 0; c < kGpusPerTray / kGpusPerCpu; ++c)
             t.link(cpu[s * 2 + c], storage[s], LinkKind::storage, kStorageBps, kStorageHop);
+    t.gpu = "B200";  // GB200 NVL72: Blackwell GPUs; no built-in profile of its own
     return t;
 }
 
@@ -109,6 +120,8 @@ NodeTemplate mergedNvSwitches(const NodeTemplate& node) {
     NodeTemplate t;
     t.name = node.name;
     t.source = node.source;
+    t.gpu = node.gpu;
+    t.default_profile = node.default_profile;
     std::vector<std::optional<int>> index(node.vertices.size());  // old vertex → new vertex
     std::optional<int> merged;
     for (std::size_t i = 0; i < node.vertices.size(); ++i) {

@@ -14,7 +14,7 @@ Fabric clusterFabric(const NodeTemplate& node, const ClusterSpec& spec) {
     f.links = graph->links();
     f.gpus = graph->gpuCount();
     f.gpus_per_node = spec.gpus_per_node;
-    f.nvls_capable = nvSwitchNode(spec.node);
+    f.nvls_capable = node.hasNvSwitch();
     f.route = [graph](int src, int dst) { return src == dst ? Route{} : graph->route(src, dst); };
     f.host_route = [graph](int gpu, bool to_gpu) {
         const auto cpu = graph->hostCpu(gpu);

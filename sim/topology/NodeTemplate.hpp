@@ -34,6 +34,11 @@ struct NodeTemplate {
 
     std::string name;                  // "hgx-h200", or the YAML file's `name`
     std::string source = "builtin";    // or the YAML file's path
+    // The GPUs it holds, as a profile's gpu.model names them ("H100", "B200"; empty: not stated), and the built-in
+    // profile `cluster.profile: builtin` picks for it (empty: none measured or derived for these GPUs; a scenario
+    // then names its profile).
+    std::string gpu;
+    std::string default_profile;
     std::vector<Vertex> vertices;      // GPUs take their local index from their order here
     std::vector<Duplex> links;
 
@@ -43,6 +48,12 @@ struct NodeTemplate {
     }
     void link(int a, int b, LinkKind kind, double capacity_Bps, Time latency) {
         links.push_back(Duplex{a, b, kind, capacity_Bps, latency, 0});
+    }
+    // NVLink SHARP (NVLS) needs the GPUs' NVLink to meet in NVSwitch chips: a node with an nvswitch vertex.
+    bool hasNvSwitch() const {
+        for (const auto& v : vertices)
+            if (v.kind == VertexKind::nvswitch) return true;
+        return false;
     }
     int gpuCount() const {
         int n = 0;

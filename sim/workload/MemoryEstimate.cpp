@@ -1,29 +1,57 @@
 #include "sim/workload/MemoryEstimate.hpp"
 
+#include <vector>
+
 #include "sim/workload/OptimizerStep.hpp"
 
 namespace stepsim {
 
 namespace {
 
-// Saved for backward per layer: fp32 norm inputs (2), cast norm outputs (2; under autocast SwiGLU's second norm
-// output is cast for each of its two linears: 3), q/k/v, attention output, MLP intermediates (gelu: fc output and
-// gelu output; swiglu: gate, up, silu, product).
+// Saved for backward per layer (A): the norms' inputs on the residual stream, 2·r·Ts·h (under sequence parallelism the
+// sequence shard, Ts = T/tp); the linears' inputs, the norms' outputs as the GEMMs read them, k·c·T·h (under SP the
+// all-gathered T rows each column-parallel linear keeps; k = 2, 3 for SwiGLU under autocast, which casts the second
+// norm's output once per linear); q/k/v, c·T·qkvOut (this rank's heads); the attention's output, c·T·attnOut (this
+// rank's heads: h/tp); the MLP's intermediates, 2·c·T·f (GELU: fc and GELU outputs) or 4·c·T·f (SwiGLU: gate, up,
+// SiLU, product), f this rank's share. r, c: the residual and compute element bytes.
 double perLayerActivations(const StepContext& c) {
     const TransformerShape& t = c.t;
-    const double T = double(t.T), h = double(t.h), f = double(t.f), ce = c.ce;
+    const double T = double(t.T), Ts = double(t.Ts), h = double(t.h), f = double(t.f), ce = c.ce;
     const double mlp = t.mlp == MlpKind::gelu ? 2 * ce * T * f : 4 * ce * T * f;
     const double norm_outs = (t.mlp == MlpKind::swiglu && c.autocast ? 3 : 2) * ce * T * h;
-    return 2 * c.re() * T * h + norm_outs + ce * T * double(t.qkvOut()) + ce * T * h + mlp;
+    return 2 * c.re() * Ts * h + norm_outs + ce * T * double(t.qkvOut()) + ce * T * double(t.attnOut()) + mlp;
 }
 
+// What torchtitan's op policy (Checkpointing::selective_op, TransformerStep::recomputeUnsavedOps) keeps of a block:
+// its input, r·Ts·h; SDPA's output, c·T·attnOut; and the outputs of the block's odd-numbered matmuls in forward order,
+// c·T·width each (separate q/k/v with SwiGLU: q, v, gate, down; fused qkv: qkv, gate, down; GELU: q, v, fc or qkv,
+// fc).
+double opPolicySaved(const StepContext& c) {
+    const TransformerShape& t = c.t;
+    std::vector<double> widths;
+    if (t.qkv == QkvLayout::separate) widths = {double(t.attnOut()), double(t.kv * t.d), double(t.kv * t.d)};
+    else widths = {double(t.qkvOut())};
+    widths.push_back(double(t.h));
+    if (t.mlp == MlpKind::gelu) widths.insert(widths.end(), {double(t.f), double(t.h)});
+    else widths.insert(widths.end(), {double(t.f), double(t.f), double(t.h)});
+    double saved = 0;
+    for (std::size_t i = 0; i < widths.size(); i += 2) saved += widths[i];
+    const double T = double(t.T);
+    return c.re() * double(t.Ts) * double(t.h) + c.ce * T * double(t.attnOut()) + c.ce * T * saved;
+}
+
+// The activations alive at the end of forward: A·L without checkpointing; Megatron's selective (the attention's
+// recompute) keeps q/k/v in one layer only, (A − Q)·L + Q; torchtitan's op policy its saved tensors S per layer, S·L,
+// plus one layer's A while it is recomputed; full each layer's input, r·Ts·h·L (the sequence shard under SP), plus one
+// layer's A.
 double allActivations(const StepContext& c) {
     const TransformerShape& t = c.t;
     const double per_layer = perLayerActivations(c), qkv = c.ce * double(t.T) * double(t.qkvOut());
     switch (c.sc.training.activation_checkpointing) {
         case Checkpointing::none: return per_layer * t.L;
         case Checkpointing::selective: return (per_layer - qkv) * t.L + qkv;
-        case Checkpointing::full: return c.re() * double(t.T) * double(t.h) * t.L + per_layer;
+        case Checkpointing::selective_op: return opPolicySaved(c) * t.L + per_layer;
+        case Checkpointing::full: return c.re() * double(t.Ts) * double(t.h) * t.L + per_layer;
     }
     return per_layer * t.L;
 }
@@ -61,8 +89,10 @@ StepTransients stepTransients(const StepContext& c) {
     }
     s.act_all = allActivations(c);
     s.act_layer = perLayerActivations(c);
+    // In the first block's backward: its recomputed A and what the checkpoint kept of it.
     if (c.sc.training.activation_checkpointing == Checkpointing::full)
-        s.act_layer += c.re() * double(t.T) * double(t.h);
+        s.act_layer += c.re() * double(t.Ts) * double(t.h);
+    if (c.sc.training.activation_checkpointing == Checkpointing::selective_op) s.act_layer += opPolicySaved(c);
     s.loss_backward = 12 * double(t.T) * double(t.V);
     s.head_numel = double(t.V) * double(t.h);
     for (const ParamInfo& p : c.params)

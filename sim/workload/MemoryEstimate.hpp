@@ -7,8 +7,10 @@
 //     momentum, 0 without), in the parameter dtype;
 //   weight_cache = c·N_mm under autocast (the cast weights the Linears save for backward);
 //   activations: A per layer saved for backward (the norms' inputs, their cast outputs, q/k/v, the attention output,
-//     the MLP's intermediates): A·L; selective checkpointing keeps q/k/v (Q) in one layer only, (A − Q)·L + Q; full
-//     keeps each layer's input, p·T·h·L, plus one layer's A while it is recomputed;
+//     the MLP's intermediates; this rank's heads and MLP share under TP, the sequence shard where SP shards it): A·L;
+//     selective checkpointing keeps q/k/v (Q) in one layer only, (A − Q)·L + Q; torchtitan's op policy
+//     (selective_op) what it saves of each layer, S·L, plus one layer's A; full keeps each layer's input, r·Ts·h·L,
+//     plus one layer's A while it is recomputed (MemoryEstimate.cpp gives each term's formula);
 //   loss = (c + 4 + 4)·T·V: the logits, their fp32 copy and the log-softmax output at the end of forward.
 //
 // The peak is not the sum of these: each is at its largest at another time of the step. The estimate is the largest

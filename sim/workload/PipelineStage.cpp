@@ -11,14 +11,22 @@
 
 namespace stepsim {
 
+// The first block of virtual stage k of S over L blocks: k·b + min(e, k − 1) for k ≥ 1, b = ⌊L/S⌋, e = L mod S.
+int stageBegin(int k, int virtual_stages, int layers) {
+    if (k <= 0) return 0;
+    if (k >= virtual_stages) return layers;
+    const int base = layers / virtual_stages, extra = layers % virtual_stages;
+    return k * base + std::min(extra, k - 1);
+}
+
 std::vector<ModelSlice> pipelineSlices(const TransformerShape& t, int stage, int stages, int chunks) {
     std::vector<ModelSlice> out;
     const int virtual_stages = stages * chunks;
     for (int c = 0; c < chunks; ++c) {
         const int k = c * stages + stage;
         ModelSlice s;
-        s.begin = k * t.L / virtual_stages;
-        s.end = (k + 1) * t.L / virtual_stages;
+        s.begin = stageBegin(k, virtual_stages, t.L);
+        s.end = stageBegin(k + 1, virtual_stages, t.L);
         s.embedding = k == 0;
         s.head = k == virtual_stages - 1;
         out.push_back(s);
@@ -198,7 +206,7 @@ MemoryEstimate PipelineStage::memory() const {
         for (const ParamInfo& p : shard_.params) n += p.numel;
         const double N = double(c_.world), p = shard_.pe, g = elementBytes(fsdpGatherDtype(c_.sc));
         m.params = p * n / N;
-        m.optimizer = 2 * p * n / N;
+        m.optimizer = optimizerStatesPerParam(c_.sc.training) * p * n / N;  // the optimizer's states of the shard
         m.grads = p * n / N + g * n;
         m.gathered = g * n;
         m.buckets = 0;

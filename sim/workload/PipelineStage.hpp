@@ -30,8 +30,10 @@
 
 namespace stepsim {
 
-// The blocks of each of `stage`'s chunks: virtual stage k = chunk·p + stage holds blocks [k·L/(p·v), (k+1)·L/(p·v))
-// (integer division: the first stages hold one block fewer when p·v does not divide L).
+// The blocks of each of `stage`'s chunks: virtual stage k = chunk·p + stage of S = p·v. When S divides L each holds
+// L/S; otherwise as torchtitan splits them (its generate_split_points): b = ⌊L/S⌋ blocks on the first virtual stage
+// (which also holds the embeddings), b + 1 on each of the next L mod S stages, b on the others, the last (with the LM
+// head and loss) taking what is left. Stage k begins at block k·b + min(L mod S, k − 1) (k ≥ 1).
 std::vector<ModelSlice> pipelineSlices(const TransformerShape& t, int stage, int stages, int chunks);
 
 // The order a backward over `slices` (from the last) makes the stage's gradients ready (indices into c.params).

@@ -136,10 +136,48 @@ void TransformerStep::recompute(int l, bool full) {
     const bool saved = b_.count_flops;
     b_.count_flops = false;
     b_.phase = Phase::forward;
-    if (full) layerForward(l, /*recompute=*/true);
+    if (c_.sc.training.activation_checkpointing == Checkpointing::selective_op) recomputeUnsavedOps(l);
+    else if (full) layerForward(l, /*recompute=*/true);
     else attentionForward(l);
     b_.phase = Phase::backward;
     b_.count_flops = saved;
+}
+
+// torchtitan's op policy (its `selective_ac_option = "op"`): the selective checkpoint context saves the outputs of
+// SDPA and of the block's odd-numbered matmuls (the 1st, 3rd, ... in forward order) and reruns in backward what the
+// backward needs of the rest, in forward order: the first norm, the even matmuls (with separate q/k/v: k, the output
+// projection, the MLP's up projection; fused qkv: the output projection and the MLP's second), rotary embeddings, the
+// residual add, the second norm and the MLP's activation and product. The last matmul's output is saved: it stops
+// there. Attention itself is not rerun.
+void TransformerStep::recomputeUnsavedOps(int l) {
+    const double T = double(t_.T), h = double(t_.h), f = double(t_.f), Ts = double(t_.Ts);
+    int mm = 0;
+    const auto linear = [&](const char* what, long out, long in, TpSplit tp) {
+        if (++mm % 2 == 0) linearForward(L(l, what), out, in, tp);
+    };
+    norm(L(l, "norm1"));
+    if (c_.autocast) b_.mem(L(l, "norm1 cast"), (4 + c_.ce) * Ts * h, MemKind::cast_down);
+    if (t_.qkv == QkvLayout::separate) {
+        linear("attn.q", t_.heads * t_.d, t_.h, TpSplit::column);
+        linear("attn.k", t_.kv * t_.d, t_.h, TpSplit::column);
+        linear("attn.v", t_.kv * t_.d, t_.h, TpSplit::column);
+    } else {
+        linear("attn.qkv", t_.qkvOut(), t_.h, TpSplit::column);
+    }
+    if (t_.rope) ropeForward(l);
+    linear("attn.proj", t_.h, t_.attnOut(), TpSplit::row);
+    b_.mem(L(l, "residual add"), (2 * c_.re() + c_.ce) * Ts * h, c_.autocast ? MemKind::residual_add : MemKind::elementwise);
+    norm(L(l, "norm2"));
+    if (c_.autocast) b_.mem(L(l, "norm2 cast"), (4 + c_.ce) * Ts * h, MemKind::cast_down);
+    if (t_.mlp == MlpKind::gelu) {
+        linear("mlp.fc", t_.f, t_.h, TpSplit::column);
+        b_.mem(L(l, "gelu"), 2 * c_.ce * T * f, MemKind::gelu_forward);
+        return;
+    }
+    linear("mlp.gate", t_.f, t_.h, TpSplit::column);
+    b_.mem(L(l, "silu"), 2 * c_.ce * T * f);
+    linear("mlp.up", t_.f, t_.h, TpSplit::column);
+    b_.mem(L(l, "silu mul"), 3 * c_.ce * T * f);
 }
 
 // Host cost of one checkpointed layer beyond its kernels' launches (0 without checkpointing).
@@ -147,7 +185,9 @@ double TransformerStep::checkpointHost(bool backward) const {
     const CheckpointHost& h = c_.cost.profile().launch.checkpoint_host_us;
     switch (c_.sc.training.activation_checkpointing) {
         case Checkpointing::none: return 0.0;
-        case Checkpointing::selective: return 1e-6 * (backward ? h.selective_backward_us : h.selective_forward_us);
+        case Checkpointing::selective:
+        case Checkpointing::selective_op:  // the same selective checkpoint machinery (host_overhead.py's selective)
+            return 1e-6 * (backward ? h.selective_backward_us : h.selective_forward_us);
         case Checkpointing::full: return 1e-6 * (backward ? h.full_backward_us : h.full_forward_us);
     }
     return 0.0;

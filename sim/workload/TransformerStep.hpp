@@ -43,6 +43,8 @@ public:
 
 private:
     void recompute(int l, bool full);
+    // torchtitan's op policy (Checkpointing::selective_op): the block's unsaved ops rerun (TransformerStep.cpp).
+    void recomputeUnsavedOps(int l);
     double checkpointHost(bool backward) const;
     std::size_t paramIndex(const std::string& name) const;
     std::string L(int l, const char* what) const;

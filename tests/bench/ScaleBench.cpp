@@ -70,7 +70,7 @@ BENCHMARK(BM_Example1p3b)->Arg(1)->Arg(8)->Arg(64)->Arg(512)->Unit(benchmark::kM
 void BM_DpStepSplit(benchmark::State& state) {
     const Scenario sc = dpStep(int(state.range(0)));
     const HardwareProfile prof = resolveProfile(sc.cluster, kExample);
-    const CostModel cost(prof, sc.nccl, nvSwitchNode(sc.cluster.node), sc.cluster.network);
+    const CostModel cost = scenarioCostModel(sc, prof);
     double t_expand = 0, t_engine = 0, t_metrics = 0;
     // CPU time of this thread: the machine is shared, its wall time is not the simulator's.
     struct Clock {

@@ -75,7 +75,7 @@ TEST(ExampleScenarios, Fsdp2DemoIsTheDdpDemosModel) {
 TEST(ExampleScenarios, H100DemoUsesTheH100Profile) {
     const Scenario s = loadScenario(kScenarios / "gpt-1p3b-ddp-8xh100.yaml");
     EXPECT_EQ(s.cluster.node, "hgx-h100");
-    EXPECT_EQ(resolveProfile(s.cluster, s.source).name, "h100-sxm");
+    EXPECT_EQ(resolveProfile(s.cluster, s.source).name, "h100-sxm-derived");
 }
 
 TEST(ExampleScenarios, Gpt350mRunsOnTwoGpus) {

@@ -201,7 +201,12 @@ HardwareProfile oddProfile() {
     p.launch.gemm_gap_by_shape = {{8192, 2048, 2048, 3.2683}, {8192, 768, 768, 1.0 / 3.0 + 1.3}};
     p.launch.gemm_gap_beside_transfer_by_shape = {{8192, 2048, 2048, 4.7716}, {8192, 768, 768, 1.0 / 3.0 + 1.6}};
     p.jitter = {0.015, 0.004, 0.0085, 0.00025};
-    p.power = {true, 1980.5, 2316.9125, -1.34985, 160.25, 1025.875, 1979.5, {{64, 0.95, 0.8125}, {128, 0.74, 0.7531}}};
+    p.power = {true, 1980.5, 2316.9125, -1.34985, 160.25, 1025.875, 1979.5};
+    p.power.attention = {{64, 0.95, 0.8125}, {128, 0.74, 0.7531}};
+    p.power.limit_w = 690.5;
+    p.power.fixed_w = 123.25;
+    p.power.fixed_w_low = 100.5;
+    p.power.fixed_w_high = 300.75;
     return p;
 }
 
@@ -236,7 +241,8 @@ TEST(ProfileYaml, RoundTripKeepsEveryFieldExactly) {
 }
 
 TEST(ProfileYaml, BuiltinProfilesAreListed) {
-    EXPECT_EQ(builtinProfileNames(), (std::vector<std::string>{"h200x2", "h200-sxm", "h100-sxm"}));
+    EXPECT_EQ(builtinProfileNames(), (std::vector<std::string>{"h200x2", "h200-sxm", "h100-sxm", "h100-sxm-derived",
+                                                             "b200-extrapolated"}));
 }
 
 TEST(ProfileYaml, EachBuiltinProfileParsesAndRoundTrips) {
@@ -272,7 +278,8 @@ TEST(ProfileYaml, UnknownBuiltinNameListsTheBuiltins) {
         builtinProfile("b200");
         FAIL() << "expected an InputError";
     } catch (const InputError& e) {
-        EXPECT_STREQ(e.what(), "no built-in profile 'b200'; the built-ins are h200x2, h200-sxm, h100-sxm");
+        EXPECT_STREQ(e.what(), "no built-in profile 'b200'; the built-ins are h200x2, h200-sxm, h100-sxm, h100-sxm-derived, "
+                               "b200-extrapolated");
     }
 }
 
@@ -459,7 +466,7 @@ TEST(ProfileYaml, MissingFileIsAnInputError) {
 TEST(ProfileYaml, BuiltinResolvesToTheNodesProfile) {
     ClusterSpec c;
     c.node = "hgx-h100";
-    EXPECT_EQ(resolveProfile(c, "").name, "h100-sxm");
+    EXPECT_EQ(resolveProfile(c, "").name, "h100-sxm-derived");
     c.node = "hgx-h200";
     EXPECT_EQ(resolveProfile(c, "").name, "h200x2");
     c.node = "my-topology.yaml";
@@ -490,9 +497,66 @@ TEST(ProfileYaml, MissingProfilePathNamesTheScenarioKey) {
         resolveProfile(c, "scenarios/run.yaml");
         FAIL() << "expected an InputError";
     } catch (const InputError& e) {
-        EXPECT_STREQ(e.what(), "scenarios/run.yaml: cluster.profile: expected builtin, h200x2, h200-sxm, h100-sxm, or a "
-                               "profile YAML file; no file scenarios/nope.yaml");
+        EXPECT_STREQ(e.what(), "scenarios/run.yaml: cluster.profile: expected builtin, h200x2, h200-sxm, h100-sxm, "
+                               "h100-sxm-derived, b200-extrapolated, or a profile YAML file; no file "
+                               "scenarios/nope.yaml");
     }
+}
+
+// A host of the profile's GPU with another power cap and HBM (cluster.power_limit_w, hbm_gib, hbm_tbps): the profile
+// carried to it by ProfileDerive.hpp, each step in its derivation; a profile that records no limit refuses a cap.
+TEST(ProfileYaml, ClusterHostKeysCarryTheProfile) {
+    ClusterSpec c;
+    c.node = "hgx-h100";
+    c.power_limit_w = 500;
+    c.hbm_gib = 96;
+    c.hbm_tbps = 2.4;
+    const HardwareProfile base = resolveProfile(ClusterSpec{.node = "hgx-h100"}, "");
+    const HardwareProfile p = resolveProfile(c, "");
+    EXPECT_EQ(p.name, "h100-sxm-derived (this cluster's host)");
+    EXPECT_DOUBLE_EQ(p.gpu.hbm_gbps, 2400);
+    EXPECT_DOUBLE_EQ(p.gpu.memory_gib, 96);
+    EXPECT_DOUBLE_EQ(p.power.limit_w, 500);
+    EXPECT_LT(p.gemm.at("bf16").max_efficiency, base.gemm.at("bf16").max_efficiency);
+    EXPECT_EQ(p.derivation.steps.size(), base.derivation.steps.size() + 3);
+    EXPECT_EQ(p.derivation.from, "h200x2");
+    ClusterSpec h200;
+    h200.power_limit_w = 500;
+    EXPECT_THROW(resolveProfile(h200, "x.yaml"), InputError);  // h200x2 records no limit
+}
+
+TEST(ProfileYaml, DerivedProfilesRoundTripTheirDerivation) {
+    for (const char* name : {"h100-sxm-derived", "b200-extrapolated"}) {
+        SCOPED_TRACE(name);
+        const HardwareProfile p = builtinProfile(name);
+        EXPECT_FALSE(p.derivation.steps.empty());
+        EXPECT_EQ(p.derivation.from, "h200x2");
+        EXPECT_EQ(p.derivation.extrapolated, std::string(name) == "b200-extrapolated");
+        const HardwareProfile q = parseProfile(writeProfile(p), "round trip");
+        EXPECT_EQ(q.derivation.steps.size(), p.derivation.steps.size());
+        EXPECT_DOUBLE_EQ(q.power.fixed_w_high, p.power.fixed_w_high);
+    }
+}
+
+TEST(ProfileYaml, DatasheetDeltaNamesItsBadKey) {
+    const std::string ok = "stepsim_profile_delta: 1\nname: x\nfrom: h200x2\nmodel: m\nextrapolated: false\n"
+                           "extrapolation_uncertainty: 0\nnotes: n\n"
+                           "measured: {power_limit_w: 700, fixed_w: 123, fixed_w_low: 123, fixed_w_high: 367}\n"
+                           "target: {sms: 0, memory_gib: 80, hbm_gbps: 3350, power_limit_w: 700, clock_max_mhz: 0, "
+                           "peak_tflops_bf16: 0, peak_tflops_fp16: 0, peak_tflops_fp8: 0, peak_tflops_fp32: 0, "
+                           "nvlink_gbps: 0}\n";
+    EXPECT_DOUBLE_EQ(parseDatasheetDelta(ok, "d.yaml").hbm_gbps, 3350);
+    std::string bad = ok;
+    bad.replace(bad.find("fixed_w: 123"), 12, "fixed_w: 400");
+    try {
+        parseDatasheetDelta(bad, "d.yaml");
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("measured.fixed_w"), std::string::npos) << e.what();
+    }
+    std::string missing = ok;
+    missing.erase(missing.find("notes: n\n"), 9);
+    EXPECT_THROW(parseDatasheetDelta(missing, "d.yaml"), InputError);
 }
 
 }  // namespace
