@@ -8,6 +8,7 @@
 #include <span>
 #include <sstream>
 
+#include "sim/base/Files.hpp"
 #include "sim/base/InputError.hpp"
 #include "sim/scenario/ProfileChecks.hpp"
 #include "sim/scenario/YamlReader.hpp"
@@ -430,11 +431,7 @@ std::span<const BuiltinText> builtinTexts() {
 }
 
 std::string readFile(const std::filesystem::path& file, const char* what) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw inputError(file.string(), 0, "", fmt::format("cannot open the {} (does it exist?)", what));
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    return readInputFile(file, what, kMaxScenarioBytes);
 }
 
 }  // namespace
@@ -451,6 +448,8 @@ HardwareProfile parseProfile(std::string_view yaml, const std::string& source) {
                          "expected a hardware profile: a mapping that starts with `stepsim_profile: 1`, got " +
                              describeNode(root));
     YamlReader reader(source, YamlReader::Missing::error);
+    requireQuotesClosedOnTheirLine(reader, root, yaml);
+    checkProfileMagnitudes(reader, root);
     ProfileDocument doc;
     YamlMapReader top(reader, root, "");
     top.readStruct(root, "", doc);
@@ -459,7 +458,7 @@ HardwareProfile parseProfile(std::string_view yaml, const std::string& source) {
 }
 
 HardwareProfile loadProfile(const std::filesystem::path& file) {
-    HardwareProfile p = parseProfile(readFile(file, "profile file"), file.string());
+    HardwareProfile p = parseProfile(readFile(file, "the profile file"), file.string());
     p.file = file.string();
     return p;
 }

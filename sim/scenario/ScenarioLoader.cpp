@@ -10,6 +10,7 @@
 #include "sim/base/InputError.hpp"
 #include "sim/base/TraceSupport.hpp"
 #include "sim/engine/Symmetry.hpp"
+#include "sim/net/Fabric.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/TraceImport.hpp"
@@ -647,6 +648,16 @@ void refuseUnmodelledValues(const YamlReader& r, Scenario& s) {
         r.fail(path, what + " is not modelled yet by this stepsim version");
     };
     if (s.nccl.algo == NcclAlgo::collnet) refuse("nccl.algo", "CollNet (NCCL's in-network reduction)");
+    // NVLink SHARP runs in NVSwitch chips: a built-in node without them (pcie-8gpu) never runs it.
+    if (builtinNode(s.cluster.node) && !nvSwitchNode(s.cluster.node)) {
+        if (s.nccl.algo == NcclAlgo::nvls)
+            r.fail("nccl.algo", fmt::format("expected auto, ring or tree: NVLS runs in NVSwitch chips, and a {} node has "
+                                            "none",
+                                            s.cluster.node));
+        noEffect(r, s.nccl.nvls, NcclSpec{}.nvls, "nccl.nvls",
+                 fmt::format("cluster.node: {} (NVLS runs in NVSwitch chips, which this node has none of)",
+                             s.cluster.node));
+    }
     checkShardingKeys(r, s);
     // FP8 linears (fp8.enabled, or training.compute_dtype: fp8 which implies it): torchao's eager Float8Linear.
     const bool fp8 = fp8Training(s);
@@ -1005,7 +1016,7 @@ Scenario parseScenario(std::string_view yaml, const std::string& source, const s
 }
 
 Scenario loadScenario(const std::filesystem::path& file, const std::vector<std::string>& overrides, Reading reading) {
-    const std::string text = readInputFile(file, "a scenario file", kMaxScenarioBytes);
+    const std::string text = readInputFile(file, "the scenario file", kMaxScenarioBytes);
     return parseScenario(text, file.string(), overrides, reading);
 }
 
