@@ -90,8 +90,8 @@ void addCollectiveCommand(CLI::App& app) {
                                                  "nccl-tests prints it");
     cmd->add_option("--op", o->op, "all_reduce | all_gather | reduce_scatter | alltoall | broadcast | sendrecv")
         ->capture_default_str();
-    cmd->add_option("--gpus", o->gpus, "GPUs per node taking part")->capture_default_str()->check(numberRange(1, 1024));
-    cmd->add_option("--nodes", o->nodes, "Nodes")->capture_default_str()->check(numberRange(1, 4096));
+    cmd->add_option("--gpus", o->gpus, "GPUs per node taking part")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--nodes", o->nodes, "Nodes")->capture_default_str()->check(CLI::PositiveNumber);
     cmd->add_option("--nics", o->nics, "NICs per node (multi-node)")->capture_default_str()->check(numberRange(1, 64));
     cmd->add_option("--nic-gbps", o->nic_gbps, "NIC line rate, Gb/s")->capture_default_str()->check(numberRange(1, 1e5));
     cmd->add_option("--oversubscription", o->oversubscription, "Leaf-to-spine oversubscription")

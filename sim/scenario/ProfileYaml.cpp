@@ -449,11 +449,11 @@ HardwareProfile parseProfile(std::string_view yaml, const std::string& source) {
                              describeNode(root));
     YamlReader reader(source, YamlReader::Missing::error);
     requireQuotesClosedOnTheirLine(reader, root, yaml);
-    checkProfileMagnitudes(reader, root);
     ProfileDocument doc;
     YamlMapReader top(reader, root, "");
     top.readStruct(root, "", doc);
     checkProfile(reader, doc.stepsim_profile, doc.profile);
+    checkProfileMagnitudes(reader, root);  // after the section rules, whose messages are the more specific
     return doc.profile;
 }
 

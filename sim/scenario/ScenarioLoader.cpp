@@ -499,6 +499,10 @@ void validate(const YamlReader& r, Scenario& s) {
     if (p.tp > 1 && kvHeads(m) % p.tp != 0 && p.tp % kvHeads(m) != 0)
         r.fail("parallel.tp", fmt::format("expected a divisor or a multiple of model.kv_heads ({}), got {}", kvHeads(m),
                                           p.tp));
+    // FSDP2 under pipeline parallelism reduces once a step already.
+    if (p.pp > 1 && s.parallel.data == DataParallel::fsdp2)
+        noEffect(r, s.fsdp.sync_every_micro_batch, true, "fsdp.sync_every_micro_batch",
+                 fmt::format("parallel.pp: {} (FSDP2 under pipeline parallelism reduces once a step already)", p.pp));
     if (p.tp == 1)
         noEffect(r, p.sequence_parallel, false, "parallel.sequence_parallel",
                  "parallel.tp: 1 (sequence parallelism splits a tensor-parallel group's sequence)");

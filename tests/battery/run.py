@@ -286,6 +286,7 @@ NO_EFFECT = [
     ("model.trace_host", "profile", {}),
     ("model.trace_params", "1000", {}),
     ("nccl.nvls", "on", {"cluster.node": "pcie-8gpu"}),
+    ("fsdp.sync_every_micro_batch", "false", {"parallel.data": "fsdp2", "parallel.pp": "2", "training.grad_accum": "2"}),
 ]
 
 
@@ -727,6 +728,8 @@ def execute(binary, case, workdir):
         return "hang", f"no end within {case.timeout} s", d
     except ValueError as e:  # an argument with a NUL byte
         return "ok", f"not runnable here: {e}", d
+    except OSError as e:
+        return "not started", str(e), d
     result = None
     if os.path.exists(os.path.join(d, "out.json")):
         try:
@@ -793,8 +796,10 @@ def main():
             print(f"{c.expect:7} {c.name}")
         print(f"{len(cases)} cases")
         return 0
-    binary = os.path.abspath(args.stepsim)
     workdir = tempfile.mkdtemp(prefix="stepsim-battery-")
+    # A copy of the binary, so that a rebuild during the run does not change or remove it.
+    binary = os.path.join(workdir, "stepsim")
+    shutil.copy2(os.path.abspath(args.stepsim), binary)
     counts, failures = {}, []
     try:
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
