@@ -264,6 +264,10 @@ struct Scenario {
     int stepsim = 1;
     std::string name;
     std::string source;  // the file it was read from ("" when built in code)
+    // Settings read but without effect in the case asked (a strategy's keys under another strategy, a checkpoint's
+    // options with no checkpoint, ...): the loader keeps them at their defaults and says so here, for the result's
+    // warnings (docs/scenario.md, "Keys with no effect").
+    std::vector<std::string> warnings;
     ClusterSpec cluster;
     ModelSpec model;
     TrainingSpec training;

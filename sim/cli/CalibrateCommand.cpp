@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/base/InputError.hpp"
+#include "sim/cli/NumberRange.hpp"
 #include "sim/report/ProfileTable.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/run/Calibrate.hpp"
@@ -34,7 +35,8 @@ std::shared_ptr<CalibrateOptions> addCalibrateOptions(CLI::App& cal) {
                    "calibration/validation/gemm_shapes.txt; gemm_shapes.py lists a scenario's)")
         ->check(CLI::ExistingFile);
     cal.add_flag("--quick", co->quick, "Every stage at a quarter of its budget (a smoke test, not a calibration)");
-    cal.add_option("--budget-scale", co->budget_scale, "Every stage's budget times this")->capture_default_str();
+    cal.add_option("--budget-scale", co->budget_scale, "Every stage's budget times this")->capture_default_str()
+        ->check(numberRange(0.01, 100));
     cal.add_option("--name", co->name, "Name of the fitted profile")->capture_default_str();
     cal.add_option("--base", co->base, "Profile (built-in name or file) for fields not measured")->capture_default_str();
     cal.add_option("-o,--output", co->out, "Profile YAML to write (default OUT_DIR/profile.yaml)");

@@ -9,6 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "sim/base/Files.hpp"
+#include "sim/cli/NumberRange.hpp"
+#include "sim/net/Fabric.hpp"
 #include "sim/base/InputError.hpp"
 #include "sim/run/CollectivePrediction.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
@@ -89,18 +92,16 @@ void addCollectiveCommand(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--gpus", o->gpus, "GPUs per node taking part")->capture_default_str()->check(CLI::PositiveNumber);
     cmd->add_option("--nodes", o->nodes, "Nodes")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->add_option("--nics", o->nics, "NICs per node (multi-node)")->capture_default_str()
-        ->check(CLI::PositiveNumber);
-    cmd->add_option("--nic-gbps", o->nic_gbps, "NIC line rate, Gb/s")->capture_default_str()
-        ->check(CLI::PositiveNumber);
+    cmd->add_option("--nics", o->nics, "NICs per node (multi-node)")->capture_default_str()->check(numberRange(1, 64));
+    cmd->add_option("--nic-gbps", o->nic_gbps, "NIC line rate, Gb/s")->capture_default_str()->check(numberRange(1, 1e5));
     cmd->add_option("--oversubscription", o->oversubscription, "Leaf-to-spine oversubscription")
-        ->capture_default_str()->check(CLI::Range(1.0, 1e3));
+        ->capture_default_str()->check(numberRange(1.0, 1e3));
     cmd->add_option("--node", o->node, "Node type (hgx-h200, hgx-h100, ...)")->capture_default_str();
     cmd->add_option("--profile", o->profile, "builtin, a built-in profile name, or a profile YAML")->capture_default_str();
     cmd->add_option("-b,--minbytes", o->begin, "Smallest size (K/M/G suffixes, as nccl-tests)")->capture_default_str();
     cmd->add_option("-e,--maxbytes", o->end, "Largest size")->capture_default_str();
     cmd->add_option("-f,--stepfactor", o->factor, "Size multiplier between lines")->capture_default_str()
-        ->check(CLI::Range(1.0001, 1e6));
+        ->check(numberRange(1.0001, 1e6));
     cmd->add_option("-d,--datatype", o->dtype, "Element type: bf16, fp16, fp32, fp8")->capture_default_str();
     cmd->add_option("--algo", o->algo, "Force NCCL's algorithm: auto | ring | tree | nvls")->capture_default_str();
     cmd->add_option("--proto", o->proto, "Force NCCL's protocol: auto | ll | ll128 | simple")->capture_default_str();
@@ -133,14 +134,15 @@ void addCollectiveCommand(CLI::App& app) {
         q.nccl.algo = pick(algos, "--algo", o->algo);
         q.nccl.proto = pick(protos, "--proto", o->proto);
         q.nccl.nvls = pick(switches, "--nvls", o->nvls);
+        // NVLink SHARP runs in NVSwitch chips: a built-in node without them (pcie-8gpu) cannot run it.
+        if (builtinNode(o->node) && !nvSwitchNode(o->node) &&
+            (q.nccl.nvls == Switch::on || q.nccl.algo == NcclAlgo::nvls))
+            throw inputError("command line", 0, q.nccl.nvls == Switch::on ? "--nvls" : "--algo",
+                             fmt::format("NVLS runs in NVSwitch chips, and a {} node has none", o->node));
         checkLimits(q);
         const CollectivePrediction p = predictCollective(q);
         std::cout << toNcclTestsTable(p);
-        if (!o->json.empty()) {
-            std::ofstream os(o->json);
-            if (!os) throw inputError(o->json, 0, "", "cannot open this file for writing");
-            os << toJson(p).dump(2) << '\n';
-        }
+        if (!o->json.empty()) writeOutputFile(o->json, toJson(p).dump(2) + "\n", {o->profile});
     });
 }
 

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/base/Files.hpp"
+#include "sim/cli/NumberRange.hpp"
 #include "sim/base/InputError.hpp"
 #include "sim/base/Scenario.hpp"
 #include "sim/topology/Builders.hpp"
@@ -110,13 +112,8 @@ void runTopo(const TopoOptions& o, std::ostream& out) {
     const ClusterGraph g = cluster(node, o.nodes, network, o.gpus_per_node);
     const nlohmann::json summary = topoSummary(g);
     out << topoText(summary);
-    auto write = [](const std::string& path, const std::string& text) {
-        std::ofstream os(path);
-        if (!os) throw inputError(path, 0, "", "cannot open this file for writing");
-        os << text;
-    };
-    if (!o.json_out.empty()) write(o.json_out, summary.dump(2) + "\n");
-    if (!o.dot_out.empty()) write(o.dot_out, g.toDot());
+    if (!o.json_out.empty()) writeOutputFile(o.json_out, summary.dump(2) + "\n", {o.node});
+    if (!o.dot_out.empty()) writeOutputFile(o.dot_out, g.toDot(), {o.node});
 }
 
 void addTopoCommand(CLI::App& app) {
@@ -128,12 +125,15 @@ void addTopoCommand(CLI::App& app) {
     std::string names;
     for (const auto& n : builtinNodeNames()) names += (names.empty() ? "" : ", ") + n;
     cmd->add_option("NODE", o->node, "Built-in node type (" + names + ") or a topology YAML file")->required();
-    cmd->add_option("--nodes", o->nodes, "Number of nodes (default 1)");
-    auto* gpus_opt = cmd->add_option("--gpus-per-node", *gpus, "GPUs used per node (default: all of the node's)");
-    auto* nics_opt = cmd->add_option("--nics-per-node", *nics, "NICs per node (default: one per GPU)");
-    cmd->add_option("--nic-gbps", o->nic_gbps, "NIC line rate in Gb/s (default 400)");
+    cmd->add_option("--nodes", o->nodes, "Number of nodes (default 1)")->check(numberRange(1, 4096));
+    auto* gpus_opt = cmd->add_option("--gpus-per-node", *gpus, "GPUs used per node (default: all of the node's)")
+                         ->check(numberRange(1, 1024));
+    auto* nics_opt = cmd->add_option("--nics-per-node", *nics, "NICs per node (default: one per GPU)")
+                         ->check(numberRange(1, 64));
+    cmd->add_option("--nic-gbps", o->nic_gbps, "NIC line rate in Gb/s (default 400)")->check(numberRange(1, 1e5));
     cmd->add_option("--oversubscription", o->oversubscription,
-                    "Leaf downlink/uplink ratio of the fat tree (default 1)");
+                    "Leaf downlink/uplink ratio of the fat tree (default 1)")
+        ->check(numberRange(1, 1e3));
     cmd->add_option("--json", o->json_out, "Write the summary as JSON to this file");
     cmd->add_option("--dot", o->dot_out, "Write the graph as Graphviz DOT to this file");
     cmd->callback([o, gpus, nics, gpus_opt, nics_opt] {

@@ -11,7 +11,9 @@
 #include "sim/cli/CollectiveCommand.hpp"
 #include "sim/cli/SweepCommand.hpp"
 #include "sim/cli/TopoCommand.hpp"
+#include "sim/base/Files.hpp"
 #include "sim/base/InputError.hpp"
+#include "sim/base/Time.hpp"
 #include "sim/report/HeatMap.hpp"
 #include "sim/report/JsonReport.hpp"
 #include "sim/report/TextSummary.hpp"
@@ -28,10 +30,18 @@ namespace {
 // `run --require-fit` on a scenario whose peak memory exceeds the GPU's: exit status 4 (kDoesNotFit).
 struct DoesNotFit {};
 
-std::ofstream openOutput(const std::string& path) {
-    std::ofstream os(path);
+// An output file: refused when it is one of the command's `inputs` (it would overwrite it) or cannot be opened;
+// closeOutput flushes it and refuses a failed write (a full disk, /dev/full).
+std::ofstream openOutput(const std::string& path, const std::vector<std::filesystem::path>& inputs = {}) {
+    stepsim::requireNotAnInput(path, inputs);
+    std::ofstream os(path, std::ios::binary | std::ios::trunc);
     if (!os) throw stepsim::inputError(path, 0, "", "cannot open this file for writing");
     return os;
+}
+
+void closeOutput(std::ofstream& os, const std::string& path) {
+    os.flush();
+    if (!os) throw stepsim::inputError(path, 0, "", "cannot write this file (is the disk full?)");
 }
 
 void addRunCommand(CLI::App& app) {
@@ -69,19 +79,35 @@ void addRunCommand(CLI::App& app) {
             std::cerr << "note: " << *file << " has a sweep: section; run simulates the scenario as given (stepsim "
                       << "sweep " << *file << " --out DIR runs the sweep)\n";
         const stepsim::HardwareProfile profile = stepsim::resolveProfile(sc.cluster, *file);
+        // The outputs are refused before the run when they would overwrite an input or cannot be opened.
+        const std::vector<std::filesystem::path> inputs{*file, sc.cluster.profile, sc.cluster.node};
+        for (const std::string* out : {json.get(), trace.get()})
+            if (!out->empty()) openOutput(*out, inputs);
         // Link usage is recorded when a report that shows it is asked for (it costs nothing otherwise).
-        const stepsim::Simulation sim =
-            stepsim::simulate(sc, profile, !json->empty() || !trace->empty() || !plot->empty(), *threads);
+        const stepsim::Simulation sim = [&] {
+            try {
+                return stepsim::simulate(sc, profile, !json->empty() || !trace->empty() || !plot->empty(), *threads);
+            } catch (const stepsim::TimeOverflow& e) {
+                // The inputs ask for a run longer than the simulator's time holds: bad input, not a bug.
+                throw stepsim::inputError(*file, 0, "",
+                                          std::string(e.what()) + ": a time in the scenario or its profile is too large, "
+                                                                  "or a rate too small, for a run this simulator holds");
+            }
+        }();
         if (!plot->empty() && sim.results.link_utilization) {
             const auto gp = stepsim::writeHeatMap(*sim.results.link_utilization, sc.name, *plot);
             if (!stepsim::runGnuplot(gp))
                 std::cerr << "stepsim: gnuplot did not run; the heat map's data and script are in " << *plot << '\n';
         }
-        if (!json->empty())
-            openOutput(*json) << stepsim::toJson(sim.results, sc.name, sim.gpu_memory_gib).dump(2) << '\n';
+        if (!json->empty()) {
+            std::ofstream os = openOutput(*json, inputs);
+            os << stepsim::toJson(sim.results, sc.name, sim.gpu_memory_gib).dump(2) << '\n';
+            closeOutput(os, *json);
+        }
         if (!trace->empty()) {
-            std::ofstream os = openOutput(*trace);
+            std::ofstream os = openOutput(*trace, inputs);
             stepsim::writeTrace(os, sim.timeline, sim.expansion.workload);
+            closeOutput(os, *trace);
         }
         if (!*quiet) {
             std::cout << stepsim::profileLine(profile);
@@ -143,8 +169,17 @@ void addValidateCommand(CLI::App& app) {
         if (!heldout->empty()) stepsim::addHeldout(t, *heldout);
         const std::string md = stepsim::toMarkdown(t);
         std::cout << md;
-        if (!markdown->empty()) openOutput(*markdown) << md;
-        if (!json->empty()) openOutput(*json) << stepsim::toJson(t).dump(2) << '\n';
+        const std::vector<std::filesystem::path> inputs{*measured, *heldout};
+        if (!markdown->empty()) {
+            std::ofstream os = openOutput(*markdown, inputs);
+            os << md;
+            closeOutput(os, *markdown);
+        }
+        if (!json->empty()) {
+            std::ofstream os = openOutput(*json, inputs);
+            os << stepsim::toJson(t).dump(2) << '\n';
+            closeOutput(os, *json);
+        }
     });
 }
 

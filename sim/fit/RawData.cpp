@@ -572,7 +572,7 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
     if (!in) throw inputError(file, 0, "", "cannot read the raw measurement file");
     d.files.push_back(file);
     std::string text;
-    int lineNo = 0;
+    int lineNo = 0, records = 0;
     while (std::getline(in, text)) {
         ++lineNo;
         if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -588,7 +588,10 @@ void readRaw(const std::filesystem::path& path, RawData& d) {
         const auto parser = kParsers.find(kind);
         if (parser == kParsers.end()) throw inputError(file, lineNo, "kind", "unknown record kind '" + kind + "'");
         parser->second(L, d);
+        ++records;
     }
+    // A file without one measurement fits nothing: the profile would be its base, silently.
+    if (records == 0) throw inputError(file, 0, "", "no measurement in this file (expected JSON Lines of raw records)");
 }
 
 RawData readRaw(const std::vector<std::filesystem::path>& files) {

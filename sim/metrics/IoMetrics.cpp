@@ -26,7 +26,7 @@ std::optional<InputResults> inputResults(const Timeline& tl, const Workload& wl)
         return static_cast<int>(std::lower_bound(ends.begin(), ends.end(), t) - ends.begin());
     };
     double h2d_us = 0, h2d_bytes = 0;
-    const int first = steadyWindow(tl).first;  // the measured steps, as computeMetrics
+    const int first = steadyWindow(tl, wl.checkpoint_interval).first;  // the measured steps, as computeMetrics
     for (const TransferRecord& t : tl.transfers) {
         const TransferCall& c = wl.programs[t.rank].transfers[t.call];
         if (c.kind != TransferKind::h2d) continue;

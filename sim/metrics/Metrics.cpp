@@ -107,11 +107,11 @@ struct Measured {
     double count = 0.0;  // |M|
 };
 
-Measured measuredSteps(const Timeline& tl) {
+Measured measuredSteps(const Timeline& tl, int checkpoint_interval) {
     Measured m;
     m.ranks = tl.ranks;
     m.steps = static_cast<int>(tl.step_end.front().size());
-    m.first = steadyWindow(tl).first;
+    m.first = steadyWindow(tl, checkpoint_interval).first;
     m.count = static_cast<double>(m.steps - m.first);
     return m;
 }
@@ -309,13 +309,31 @@ CollectiveResults collectiveResults(const Timeline& tl, const Workload& wl, cons
 
 }  // namespace
 
-SteadyWindow steadyWindow(const Timeline& tl) {
+namespace {
+
+// M as whole checkpoint intervals (Metrics.hpp's steadyWindow): the last n·N steps of those from `w.first` on.
+SteadyWindow wholeIntervals(SteadyWindow w, int steps, int interval) {
+    if (interval <= 0 || steps - 1 < interval) return w;
+    const int n = (steps - w.first) / interval;
+    if (n >= 1) {
+        w.first = steps - n * interval;
+    } else {
+        w.steps_to_steady = std::max(w.steps_to_steady, interval - (steps - w.first));
+        w.first = steps - interval;
+    }
+    return w;
+}
+
+}  // namespace
+
+SteadyWindow steadyWindow(const Timeline& tl, int checkpoint_interval) {
     SteadyWindow w;
     const int steps = tl.step_end.empty() ? 0 : static_cast<int>(tl.step_end.front().size());
     if (steps <= 1) return w;
     w.first = 1;
     const bool hosts = tl.host_step_end.size() == tl.step_end.size();
-    if (steps == 2 || !hosts) return w;
+    if (steps == 2 || !hosts) return wholeIntervals(w, steps, checkpoint_interval);
+    const auto saves = [&](int s) { return checkpoint_interval > 0 && s % checkpoint_interval == 0; };
     // The mean window of steps 1 .. S−1 over the slowest rank: b(S−1) − b(0), over S − 1.
     Time b0, bl;
     for (const auto& b : tl.step_end) b0 = std::max(b0, b.front()), bl = std::max(bl, b.back());
@@ -323,10 +341,10 @@ SteadyWindow steadyWindow(const Timeline& tl) {
     int last = 0;  // the last head-start step
     std::vector<double> lead(tl.step_end.size()), rate(tl.step_end.size(), 0.0);
     for (std::size_t r = 0; r < tl.step_end.size(); ++r) {
-        if (tl.host_step_end[r].size() != tl.step_end[r].size()) return w;
+        if (tl.host_step_end[r].size() != tl.step_end[r].size()) return wholeIntervals(w, steps, checkpoint_interval);
         const auto l = [&](int s) { return double((tl.step_end[r][s] - tl.host_step_end[r][s]).count()); };
         for (int s = 1; s < steps; ++s)
-            if (l(s) < l(s - 1) - tol) {
+            if (!saves(s) && l(s) < l(s - 1) - tol) {
                 last = std::max(last, s);
                 if (s == steps - 1) rate[r] = l(s - 1) - l(s);
             }
@@ -336,7 +354,7 @@ SteadyWindow steadyWindow(const Timeline& tl) {
     if (last == steps - 1)
         for (std::size_t r = 0; r < lead.size(); ++r)
             if (rate[r] > 0) w.steps_to_steady = std::max(w.steps_to_steady, int(std::ceil(lead[r] / rate[r])));
-    return w;
+    return wholeIntervals(w, steps, checkpoint_interval);
 }
 
 std::vector<double> hostIssueMs(const Workload& wl, const std::vector<double>& host_speed, int first) {
@@ -391,11 +409,11 @@ double pipelineBubble(const Timeline& tl, const Workload& wl, const Measured& m)
 
 Results computeMetrics(const Timeline& tl, const Workload& wl, double peak_flops) {
     validate(tl, wl, peak_flops);
-    const Measured m = measuredSteps(tl);
+    const Measured m = measuredSteps(tl, wl.checkpoint_interval);
     const std::vector<std::vector<Window>> windows = stepWindows(tl, rankSets(tl), m);
     Results out;
     out.measured_from_step = m.first;
-    out.steps_to_steady = steadyWindow(tl).steps_to_steady;
+    out.steps_to_steady = steadyWindow(tl, wl.checkpoint_interval).steps_to_steady;
     out.per_rank = perRank(windows, m);
     out.per_step = perStep(windows, m);
     meansOverRanks(out, m);

@@ -55,12 +55,17 @@ namespace stepsim {
 // steady state: `steps_to_steady` is then how many more steps the lead takes to vanish at the last step's rate, an
 // upper bound (the lead shrinks at that rate and never below 0), max over ranks; the run layer simulates again with
 // them (sim/run/Simulate.hpp). A timeline without host_step_end (built by hand) measures from step 1.
+// Checkpoints every N = `checkpoint_interval` steps (CheckpointIo.hpp) fall in the windows of steps s = N, 2N, ...
+// (the save follows step s − 1's end). A blocking save stops the host until the GPU has drained, so it ends any head
+// start at once: such a step is no head-start step. The measured steps are then whole intervals, the last n·N steps
+// with n = ⌊(S − first) / N⌋, so that the step time holds 1/N of a checkpoint (the checkpoint amortized over its
+// interval); when fewer than N steady steps ran, M is the last N steps and steps_to_steady asks for the rest.
 inline constexpr double kSteadyTolerance = 0.01;
 struct SteadyWindow {
     int first = 0;            // M = [first, S)
     int steps_to_steady = 0;  // 0: steady by the last step
 };
-SteadyWindow steadyWindow(const Timeline& timeline);
+SteadyWindow steadyWindow(const Timeline& timeline, int checkpoint_interval = 0);
 
 // peak_flops: the profile's dense peak for the compute dtype, FLOP/s per GPU (> 0).
 // Results::peak_memory_gib is left empty: the caller fills it from the memory model.

@@ -256,7 +256,8 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
         sim.results.peak_memory_gib = m.peak() / (1024.0 * 1024.0 * 1024.0);
         sim.results.memory_gib = memoryBreakdown(m);
     }
-    std::vector<std::string> warnings = sim.expansion.warnings;
+    std::vector<std::string> warnings = sc.warnings;  // the loader's: keys with no effect here
+    for (const std::string& w : sim.expansion.warnings) warnings.push_back(w);
     for (const std::string& w : sim.results.warnings)
         if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
     sim.gpu_memory_gib = profile.gpu.memory_gib;

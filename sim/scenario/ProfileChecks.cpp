@@ -1,6 +1,7 @@
 #include "sim/scenario/ProfileChecks.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -401,6 +402,55 @@ void checkProfile(const YamlReader& r, int version, const HardwareProfile& p) {
             k.fail(at + ".low", fmt::format("expected 0 < low <= factor ({}) <= high, got low {} and high {}", d.factor,
                                             d.low, d.high));
     }
+}
+
+namespace {
+
+bool endsWith(std::string_view s, std::string_view tail) { return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail; }
+
+// The bound of a number whose key is `key` (ProfileChecks.hpp): [lo, hi] and the unit named in the error.
+struct Bound {
+    double lo, hi;
+    const char* unit;
+};
+
+Bound boundOf(std::string_view key) {
+    for (std::string_view rate : {"_gbps", "_GBps", "tflops", "bw"})
+        if (endsWith(key, rate) || key.find(std::string(rate) + "_") != std::string_view::npos)
+            return {-1e15, 1e5, "a rate (GB/s, Gb/s or TFLOP/s)"};
+    if (endsWith(key, "_mhz")) return {-1e15, 1e5, "MHz"};
+    if (endsWith(key, "_us")) return {-1e15, 1e7, "µs"};
+    if (endsWith(key, "_ms")) return {-1e15, 1e6, "ms"};
+    if (endsWith(key, "_cv") || key == "cv") return {0, 10, "a coefficient of variation"};
+    for (std::string_view f : {"ratio", "factor", "slowdown"})
+        if (key.find(f) != std::string_view::npos) return {0, 1000, "a ratio"};
+    return {-1e15, 1e15, "a number"};
+}
+
+void checkNumbers(const YamlReader& r, const YAML::Node& n, const std::string& path, std::string_view key,
+                  long& values) {
+    if (++values > 1'000'000) r.failAt(n, path, "more than a million values: not a profile");
+    if (n.IsMap()) {
+        for (const auto& kv : n) {
+            const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+            checkNumbers(r, kv.second, path.empty() ? k : path + "." + k, k, values);
+        }
+    } else if (n.IsSequence()) {
+        for (std::size_t i = 0; i < n.size(); ++i) checkNumbers(r, n[i], fmt::format("{}[{}]", path, i), key, values);
+    } else if (n.IsScalar() && n.Tag() != "!") {
+        double v = 0;
+        if (!YAML::convert<double>::decode(n, v)) return;  // not a number: the reader checks its type
+        const Bound b = boundOf(key);
+        if (!std::isfinite(v) || v < b.lo || v > b.hi)
+            r.failAt(n, path, fmt::format("expected {} from {} to {}, got {}", b.unit, b.lo, b.hi, n.Scalar()));
+    }
+}
+
+}  // namespace
+
+void checkProfileMagnitudes(const YamlReader& r, const YAML::Node& root) {
+    long values = 0;
+    checkNumbers(r, root, "", "", values);
 }
 
 }  // namespace stepsim

@@ -6,6 +6,8 @@
 #include <array>
 #include <string_view>
 
+#include <yaml-cpp/yaml.h>
+
 #include "sim/cost/HardwareProfile.hpp"
 
 namespace stepsim {
@@ -19,5 +21,11 @@ inline constexpr std::array<std::string_view, 8> kGemmDtypes = {
 
 // `version`: the file's stepsim_profile.
 void checkProfile(const YamlReader& r, int version, const HardwareProfile& p);
+
+// Magnitudes, by the unit a key's name ends in, over every number of the file (`root`, its YAML tree): finite, a
+// rate (_gbps, _GBps, tflops, bw), a clock (_mhz) at most 1e5, a time per kernel or call (_us) at most 1e7 µs, one in
+// ms at most 1e6, a coefficient of variation (_cv) at most 10, a ratio, factor or slowdown from 0 to 1000, any number
+// within ±1e15. Each bound is orders of magnitude past any GPU's; a value beyond it is a typo, not a machine.
+void checkProfileMagnitudes(const YamlReader& r, const YAML::Node& root);
 
 }  // namespace stepsim

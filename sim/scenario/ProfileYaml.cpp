@@ -8,6 +8,7 @@
 #include <span>
 #include <sstream>
 
+#include "sim/base/Files.hpp"
 #include "sim/base/InputError.hpp"
 #include "sim/cost/ProfileDerive.hpp"
 #include "sim/scenario/ProfileChecks.hpp"
@@ -456,11 +457,7 @@ std::span<const BuiltinText> builtinTexts() {
 }
 
 std::string readFile(const std::filesystem::path& file, const char* what) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw inputError(file.string(), 0, "", fmt::format("cannot open the {} (does it exist?)", what));
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    return readInputFile(file, what, kMaxScenarioBytes);
 }
 
 }  // namespace
@@ -477,10 +474,12 @@ HardwareProfile parseProfile(std::string_view yaml, const std::string& source) {
                          "expected a hardware profile: a mapping that starts with `stepsim_profile: 1`, got " +
                              describeNode(root));
     YamlReader reader(source, YamlReader::Missing::error);
+    requireQuotesClosedOnTheirLine(reader, root, yaml);
     ProfileDocument doc;
     YamlMapReader top(reader, root, "");
     top.readStruct(root, "", doc);
     checkProfile(reader, doc.stepsim_profile, doc.profile);
+    checkProfileMagnitudes(reader, root);  // after the section rules, whose messages are the more specific
     return doc.profile;
 }
 
@@ -598,7 +597,7 @@ HardwareProfile deriveProfileFromFile(const std::filesystem::path& delta_file) {
 }
 
 HardwareProfile loadProfile(const std::filesystem::path& file) {
-    HardwareProfile p = parseProfile(readFile(file, "profile file"), file.string());
+    HardwareProfile p = parseProfile(readFile(file, "the profile file"), file.string());
     p.file = file.string();
     return p;
 }

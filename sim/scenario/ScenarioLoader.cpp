@@ -6,9 +6,11 @@
 #include <optional>
 #include <sstream>
 
+#include "sim/base/Files.hpp"
 #include "sim/base/InputError.hpp"
 #include "sim/base/TraceSupport.hpp"
 #include "sim/engine/Symmetry.hpp"
+#include "sim/net/Fabric.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/TraceImport.hpp"
@@ -282,10 +284,19 @@ std::string applyOverride(YAML::Node& root, const std::string& source, const std
     return key;
 }
 
-// DDP's options beyond the buckets and the optimizer's (docs/scenario.md): each value checked, and none set where it
-// would change nothing.
-void checkDdpOptions(const YamlReader& r, const Scenario& s) {
-    const DdpSpec& d = s.ddp;
+// A setting with no effect where it is set (docs/scenario.md, "Keys with no effect"): named in the result's warnings
+// and put back to its default, so that the run is the one without it.
+template <class T>
+void noEffect(const YamlReader& r, T& field, const T& def, const std::string& path, const std::string& with) {
+    if (field == def) return;
+    r.noEffect(path, with);
+    field = def;
+}
+
+// DDP's options beyond the buckets and the optimizer's (docs/scenario.md): each value checked; one set where it
+// changes nothing is a warning.
+void checkDdpOptions(const YamlReader& r, Scenario& s) {
+    DdpSpec& d = s.ddp;
     const DdpSpec def;
     if (d.duplicate_gradients < 0)
         r.fail("ddp.duplicate_gradients",
@@ -307,18 +318,20 @@ void checkDdpOptions(const YamlReader& r, const Scenario& s) {
             r.fail("ddp.powersgd_min_compression_rate",
                    fmt::format("expected a positive rate, got {}", d.powersgd_min_compression_rate));
     } else {
-        const char* what = "a PowerSGD setting without ddp.comm_hook: powersgd changes nothing";
-        if (d.powersgd_rank != def.powersgd_rank) r.fail("ddp.powersgd_rank", what);
-        if (d.powersgd_start_iter != def.powersgd_start_iter) r.fail("ddp.powersgd_start_iter", what);
-        if (d.powersgd_min_compression_rate != def.powersgd_min_compression_rate)
-            r.fail("ddp.powersgd_min_compression_rate", what);
-        if (d.powersgd_error_feedback != def.powersgd_error_feedback) r.fail("ddp.powersgd_error_feedback", what);
-        if (d.powersgd_warm_start != def.powersgd_warm_start) r.fail("ddp.powersgd_warm_start", what);
+        const std::string with = fmt::format("ddp.comm_hook: {} (PowerSGD's settings apply to comm_hook: powersgd)",
+                                             toString(d.comm_hook));
+        noEffect(r, d.powersgd_rank, def.powersgd_rank, "ddp.powersgd_rank", with);
+        noEffect(r, d.powersgd_start_iter, def.powersgd_start_iter, "ddp.powersgd_start_iter", with);
+        noEffect(r, d.powersgd_min_compression_rate, def.powersgd_min_compression_rate,
+                 "ddp.powersgd_min_compression_rate", with);
+        noEffect(r, d.powersgd_error_feedback, def.powersgd_error_feedback, "ddp.powersgd_error_feedback", with);
+        noEffect(r, d.powersgd_warm_start, def.powersgd_warm_start, "ddp.powersgd_warm_start", with);
     }
-    if (s.training.optimizer != Optimizer::sgd && s.training.sgd_momentum != 0.0)
-        r.fail("training.sgd_momentum", "expected training.optimizer: sgd (momentum is SGD's setting)");
     if (!(s.training.sgd_momentum >= 0.0 && s.training.sgd_momentum < 1.0))
         r.fail("training.sgd_momentum", fmt::format("expected 0 <= momentum < 1, got {}", s.training.sgd_momentum));
+    if (s.training.optimizer != Optimizer::sgd)
+        noEffect(r, s.training.sgd_momentum, 0.0, "training.sgd_momentum",
+                 fmt::format("training.optimizer: {} (momentum is SGD's setting)", toString(s.training.optimizer)));
 }
 
 // jitter.stragglers: each names its ranks (fixed, inside the world) or how many to draw per step, never both, and a
@@ -336,6 +349,17 @@ void validateStragglers(const YamlReader& r, const Scenario& s) {
             if (g.ranks[k] < 0 || g.ranks[k] >= world)
                 r.fail(at + ".ranks", fmt::format("expected ranks from 0 to {} (the world size is {}), got {}",
                                                   world - 1, world, g.ranks[k]));
+        // A rank named twice for the same target would be slowed twice over (the factors compound): once, in one entry.
+        for (std::size_t k = 0; k < g.ranks.size(); ++k)
+            for (std::size_t j = 0; j <= i; ++j) {
+                if (s.jitter.stragglers[j].target != g.target) continue;
+                const std::vector<int>& other = s.jitter.stragglers[j].ranks;
+                const std::size_t upto = j == i ? k : other.size();
+                if (std::find(other.begin(), other.begin() + long(upto), g.ranks[k]) != other.begin() + long(upto))
+                    r.fail(at + ".ranks", fmt::format("rank {} is listed twice (in jitter.stragglers[{}]): name each "
+                                                      "straggler rank once",
+                                                      g.ranks[k], j));
+            }
         if (g.random < 0 || g.random > world)
             r.fail(at + ".random", fmt::format("expected 1 to {} ranks drawn per step, got {}", world, g.random));
         // Bounded so that a slowed run stays within the time a simulation holds (Limits::run_s).
@@ -348,7 +372,37 @@ void validateStragglers(const YamlReader& r, const Scenario& s) {
     }
 }
 
-void validate(const YamlReader& r, const Scenario& s) {
+// Magnitudes past any machine or job, refused rather than simulated into a meaningless step (or one the simulator's
+// time cannot hold): rates and sizes beyond what hardware and PyTorch reach by orders of magnitude, counts of workers,
+// duplicates and graph breaks beyond what a process holds. Each bound is far above any real setting.
+void checkMagnitudes(const YamlReader& r, const Scenario& s) {
+    auto within = [&](const std::string& path, double v, double lo, double hi, const char* unit) {
+        if (!(v >= lo && v <= hi))
+            r.fail(path, fmt::format("expected {} to {} {}, got {}", lo, hi, unit, v));
+    };
+    within("cluster.network.nic_gbps", s.cluster.network.nic_gbps, 1, 1e5, "Gb/s (a NIC's line rate)");
+    if (!(s.cluster.network.oversubscription <= 1000))
+        r.fail("cluster.network.oversubscription",
+               fmt::format("expected at most 1000 (leaf downlinks per uplink), got {}", s.cluster.network.oversubscription));
+    within("ddp.bucket_cap_mb", s.ddp.bucket_cap_mb, 1e-6, 1e6, "MiB");
+    within("ddp.first_bucket_mb", s.ddp.first_bucket_mb, 1e-6, 1e6, "MiB");
+    within("zero.reduce_bucket_size", s.zero.reduce_bucket_size, 1, 1e15, "elements");
+    for (const auto& [key, v] : {std::pair{"zero.stage3_prefetch_bucket_size", s.zero.stage3_prefetch_bucket_size},
+                                 std::pair{"zero.stage3_max_reuse_distance", s.zero.stage3_max_reuse_distance},
+                                 std::pair{"zero.stage3_param_persistence_threshold",
+                                           s.zero.stage3_param_persistence_threshold}})
+        within(key, v, 0, 1e15, "elements");
+    within("data_loader.batch_cpu_ms", s.data_loader.batch_cpu_ms, 0, 1e6, "ms per batch");
+    if (s.data_loader.sample_bytes) within("data_loader.sample_bytes", *s.data_loader.sample_bytes, 1, 1e10, "bytes");
+    if (s.checkpoint.storage_GBps) within("checkpoint.storage_GBps", *s.checkpoint.storage_GBps, 1e-3, 1e4, "GB/s");
+    within("data_loader.num_workers", s.data_loader.num_workers, 0, 1024, "worker processes");
+    within("data_loader.prefetch_factor", s.data_loader.prefetch_factor, 1, 1024, "batches per worker");
+    within("ddp.duplicate_gradients", s.ddp.duplicate_gradients, 0, 1e6, "parameter tensors");
+    within("compile.graph_breaks", s.compile.graph_breaks, 0, 1e4, "graph breaks");
+    within("checkpoint.interval_steps", s.checkpoint.interval_steps, 0, kMaxSteps, "steps");
+}
+
+void validate(const YamlReader& r, Scenario& s) {
     auto atLeast = [&](const std::string& path, long long v, long long lo) {
         if (v < lo)
             r.fail(path, lo == 1 ? fmt::format("expected a positive integer, got {}", v)
@@ -379,21 +433,21 @@ void validate(const YamlReader& r, const Scenario& s) {
         r.fail("cluster.network.oversubscription",
                fmt::format("expected a number >= 1 (1 = non-blocking), got {}", c.network.oversubscription));
 
-    const ModelSpec& m = s.model;
+    ModelSpec& m = s.model;
     if (m.type != "transformer" && m.type != "trace")
         r.fail("model.type", fmt::format("expected one of transformer, trace, got '{}'", m.type));
     if (m.type == "trace" && m.trace.empty())
         r.fail("model.type", "model.type: trace needs model.trace: FILE (a PyTorch profiler trace)");
-    if (m.type != "trace" && !m.trace.empty())
-        r.fail("model.trace", fmt::format("model.trace is read only with model.type: trace (type is {})", m.type));
-    if (m.type != "trace" && m.trace_params != 0)
-        r.fail("model.trace_params", fmt::format("model.trace_params is read only with model.type: trace (type is {})", m.type));
     if (m.trace_host != "traced" && m.trace_host != "profile")
         r.fail("model.trace_host", fmt::format("expected traced or profile, got '{}'", m.trace_host));
-    if (m.type != "trace" && m.trace_host != "traced")
-        r.fail("model.trace_host", fmt::format("model.trace_host is read only with model.type: trace (type is {})", m.type));
     if (m.trace_params < 0)
         r.fail("model.trace_params", fmt::format("expected a parameter count >= 0, got {}", m.trace_params));
+    if (m.type != "trace") {
+        const std::string with = fmt::format("model.type: {} (read only with model.type: trace)", m.type);
+        noEffect(r, m.trace, std::string(), "model.trace", with);
+        noEffect(r, m.trace_params, 0.0, "model.trace_params", with);
+        noEffect(r, m.trace_host, std::string("traced"), "model.trace_host", with);
+    }
     atLeast("model.layers", m.layers, 1);
     atLeast("model.hidden", m.hidden, 1);
     atLeast("model.heads", m.heads, 1);
@@ -420,7 +474,7 @@ void validate(const YamlReader& r, const Scenario& s) {
     if (t.compute_dtype == DType::fp32)
         r.fail("training.compute_dtype", "expected one of bf16, fp16, fp8, got fp32");
 
-    const ParallelSpec& p = s.parallel;
+    ParallelSpec& p = s.parallel;
     atLeast("parallel.tp", p.tp, 1);
     atLeast("parallel.pp", p.pp, 1);
     const int world = c.worldSize();
@@ -433,10 +487,13 @@ void validate(const YamlReader& r, const Scenario& s) {
     if (p.pp > m.layers)
         r.fail("parallel.pp", fmt::format("expected at most model.layers ({}) stages, got {}", m.layers, p.pp));
     atLeast("parallel.pp_virtual_stages", p.pp_virtual_stages, 1);
-    if (p.pp == 1 && p.pp_schedule != PipelineSchedule::one_f_one_b)
-        r.fail("parallel.pp_schedule", "a pipeline schedule is used only with parallel.pp > 1 (pp is 1)");
-    if (p.pp_virtual_stages > 1 && p.pp_schedule != PipelineSchedule::interleaved)
-        r.fail("parallel.pp_virtual_stages", "virtual stages need pp_schedule: interleaved");
+    if (p.pp == 1)
+        noEffect(r, p.pp_schedule, PipelineSchedule::one_f_one_b, "parallel.pp_schedule",
+                 "parallel.pp: 1 (a pipeline schedule needs pp > 1)");
+    if (p.pp_schedule != PipelineSchedule::interleaved)
+        noEffect(r, p.pp_virtual_stages, 1, "parallel.pp_virtual_stages",
+                 fmt::format("parallel.pp_schedule: {} (virtual stages are the interleaved schedule's)",
+                             toString(p.pp_schedule)));
     // Layers not divisible by the virtual stages are split as torchtitan splits them (PipelineStage.hpp).
     if (p.pp * p.pp_virtual_stages > m.layers)
         r.fail("parallel.pp_virtual_stages",
@@ -449,9 +506,16 @@ void validate(const YamlReader& r, const Scenario& s) {
     if (p.tp > 1 && kvHeads(m) % p.tp != 0 && p.tp % kvHeads(m) != 0)
         r.fail("parallel.tp", fmt::format("expected a divisor or a multiple of model.kv_heads ({}), got {}", kvHeads(m),
                                           p.tp));
-    if (p.sequence_parallel && p.tp == 1) r.fail("parallel.sequence_parallel", "sequence parallelism needs parallel.tp > 1");
-    if (p.async_tp && !p.sequence_parallel)
-        r.fail("parallel.async_tp", "async TP (micro-pipelined TP) needs parallel.sequence_parallel: true");
+    // FSDP2 under pipeline parallelism reduces once a step already.
+    if (p.pp > 1 && s.parallel.data == DataParallel::fsdp2)
+        noEffect(r, s.fsdp.sync_every_micro_batch, true, "fsdp.sync_every_micro_batch",
+                 fmt::format("parallel.pp: {} (FSDP2 under pipeline parallelism reduces once a step already)", p.pp));
+    if (p.tp == 1)
+        noEffect(r, p.sequence_parallel, false, "parallel.sequence_parallel",
+                 "parallel.tp: 1 (sequence parallelism splits a tensor-parallel group's sequence)");
+    if (!p.sequence_parallel)
+        noEffect(r, p.async_tp, false, "parallel.async_tp",
+                 "parallel.sequence_parallel: false (async TP micro-pipelines sequence parallelism's collectives)");
     if (p.sequence_parallel && m.seq_len % p.tp != 0)
         r.fail("parallel.sequence_parallel", fmt::format("model.seq_len ({}) must be a multiple of parallel.tp ({})",
                                                          m.seq_len, p.tp));
@@ -477,6 +541,7 @@ void validate(const YamlReader& r, const Scenario& s) {
     if (s.sim.symmetry != "auto" && s.sim.symmetry != "off")
         r.fail("sim.symmetry", fmt::format("expected auto or off, got '{}'", s.sim.symmetry));
     validateStragglers(r, s);
+    checkMagnitudes(r, s);
 }
 
 // What a runnable scenario needs beyond the schema: the model named (nothing defaults to a built-in model).
@@ -486,11 +551,11 @@ void requireModel(const YamlReader& r, const YAML::Node& root, const Scenario& s
                  "missing: a scenario names its model (a `model:` section with at least layers and hidden; "
                  "docs/scenario.md); nothing defaults to a built-in model");
     if (s.model.type == "trace") {
-        // The trace is the model: a transformer's keys would change nothing.
+        // The trace is the model: a transformer's keys change nothing.
         for (const char* key : {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "mlp", "norm",
                                 "tied_embeddings", "linear_bias", "position_embedding", "qkv", "loss_dtype", "dropout"})
             if (r.present(std::string("model.") + key))
-                r.fail(std::string("model.") + key, "not read with model.type: trace (the trace is the model)");
+                r.noEffect(std::string("model.") + key, "model.type: trace (the trace is the model)");
         return;
     }
     if (s.model.type != "transformer") return;
@@ -500,8 +565,8 @@ void requireModel(const YamlReader& r, const YAML::Node& root, const Scenario& s
                    "missing: a transformer model needs its layers and hidden (nothing defaults to a built-in model)");
 }
 
-// torch.compile's keys: the values it models, and none set while compile is off (they would change nothing).
-void checkCompileKeys(const YamlReader& r, const CompileSpec& c) {
+// torch.compile's keys: the values it models; one set while compile is off changes nothing (a warning).
+void checkCompileKeys(const YamlReader& r, CompileSpec& c) {
     if (c.graph_breaks < 0) r.fail("compile.graph_breaks", fmt::format("expected an integer >= 0, got {}", c.graph_breaks));
     if (c.fullgraph && c.graph_breaks > 0)
         r.fail("compile.graph_breaks", "fullgraph: true allows no graph break (torch.compile raises at the first one)");
@@ -510,49 +575,43 @@ void checkCompileKeys(const YamlReader& r, const CompileSpec& c) {
                fmt::format("expected 1 (no fusion) to 8 collectives merged into one, got {}", c.comm_fusion_depth));
     if (c.enabled) return;
     const CompileSpec d;
-    const char* what = "a compile setting with compile.enabled: false changes nothing: set compile.enabled: true";
-    if (c.fullgraph != d.fullgraph) r.fail("compile.fullgraph", what);
-    if (c.dynamic != d.dynamic) r.fail("compile.dynamic", what);
-    if (c.mode != d.mode) r.fail("compile.mode", what);
-    if (c.optimize_ddp != d.optimize_ddp) r.fail("compile.optimize_ddp", what);
-    if (c.graph_breaks != d.graph_breaks) r.fail("compile.graph_breaks", what);
-    if (c.comm_fusion_depth != d.comm_fusion_depth) r.fail("compile.comm_fusion_depth", what);
-    if (c.async_collectives != d.async_collectives) r.fail("compile.async_collectives", what);
-    if (c.loss != d.loss) r.fail("compile.loss", what);
-    if (c.optimizer != d.optimizer) r.fail("compile.optimizer", what);
+    const std::string with = "compile.enabled: false";
+    noEffect(r, c.fullgraph, d.fullgraph, "compile.fullgraph", with);
+    noEffect(r, c.dynamic, d.dynamic, "compile.dynamic", with);
+    noEffect(r, c.mode, d.mode, "compile.mode", with);
+    noEffect(r, c.optimize_ddp, d.optimize_ddp, "compile.optimize_ddp", with);
+    noEffect(r, c.graph_breaks, d.graph_breaks, "compile.graph_breaks", with);
+    noEffect(r, c.comm_fusion_depth, d.comm_fusion_depth, "compile.comm_fusion_depth", with);
+    noEffect(r, c.async_collectives, d.async_collectives, "compile.async_collectives", with);
+    noEffect(r, c.loss, d.loss, "compile.loss", with);
+    noEffect(r, c.optimizer, d.optimizer, "compile.optimizer", with);
 }
 
-// The fsdp and zero sections: each key read only by the strategies it configures (set elsewhere it changes nothing),
-// and the values they model.
-void checkShardingKeys(const YamlReader& r, const Scenario& s) {
+// The fsdp and zero sections: each key read only by the strategies it configures (set elsewhere it changes nothing: a
+// warning), and the values they model.
+void checkShardingKeys(const YamlReader& r, Scenario& s) {
     const DataParallel data = s.parallel.data;
     const bool fsdp = data == DataParallel::fsdp1 || data == DataParallel::fsdp2 || data == DataParallel::hsdp;
     const bool zero = data == DataParallel::zero1 || data == DataParallel::zero2 || data == DataParallel::zero3;
     const FsdpSpec fd;
-    const FsdpSpec& f = s.fsdp;
+    FsdpSpec& f = s.fsdp;
     if (!fsdp) {
-        const std::string what = fmt::format(
-            "an fsdp setting applies to parallel.data fsdp1, fsdp2 or hsdp; {} would change nothing, so it is refused "
-            "(leave it at its default)",
-            zero ? fmt::format("with {} (DeepSpeed's ZeRO, which reads the zero section) it", toString(data))
-                 : std::string("with ddp (which does not shard) it"));
-        auto changed = [&](const char* key, bool differs) {
-            if (differs) r.fail(std::string("fsdp.") + key, what);
-        };
-        changed("reshard_after_forward", f.reshard_after_forward != fd.reshard_after_forward);
-        changed("backward_prefetch", f.backward_prefetch != fd.backward_prefetch);
-        changed("forward_prefetch", f.forward_prefetch != fd.forward_prefetch);
-        changed("limit_all_gathers", f.limit_all_gathers != fd.limit_all_gathers);
-        changed("sync_every_micro_batch", f.sync_every_micro_batch != fd.sync_every_micro_batch);
-        if (zero) {
-            changed("param_dtype", f.param_dtype.has_value());
-            changed("reduce_dtype", f.reduce_dtype.has_value());
-        }
+        const std::string with = fmt::format("parallel.data: {} ({}; the fsdp section applies to fsdp1, fsdp2 and hsdp)",
+                                             toString(data),
+                                             zero ? "DeepSpeed's ZeRO reads the zero section" : "DDP does not shard");
+        noEffect(r, f.reshard_after_forward, fd.reshard_after_forward, "fsdp.reshard_after_forward", with);
+        noEffect(r, f.backward_prefetch, fd.backward_prefetch, "fsdp.backward_prefetch", with);
+        noEffect(r, f.forward_prefetch, fd.forward_prefetch, "fsdp.forward_prefetch", with);
+        noEffect(r, f.limit_all_gathers, fd.limit_all_gathers, "fsdp.limit_all_gathers", with);
+        noEffect(r, f.sync_every_micro_batch, fd.sync_every_micro_batch, "fsdp.sync_every_micro_batch", with);
+        noEffect(r, f.param_dtype, fd.param_dtype, "fsdp.param_dtype", with);
+        noEffect(r, f.reduce_dtype, fd.reduce_dtype, "fsdp.reduce_dtype", with);
     }
     // FSDP1's rate limiter: FSDP2 has none (its all-gathers are bounded by its one-ahead prefetch).
-    if (data != DataParallel::fsdp1 && fsdp && f.limit_all_gathers != fd.limit_all_gathers)
-        r.fail("fsdp.limit_all_gathers", "expected parallel.data: fsdp1 (limit_all_gathers is FSDP1's rate limiter; "
-                                         "FSDP2 and HSDP have none)");
+    if (data != DataParallel::fsdp1 && fsdp)
+        noEffect(r, f.limit_all_gathers, fd.limit_all_gathers, "fsdp.limit_all_gathers",
+                 fmt::format("parallel.data: {} (limit_all_gathers is FSDP1's rate limiter; FSDP2 and HSDP have none)",
+                             toString(data)));
     if (f.reshard_after_forward.ranks > 0 && data != DataParallel::fsdp2)
         r.fail("fsdp.reshard_after_forward", "an integer (resharding to a smaller group) is fully_shard's: expected "
                                              "parallel.data: fsdp2, or true/false");
@@ -564,23 +623,11 @@ void checkShardingKeys(const YamlReader& r, const Scenario& s) {
         r.fail("parallel.data", "hsdp shards inside a node and replicates across nodes: it needs cluster.nodes >= 2 "
                                 "(on one node it is fsdp2)");
     const ZeroSpec zd;
-    const ZeroSpec& z = s.zero;
-    auto zeroKey = [&](const char* key, bool differs, bool applies, const char* needs) {
-        if (differs && !applies)
-            r.fail(std::string("zero.") + key,
-                   fmt::format("a zero setting applies to {}; with {} it would change nothing, so it is refused (leave "
-                               "it at its default)",
-                               needs, toString(data)));
-    };
+    ZeroSpec& z = s.zero;
     const bool stage3 = data == DataParallel::zero3;
-    zeroKey("reduce_bucket_size", z.reduce_bucket_size != zd.reduce_bucket_size, zero, "parallel.data zero1, zero2 or zero3");
-    zeroKey("overlap_comm", z.overlap_comm.has_value(), zero, "parallel.data zero1, zero2 or zero3");
-    zeroKey("stage3_prefetch_bucket_size", z.stage3_prefetch_bucket_size != zd.stage3_prefetch_bucket_size, stage3,
-            "parallel.data: zero3");
-    zeroKey("stage3_max_reuse_distance", z.stage3_max_reuse_distance != zd.stage3_max_reuse_distance, stage3,
-            "parallel.data: zero3");
-    zeroKey("stage3_param_persistence_threshold",
-            z.stage3_param_persistence_threshold != zd.stage3_param_persistence_threshold, stage3, "parallel.data: zero3");
+    const std::string with = fmt::format("parallel.data: {} (the zero section applies to zero1, zero2 and zero3, its "
+                                         "stage3_* keys to zero3)",
+                                         toString(data));
     if (!(z.reduce_bucket_size >= 1))
         r.fail("zero.reduce_bucket_size", fmt::format("expected a positive number of elements, got {}", z.reduce_bucket_size));
     for (const auto& [key, v] : {std::pair{"zero.stage3_prefetch_bucket_size", z.stage3_prefetch_bucket_size},
@@ -588,6 +635,16 @@ void checkShardingKeys(const YamlReader& r, const Scenario& s) {
                                  std::pair{"zero.stage3_param_persistence_threshold",
                                            z.stage3_param_persistence_threshold}})
         if (!(v >= 0)) r.fail(key, fmt::format("expected 0 or a positive number of elements, got {}", v));
+    if (!zero) {
+        noEffect(r, z.reduce_bucket_size, zd.reduce_bucket_size, "zero.reduce_bucket_size", with);
+        noEffect(r, z.overlap_comm, zd.overlap_comm, "zero.overlap_comm", with);
+    }
+    if (!stage3) {
+        noEffect(r, z.stage3_prefetch_bucket_size, zd.stage3_prefetch_bucket_size, "zero.stage3_prefetch_bucket_size", with);
+        noEffect(r, z.stage3_max_reuse_distance, zd.stage3_max_reuse_distance, "zero.stage3_max_reuse_distance", with);
+        noEffect(r, z.stage3_param_persistence_threshold, zd.stage3_param_persistence_threshold,
+                 "zero.stage3_param_persistence_threshold", with);
+    }
     // DeepSpeed's bf16/fp16 modes keep fp32 master weights beside 16-bit parameters: not modelled.
     if (zero && s.training.param_dtype != DType::fp32)
         r.fail("training.param_dtype", "expected fp32 with parallel.data zero1-3 (DeepSpeed's bf16/fp16 modes, 16-bit "
@@ -597,11 +654,21 @@ void checkShardingKeys(const YamlReader& r, const Scenario& s) {
 
 // Values of modelled keys that this version does not model yet, refused at their line (every key of the schema is
 // read and modelled at some value; these are the values it does not build yet).
-void refuseUnmodelledValues(const YamlReader& r, const Scenario& s) {
+void refuseUnmodelledValues(const YamlReader& r, Scenario& s) {
     auto refuse = [&](const std::string& path, const std::string& what) {
         r.fail(path, what + " is not modelled yet by this stepsim version");
     };
     if (s.nccl.algo == NcclAlgo::collnet) refuse("nccl.algo", "CollNet (NCCL's in-network reduction)");
+    // NVLink SHARP runs in NVSwitch chips: a built-in node without them (pcie-8gpu) never runs it.
+    if (builtinNode(s.cluster.node) && !nvSwitchNode(s.cluster.node)) {
+        if (s.nccl.algo == NcclAlgo::nvls)
+            r.fail("nccl.algo", fmt::format("expected auto, ring or tree: NVLS runs in NVSwitch chips, and a {} node has "
+                                            "none",
+                                            s.cluster.node));
+        noEffect(r, s.nccl.nvls, NcclSpec{}.nvls, "nccl.nvls",
+                 fmt::format("cluster.node: {} (NVLS runs in NVSwitch chips, which this node has none of)",
+                             s.cluster.node));
+    }
     checkShardingKeys(r, s);
     // FP8 linears (fp8.enabled, or training.compute_dtype: fp8 which implies it): torchao's eager Float8Linear.
     const bool fp8 = fp8Training(s);
@@ -610,20 +677,22 @@ void refuseUnmodelledValues(const YamlReader& r, const Scenario& s) {
     if (fp8 && s.compile.enabled)
         refuse("fp8.enabled", "FP8 linears under torch.compile (Inductor fuses their casts; torchao's compiled "
                               "Float8Linear not measured: torchao is not installed on the measuring machine)");
+    Fp8Spec& f8 = s.fp8;
     if (!fp8) {
-        const char* off = "an fp8 setting with FP8 training off (set fp8.enabled: true)";
-        if (s.fp8.recipe != Fp8Recipe::tensorwise) r.fail("fp8.recipe", off);
-        if (s.fp8.fp8_all_gather) r.fail("fp8.fp8_all_gather", off);
-        if (s.fp8.sync_after_all_gather) r.fail("fp8.sync_after_all_gather", off);
+        const std::string off = "fp8.enabled: false (FP8 training off)";
+        noEffect(r, f8.recipe, Fp8Recipe::tensorwise, "fp8.recipe", off);
+        noEffect(r, f8.fp8_all_gather, false, "fp8.fp8_all_gather", off);
+        noEffect(r, f8.sync_after_all_gather, false, "fp8.sync_after_all_gather", off);
     }
-    if (s.fp8.fp8_all_gather && s.parallel.data != DataParallel::fsdp2)
-        r.fail("fp8.fp8_all_gather", "expected parallel.data: fsdp2 (FP8 all-gather is FSDP2's; nothing is gathered)");
-    if (s.fp8.fp8_all_gather && s.fp8.recipe != Fp8Recipe::tensorwise)
+    if (s.parallel.data != DataParallel::fsdp2) {
+        const std::string with = fmt::format("parallel.data: {} (FP8 all-gather is FSDP2's)", toString(s.parallel.data));
+        noEffect(r, f8.fp8_all_gather, false, "fp8.fp8_all_gather", with);
+        noEffect(r, f8.sync_after_all_gather, false, "fp8.sync_after_all_gather", with);
+    }
+    if (f8.fp8_all_gather && f8.recipe != Fp8Recipe::tensorwise)
         r.fail("fp8.fp8_all_gather", "expected fp8.recipe: tensorwise (torchao gathers tensorwise-scaled weights only)");
-    if (s.fp8.sync_after_all_gather && s.parallel.data != DataParallel::fsdp2)
-        r.fail("fp8.sync_after_all_gather", "expected parallel.data: fsdp2 (the conversion follows FSDP's all-gather)");
     if ((s.ddp.comm_hook == CommHook::quantize_8bit || s.ddp.comm_hook == CommHook::quantize_4bit) &&
-        s.training.param_dtype != DType::fp32)
+        s.parallel.data == DataParallel::ddp && s.training.param_dtype != DType::fp32)
         r.fail("ddp.comm_hook", "expected training.param_dtype: fp32 (PyTorch's quantization hook reads fp32 buckets)");
     checkCompileKeys(r, s.compile);
 }
@@ -686,54 +755,42 @@ void refuseUnmodelledCombinations(const YamlReader& r, const Scenario& s) {
                "FP8 training with tensor or pipeline parallelism");
 }
 
-// Settings that would change nothing where they are set (no key accepted that changes nothing): a checkpoint's
-// options with no checkpoint taken, pinned staging for a synchronous save (it stages nothing), the loader's
-// prefetch depth without workers (PyTorch refuses it too), FSDP1's all-gather limiter under FSDP2, and a
-// MixedPrecisionPolicy under DDP (nothing is gathered).
-void refuseSettingsThatChangeNothing(const YamlReader& r, const Scenario& s) {
-    auto nothing = [&](const std::string& path, const std::string& why) {
-        r.fail(path, why + ": this setting would change nothing, so it is refused (leave it at its default)");
-    };
-    const CheckpointSpec& k = s.checkpoint;
+// Settings that change nothing where they are set, each a warning of the result and kept at its default
+// (docs/scenario.md, "Keys with no effect"): a checkpoint's options with no checkpoint taken, pinned staging for a
+// synchronous save (it stages nothing), DDP's keys under another strategy (a sweep marks them n/a at such points,
+// sim/sweep/SweepSpace.hpp). The loader's prefetch depth without workers is an error: PyTorch's DataLoader raises.
+void warnSettingsThatChangeNothing(const YamlReader& r, Scenario& s) {
+    CheckpointSpec& k = s.checkpoint;
     const CheckpointSpec kd;
     if (k.interval_steps == 0) {
-        const char* why = "no checkpoint is taken (checkpoint.interval_steps is 0)";
-        if (k.mode != kd.mode) nothing("checkpoint.mode", why);
-        if (k.pinned_staging != kd.pinned_staging) nothing("checkpoint.pinned_staging", why);
-        if (k.storage_GBps) nothing("checkpoint.storage_GBps", why);
-    } else if (k.pinned_staging && k.mode == CheckpointMode::sync) {
-        nothing("checkpoint.pinned_staging", "a synchronous save (checkpoint.mode: sync) stages nothing");
+        const std::string with = "checkpoint.interval_steps: 0 (no checkpoint is taken)";
+        noEffect(r, k.mode, kd.mode, "checkpoint.mode", with);
+        noEffect(r, k.pinned_staging, kd.pinned_staging, "checkpoint.pinned_staging", with);
+        noEffect(r, k.storage_GBps, kd.storage_GBps, "checkpoint.storage_GBps", with);
+    } else if (k.mode == CheckpointMode::sync) {
+        noEffect(r, k.pinned_staging, kd.pinned_staging, "checkpoint.pinned_staging",
+                 "checkpoint.mode: sync (a synchronous save stages nothing)");
     }
     if (s.data_loader.num_workers == 0 && s.data_loader.prefetch_factor != DataLoaderSpec{}.prefetch_factor)
-        nothing("data_loader.prefetch_factor", "the batches are loaded by the main process (data_loader.num_workers is 0)");
-    // Under another strategy DDP does not run: none of its keys may differ from its default (a sweep marks them n/a
-    // at such points instead, sim/sweep/SweepSpace.hpp).
-    if (const DdpSpec& d = s.ddp, def = DdpSpec{}; s.parallel.data != DataParallel::ddp) {
-        const std::string what = fmt::format(
-            "a DDP setting applies to parallel.data: ddp only; with {} DDP does not run, so this setting would change "
-            "nothing and is refused (leave it at its default)",
-            toString(s.parallel.data));
-        for (const auto& [key, differs] :
-             {std::pair{"ddp.bucket_cap_mb", d.bucket_cap_mb != def.bucket_cap_mb},
-              std::pair{"ddp.first_bucket_mb", d.first_bucket_mb != def.first_bucket_mb},
-              std::pair{"ddp.gradient_as_bucket_view", d.gradient_as_bucket_view != def.gradient_as_bucket_view},
-              std::pair{"ddp.find_unused_parameters", d.find_unused_parameters != def.find_unused_parameters},
-              std::pair{"ddp.static_graph", d.static_graph != def.static_graph},
-              std::pair{"ddp.comm_hook", d.comm_hook != def.comm_hook},
-              std::pair{"ddp.duplicate_gradients", d.duplicate_gradients != def.duplicate_gradients},
-              std::pair{"ddp.powersgd_rank", d.powersgd_rank != def.powersgd_rank},
-              std::pair{"ddp.powersgd_start_iter", d.powersgd_start_iter != def.powersgd_start_iter},
-              std::pair{"ddp.powersgd_min_compression_rate",
-                        d.powersgd_min_compression_rate != def.powersgd_min_compression_rate},
-              std::pair{"ddp.powersgd_error_feedback", d.powersgd_error_feedback != def.powersgd_error_feedback},
-              std::pair{"ddp.powersgd_warm_start", d.powersgd_warm_start != def.powersgd_warm_start}})
-            if (differs) r.fail(key, what);
-    }
-    // (fsdp.limit_all_gathers under fsdp2/hsdp: checkShardingKeys refuses it, naming fsdp1.)
-    if (s.parallel.data == DataParallel::ddp) {
-        const char* why = "parallel.data is ddp (nothing is sharded or gathered)";
-        if (s.fsdp.param_dtype) nothing("fsdp.param_dtype", why);
-        if (s.fsdp.reduce_dtype) nothing("fsdp.reduce_dtype", why);
+        r.fail("data_loader.prefetch_factor", "expected data_loader.num_workers > 0: the batches are loaded by the main "
+                                              "process, and DataLoader raises on a prefetch_factor without workers");
+    if (DdpSpec& d = s.ddp; s.parallel.data != DataParallel::ddp) {
+        const DdpSpec def;
+        const std::string with = fmt::format("parallel.data: {} (DDP's settings apply to parallel.data: ddp)",
+                                             toString(s.parallel.data));
+        noEffect(r, d.bucket_cap_mb, def.bucket_cap_mb, "ddp.bucket_cap_mb", with);
+        noEffect(r, d.first_bucket_mb, def.first_bucket_mb, "ddp.first_bucket_mb", with);
+        noEffect(r, d.gradient_as_bucket_view, def.gradient_as_bucket_view, "ddp.gradient_as_bucket_view", with);
+        noEffect(r, d.find_unused_parameters, def.find_unused_parameters, "ddp.find_unused_parameters", with);
+        noEffect(r, d.static_graph, def.static_graph, "ddp.static_graph", with);
+        noEffect(r, d.comm_hook, def.comm_hook, "ddp.comm_hook", with);
+        noEffect(r, d.duplicate_gradients, def.duplicate_gradients, "ddp.duplicate_gradients", with);
+        noEffect(r, d.powersgd_rank, def.powersgd_rank, "ddp.powersgd_rank", with);
+        noEffect(r, d.powersgd_start_iter, def.powersgd_start_iter, "ddp.powersgd_start_iter", with);
+        noEffect(r, d.powersgd_min_compression_rate, def.powersgd_min_compression_rate,
+                 "ddp.powersgd_min_compression_rate", with);
+        noEffect(r, d.powersgd_error_feedback, def.powersgd_error_feedback, "ddp.powersgd_error_feedback", with);
+        noEffect(r, d.powersgd_warm_start, def.powersgd_warm_start, "ddp.powersgd_warm_start", with);
     }
 }
 
@@ -832,6 +889,12 @@ void checkLimits(const YamlReader& r, const Scenario& s) {
             for (const auto& n : builtinNodeNames()) names += n + ", ";
             r.fail("cluster.node", fmt::format("expected one of {}or a topology YAML file (.yaml), got '{}'", names, c.node));
         }
+        std::filesystem::path file = p;
+        if (file.is_relative()) file = std::filesystem::path(s.source).parent_path() / file;
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(file, ec))
+            r.fail("cluster.node", fmt::format("expected a built-in node type or a topology YAML file; no file {}",
+                                               file.string()));
     }
     const NodeTemplate node = nodeTemplate(c.node, std::filesystem::path(s.source).parent_path().string());
     atMost("cluster.gpus_per_node", c.gpus_per_node, node.gpuCount(), fmt::format("the GPUs of a {} node", node.name).c_str());
@@ -962,21 +1025,19 @@ Scenario parseScenario(std::string_view yaml, const std::string& source, const s
     if (reading == Reading::runnable) {
         requireModel(reader, root, s);
         if (s.model.type == "trace") importModelTrace(reader, s);
+        warnSettingsThatChangeNothing(reader, s);
         refuseUnmodelledValues(reader, s);
         refuseUnmodelledCombinations(reader, s);
-        refuseSettingsThatChangeNothing(reader, s);
         requireMatchingProfile(reader, s.cluster);
         checkLimits(reader, s);
     }
+    s.warnings = reader.warnings();
     return s;
 }
 
 Scenario loadScenario(const std::filesystem::path& file, const std::vector<std::string>& overrides, Reading reading) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw inputError(file.string(), 0, "", "cannot open the scenario file (does it exist?)");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parseScenario(text.str(), file.string(), overrides, reading);
+    const std::string text = readInputFile(file, "the scenario file", kMaxScenarioBytes);
+    return parseScenario(text, file.string(), overrides, reading);
 }
 
 namespace {
@@ -1002,6 +1063,13 @@ std::string everyKey(const Scenario& s) {
 
 std::string explainScenario(const Scenario& s) {
     std::string text = everyKey(s);
+    // The keys with no effect here, as the result's warnings name them, after the header line.
+    if (!s.warnings.empty()) {
+        std::string notes;
+        for (const std::string& w : s.warnings) notes += "# warning: " + w + "\n";
+        const std::size_t eol = text.find('\n');
+        text.insert(eol == std::string::npos ? text.size() : eol + 1, notes);
+    }
     if (s.data_loader.modelled) return text;
     // A data_loader section, even at its defaults, turns the input pipeline on: a scenario without one is explained
     // without one, so that the explanation reads back as the same scenario.

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "sim/base/Files.hpp"
 #include "sim/scenario/ScenarioLoader.hpp"
 #include "sim/scenario/YamlReader.hpp"
 
@@ -15,11 +16,7 @@ namespace stepsim {
 namespace {
 
 std::string readText(const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw inputError(file.string(), 0, "", "cannot open the sweep file (does it exist?)");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    return readInputFile(file, "the sweep file", kMaxScenarioBytes);
 }
 
 // A value as the YAML text `--set key=value` takes: a scalar as written, a list or mapping in flow style.

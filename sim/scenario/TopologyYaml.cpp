@@ -10,7 +10,9 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "sim/base/Files.hpp"
 #include "sim/base/InputError.hpp"
+#include "sim/scenario/YamlReader.hpp"
 
 namespace stepsim {
 
@@ -178,16 +180,21 @@ NodeTemplate parse(const YAML::Node& root, const std::string& source) {
         d.kind = *kind;
         const auto bw_node = r.require(l, path, "bandwidth_GBps");
         const double bw = r.number(bw_node, path + ".bandwidth_GBps");
-        if (!(bw > 0.0)) r.fail(bw_node, path + ".bandwidth_GBps", fmt::format("expected a positive number of GB/s per direction, got {}", bw));
+        // Bounds far past any link (NVLink 5 moves 900 GB/s a direction; a latency of a second is no link's).
+        if (!(bw > 0.0 && bw <= 1e5))
+            r.fail(bw_node, path + ".bandwidth_GBps",
+                   fmt::format("expected a positive number of GB/s per direction, at most 1e5, got {}", bw));
         int count = 1;
         if (const auto c = l["count"]; c.IsDefined()) {
             count = r.integer(c, path + ".count");
-            if (count < 1) r.fail(c, path + ".count", fmt::format("expected a positive integer, got {}", count));
+            if (count < 1 || count > 1024)
+                r.fail(c, path + ".count", fmt::format("expected a positive integer up to 1024, got {}", count));
         }
         d.capacity_Bps = bw * 1e9 * count;
         const auto lat_node = r.require(l, path, "latency_us");
         const double lat = r.number(lat_node, path + ".latency_us");
-        if (lat < 0.0) r.fail(lat_node, path + ".latency_us", fmt::format("expected a non-negative number, got {}", lat));
+        if (!(lat >= 0.0 && lat <= 1e6))
+            r.fail(lat_node, path + ".latency_us", fmt::format("expected a non-negative number of µs up to 1e6, got {}", lat));
         d.latency = fromMicros(lat);
         t.links.push_back(d);
     }
@@ -229,15 +236,12 @@ NodeTemplate parseTopologyYaml(const std::string& text, const std::string& sourc
     } catch (const YAML::ParserException& e) {
         throw inputError(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "invalid YAML: " + e.msg);
     }
+    requireQuotesClosedOnTheirLine(YamlReader(source, YamlReader::Missing::keep_default), root, text);
     return parse(root, source);
 }
 
 NodeTemplate readTopologyYaml(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw inputError(path, 0, "", "cannot open the topology file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parseTopologyYaml(text.str(), path);
+    return parseTopologyYaml(readInputFile(path, "the topology file", kMaxScenarioBytes), path);
 }
 
 }  // namespace stepsim

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
+#include "sim/base/Files.hpp"
 #include "sim/base/InputError.hpp"
 #include "sim/cost/TraceHostCost.hpp"
 #include "sim/scenario/TraceImportUnits.hpp"
@@ -28,7 +29,16 @@ std::string readMaybeGzip(const std::string& file) {
     std::string out;
     std::array<char, 1 << 16> buf{};
     int n = 0;
-    while ((n = gzread(f, buf.data(), static_cast<unsigned>(buf.size()))) > 0) out.append(buf.data(), std::size_t(n));
+    while ((n = gzread(f, buf.data(), static_cast<unsigned>(buf.size()))) > 0) {
+        out.append(buf.data(), std::size_t(n));
+        if (out.size() > kMaxTraceBytes) {
+            gzclose(f);
+            throw inputError(file, 0, "",
+                             fmt::format("larger than {} MiB uncompressed: more than a profiler trace of one training "
+                                         "step holds (trace a shorter run, or fewer steps)",
+                                         kMaxTraceBytes >> 20));
+        }
+    }
     const bool bad = n < 0;
     gzclose(f);
     if (bad) throw inputError(file, 0, "", "cannot read the trace file (a corrupt gzip stream?)");

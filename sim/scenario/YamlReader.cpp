@@ -62,6 +62,27 @@ void YamlReader::failAt(const YAML::Node& node, const std::string& path, const s
     failLine(node.Mark().is_null() ? 0 : node.Mark().line + 1, path, what);
 }
 
+void YamlReader::noEffect(const std::string& path, const std::string& with) const {
+    std::string where;
+    if (auto o = overrideFor(path)) {
+        where = "--set " + *o;
+    } else {
+        int line = 0;
+        for (std::string p = path;;) {
+            if (auto it = lines_.find(p); it != lines_.end()) {
+                line = it->second;
+                break;
+            }
+            const auto cut = p.find_last_of(".[");
+            if (cut == std::string::npos) break;
+            p.resize(cut);
+        }
+        where = line > 0 ? fmt::format("{}:{}", source_, line) : source_;
+    }
+    std::string text = fmt::format("key {} ({}) has no effect with {}", path, where, with);
+    if (std::find(warnings_.begin(), warnings_.end(), text) == warnings_.end()) warnings_.push_back(std::move(text));
+}
+
 void YamlReader::fail(const std::string& path, const std::string& what) const {
     std::string p = path;
     for (;;) {
@@ -94,15 +115,24 @@ bool closesOnItsLine(std::string_view text, std::size_t open) {
     return false;
 }
 
-void requireQuotesClosed(const YamlReader& r, const YAML::Node& n, const std::string& path, std::string_view text) {
+// Past this many values (aliases counted each time they are used) a file is refused: stepsim's files hold a few
+// hundred, and YAML aliases of aliases grow exponentially (a "billion laughs" file of a few lines).
+constexpr long kMaxValues = 1'000'000;
+
+void requireQuotesClosed(const YamlReader& r, const YAML::Node& n, const std::string& path, std::string_view text,
+                         long& values) {
+    if (++values > kMaxValues)
+        r.failAt(n, path.empty() ? "?" : path,
+                 fmt::format("the file holds more than {} values (aliases of aliases?): not a stepsim file", kMaxValues));
     if (n.IsMap()) {
         for (const auto& kv : n) {
-            requireQuotesClosed(r, kv.first, path, text);
+            requireQuotesClosed(r, kv.first, path, text, values);
             const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
-            requireQuotesClosed(r, kv.second, path.empty() ? key : path + "." + key, text);
+            requireQuotesClosed(r, kv.second, path.empty() ? key : path + "." + key, text, values);
         }
     } else if (n.IsSequence()) {
-        for (std::size_t i = 0; i < n.size(); ++i) requireQuotesClosed(r, n[i], fmt::format("{}[{}]", path, i), text);
+        for (std::size_t i = 0; i < n.size(); ++i)
+            requireQuotesClosed(r, n[i], fmt::format("{}[{}]", path, i), text, values);
     } else if (n.IsScalar() && !n.Mark().is_null()) {
         const auto pos = static_cast<std::size_t>(n.Mark().pos);
         if (pos < text.size() && (text[pos] == '"' || text[pos] == '\'') && !closesOnItsLine(text, pos))
@@ -116,7 +146,8 @@ void requireQuotesClosed(const YamlReader& r, const YAML::Node& n, const std::st
 }  // namespace
 
 void requireQuotesClosedOnTheirLine(const YamlReader& r, const YAML::Node& root, std::string_view text) {
-    requireQuotesClosed(r, root, "", text);
+    long values = 0;
+    requireQuotesClosed(r, root, "", text, values);
 }
 
 namespace {

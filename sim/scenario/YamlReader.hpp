@@ -51,6 +51,10 @@ public:
     [[noreturn]] void fail(const std::string& path, const std::string& what) const;
     // True when `path` was present in the file or set by an override.
     bool present(const std::string& path) const { return lines_.count(path) > 0; }
+    // A setting with no effect where it is set: not an error, a warning of the result ("key K (file:line) has no
+    // effect with `with`"), kept in the order found. The reader is const to the checks that find them.
+    void noEffect(const std::string& path, const std::string& with) const;
+    const std::vector<std::string>& warnings() const { return warnings_; }
 
 private:
     std::optional<std::string> overrideFor(const std::string& path) const;
@@ -60,12 +64,13 @@ private:
     Missing missing_;
     std::vector<std::string> overrides_;
     std::map<std::string, int> lines_;
+    mutable std::vector<std::string> warnings_;
 };
 
 // Fails on a quoted scalar whose closing quote is not on the line it opens on: YAML lets a quoted scalar run over
 // lines, so a missing closing quote silently swallows the rest of the file (`name: "gpt` and every key after it).
 // No value of stepsim's files spans lines, so a quoted one that does is taken for a missing quote. `text` is what
-// `root` was parsed from.
+// `root` was parsed from. A file of more than a million values (YAML aliases counted at each use) is refused as well.
 void requireQuotesClosedOnTheirLine(const YamlReader& r, const YAML::Node& root, std::string_view text);
 
 // Scalar readers: each checks the node's type and fails with what was expected.

@@ -4,7 +4,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/base/Files.hpp"
 #include "sim/base/InputError.hpp"
+#include "sim/base/Time.hpp"
 #include "sim/report/JsonReport.hpp"
 #include "sim/run/Simulate.hpp"
 #include "sim/scenario/EnumNames.hpp"
@@ -43,11 +45,7 @@ long dataRanks(const Scenario& sc) {
 PointEvaluator::PointEvaluator(const std::filesystem::path& file, std::vector<std::string> overrides,
                                const SweepSpec& spec)
     : source_(file.string()), overrides_(std::move(overrides)), spec_(spec) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw inputError(source_, 0, "", "cannot open the sweep file (does it exist?)");
-    std::ostringstream text;
-    text << in.rdbuf();
-    text_ = text.str();
+    text_ = readInputFile(file, "the sweep file", kMaxScenarioBytes);
     base_ = parseScenario(text_, source_, overrides_);
 }
 
@@ -120,6 +118,10 @@ PointRecord PointEvaluator::evaluate(const SweepPoint& point) const {
                                    sim.results.peak_memory_gib.value_or(0.0), sim.gpu_memory_gib);
         }
     } catch (const InputError& e) {
+        r.feasible = false;
+        r.results = nlohmann::ordered_json::object();
+        r.reason = e.what();
+    } catch (const TimeOverflow& e) {  // a point whose run outlasts the simulator's time: infeasible, as too large
         r.feasible = false;
         r.results = nlohmann::ordered_json::object();
         r.reason = e.what();

@@ -85,7 +85,7 @@ void checkSupported(const Scenario& sc) {
     }
     if (fp8Training(sc) && (sc.parallel.tp > 1 || sc.parallel.pp > 1))
         unsupported("fp8.enabled", "FP8 training with tensor or pipeline parallelism");
-    if (parallel3d) {
+    if (parallel3d && data == DataParallel::ddp) {  // under another strategy DDP's keys have no effect (the loader's)
         const DdpSpec& d = sc.ddp;
         const char* with = " with tensor or pipeline parallelism";
         if (d.find_unused_parameters) unsupported("ddp.find_unused_parameters", std::string("find_unused_parameters") + with);
@@ -93,7 +93,7 @@ void checkSupported(const Scenario& sc) {
         if (d.duplicate_gradients > 0) unsupported("ddp.duplicate_gradients", std::string("duplicate gradients") + with);
         if (d.comm_hook == CommHook::powersgd) unsupported("ddp.comm_hook", std::string("PowerSGD") + with);
     }
-    if (sc.compile.enabled) {
+    if (sc.compile.enabled && data == DataParallel::ddp) {
         const DdpSpec& d = sc.ddp;
         if (d.find_unused_parameters) unsupported("ddp.find_unused_parameters", "find_unused_parameters under torch.compile");
         if (d.static_graph) unsupported("ddp.static_graph", "static_graph under torch.compile");

@@ -49,6 +49,40 @@ TEST(IoMetrics, AsyncCheckpointBlocksOnlyForItsStaging) {
     EXPECT_NEAR(sync.results.checkpoint->ms_per_step, sync.results.checkpoint->blocking_ms / 2, 1e-9);
 }
 
+// The step time holds the checkpoint amortized over its interval: the validation scenario (host-bound, one H200)
+// saving every 10 of 21 steps takes its step without a checkpoint plus about a tenth of the save's blocking time, and
+// tokens/s follow that step.
+Simulation runFile(const std::string& file, std::vector<std::string> overrides) {
+    const Scenario sc = loadScenario(std::string(STEPSIM_SOURCE_DIR) + "/" + file, overrides);
+    return simulate(sc, resolveProfile(sc.cluster, sc.source));
+}
+
+TEST(IoMetrics, TheStepTimeHoldsTheCheckpointOverItsInterval) {
+    const std::string file = "scenarios/validation/s1-l12-h768-s1024-mb8.yaml";
+    const Simulation plain = runFile(file, {"sim.steps=21"});
+    const Simulation saved =
+        runFile(file, {"sim.steps=21", "checkpoint.interval_steps=10", "checkpoint.mode=sync"});
+    ASSERT_TRUE(saved.results.checkpoint);
+    const double per_step = saved.results.checkpoint->ms_per_step;
+    EXPECT_GT(per_step, plain.results.step_time_ms);  // the save is not a detail here
+    EXPECT_NEAR(saved.results.step_time_ms, plain.results.step_time_ms + per_step,
+                0.05 * (plain.results.step_time_ms + per_step));
+    EXPECT_NEAR(saved.results.tokens_per_s * saved.results.step_time_ms,
+                plain.results.tokens_per_s * plain.results.step_time_ms, 1e-6 * plain.results.tokens_per_s);
+    EXPECT_EQ(saved.results.per_step.size(), 21u);  // no longer run: a save is no head start left to decay
+}
+
+// A sync save every 2 steps of the 8-GPU demo ends in the 5 steps asked (each save no head start to outwait), with
+// every save in the measured steps.
+TEST(IoMetrics, TheDemoWithSyncCheckpointsRunsTheStepsAsked) {
+    const Simulation sim = runFile("scenarios/gpt-1p3b-ddp-8xh200.yaml",
+                                   {"checkpoint.interval_steps=2", "checkpoint.mode=sync", "sim.steps=5"});
+    ASSERT_TRUE(sim.results.checkpoint);
+    EXPECT_EQ(sim.results.per_step.size(), 5u);
+    EXPECT_EQ(sim.results.measured_from_step, 1);
+    EXPECT_GT(sim.results.step_time_ms, sim.results.checkpoint->ms_per_step);
+}
+
 // A checkpoint interval the simulated steps cannot hold is refused, naming the key and what it needs.
 TEST(IoMetrics, CheckpointIntervalNeedsTheSteps) {
     try {

@@ -84,5 +84,34 @@ TEST(SteadyWindow, WithoutHostStepEndsStepOneOn) {
     EXPECT_EQ(steadyWindow(one.tl).first, 0);
 }
 
+// A host-bound rank saving a checkpoint every 3 steps (in the windows of steps 3 and 6): each blocking save drains
+// the GPU, so the lead of 2 µs drops to 0 there. That is no head start: every step after the first is measured,
+// checkpoints included, as whole intervals (2 of 3 steps).
+TEST(SteadyWindow, ACheckpointThatDrainsTheGpuIsNoHeadStart) {
+    const TestRun t = run({12, 22, 32, 130, 142, 152, 250}, {10, 20, 30, 130, 140, 150, 250});
+    const SteadyWindow w = steadyWindow(t.tl, 3);
+    EXPECT_EQ(w.first, 1);
+    EXPECT_EQ(w.steps_to_steady, 0);
+    TestRun with = t;
+    with.wl.checkpoint_interval = 3;
+    const Results r = computeMetrics(with.tl, with.wl, 1e15);
+    EXPECT_EQ(r.measured_from_step, 1);
+    EXPECT_NEAR(r.step_time_ms, (250 - 12) / 6.0 * kUs, 1e-12);
+}
+
+// The measured steps are whole checkpoint intervals, the last ones: of 8 steps with a save every 3, steps 2 to 7
+// (the saves of steps 3 and 6 and four steps without).
+TEST(SteadyWindow, TheMeasuredStepsAreWholeCheckpointIntervals) {
+    TestRun t(1);
+    t.steps(0, {10, 20, 30, 130, 140, 150, 250, 260});
+    EXPECT_EQ(steadyWindow(t.tl, 3).first, 2);
+    EXPECT_EQ(steadyWindow(t.tl, 0).first, 1);
+    // Fewer steady steps than an interval: the last interval is measured and the run asks for the steps it lacks.
+    const TestRun late = run({16, 23, 31, 41, 51}, {10, 20, 30, 40, 50});  // steady from step 3
+    const SteadyWindow w = steadyWindow(late.tl, 4);
+    EXPECT_EQ(w.first, 1);
+    EXPECT_EQ(w.steps_to_steady, 2);
+}
+
 }  // namespace
 }  // namespace stepsim

@@ -1,5 +1,6 @@
-// The keys of DDP's options, PowerSGD and the optimizer: read when they mean something, refused (file, key, what was
-// expected) where they would change nothing or PyTorch would refuse them.
+// The keys of DDP's options, PowerSGD and the optimizer: read when they mean something, a warning of the result where
+// they change nothing (the key, its line and why), refused (file, key, what was expected) where PyTorch would refuse
+// them.
 #include <string>
 
 #include <gmock/gmock.h>
@@ -10,6 +11,7 @@
 namespace stepsim {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 const std::string kBase = "stepsim: 1\nmodel: {layers: 2, hidden: 256, heads: 4}\ncluster: {gpus_per_node: 2}\n";
@@ -27,9 +29,11 @@ TEST(DdpOptionKeys, ReadWhenMeaningful) {
     EXPECT_EQ(sc.training.optimizer, Optimizer::adam);
 }
 
-TEST(DdpOptionKeys, PowerSgdKeysNeedTheHook) {
-    EXPECT_THAT(errorOf(kBase + "ddp: {powersgd_rank: 2}\n"),
-                HasSubstr("ddp.powersgd_rank: a PowerSGD setting without ddp.comm_hook: powersgd changes nothing"));
+TEST(DdpOptionKeys, PowerSgdKeysWithoutTheHookHaveNoEffect) {
+    const Scenario sc = parseScenario(kBase + "ddp: {powersgd_rank: 2}\n", "x.yaml");
+    EXPECT_THAT(sc.warnings, ElementsAre("key ddp.powersgd_rank (x.yaml:4) has no effect with ddp.comm_hook: none "
+                                         "(PowerSGD's settings apply to comm_hook: powersgd)"));
+    EXPECT_EQ(sc.ddp.powersgd_rank, DdpSpec{}.powersgd_rank);  // run as without it
 }
 
 TEST(DdpOptionKeys, PowerSgdRefusesWhatPyTorchRefuses) {
@@ -40,18 +44,21 @@ TEST(DdpOptionKeys, PowerSgdRefusesWhatPyTorchRefuses) {
 }
 
 TEST(DdpOptionKeys, MomentumIsSgds) {
-    EXPECT_THAT(errorOf(kBase + "training: {sgd_momentum: 0.9}\n"), HasSubstr("expected training.optimizer: sgd"));
+    EXPECT_THAT(warningsOf(kBase + "training: {sgd_momentum: 0.9}\n"),
+                ElementsAre(HasSubstr("key training.sgd_momentum (x.yaml:4) has no effect with training.optimizer: adamw")));
     EXPECT_THAT(errorOf(kBase + "training: {optimizer: sgd, sgd_momentum: 1.5}\n"), HasSubstr("0 <= momentum < 1"));
 }
 
-TEST(DdpOptionKeys, DdpOptionsRefusedWithoutDdp) {
-    EXPECT_THAT(errorOf(kBase + "parallel: {data: fsdp2}\nddp: {find_unused_parameters: true}\n"),
-                HasSubstr("ddp.find_unused_parameters: a DDP setting applies to parallel.data: ddp only; with fsdp2"));
+TEST(DdpOptionKeys, DdpOptionsWithoutDdpHaveNoEffect) {
+    EXPECT_THAT(warningsOf(kBase + "parallel: {data: fsdp2}\nddp: {find_unused_parameters: true}\n"),
+                ElementsAre("key ddp.find_unused_parameters (x.yaml:5) has no effect with parallel.data: fsdp2 (DDP's "
+                            "settings apply to parallel.data: ddp)"));
     EXPECT_THAT(errorOf(kBase + "ddp: {duplicate_gradients: -1}\n"), HasSubstr("ddp.duplicate_gradients: expected 0"));
 }
 
-// A strategy's own section (ddp, fsdp, zero) set away from its defaults under another strategy: refused at the key's
-// line (or naming its --set), saying which strategies read it. At its defaults it is accepted.
+// A strategy's own section (ddp, fsdp, zero) set away from its defaults under another strategy: a warning naming the
+// key's line (or its --set) and the strategies that read it; the key is back at its default. At its defaults, no
+// warning.
 struct StrategyKeyCase {
     const char* data;     // parallel.data
     const char* section;
@@ -62,34 +69,39 @@ struct StrategyKeyCase {
 
 class StrategyKeyUnderAnotherStrategy : public ::testing::TestWithParam<StrategyKeyCase> {};
 
-TEST_P(StrategyKeyUnderAnotherStrategy, IsRefusedAtItsLine) {
+TEST_P(StrategyKeyUnderAnotherStrategy, HasNoEffectAndSaysWhere) {
     const StrategyKeyCase c = GetParam();
     const std::string head = kBase + "parallel: {data: " + c.data + "}\n" + c.section + ":\n";
     const std::string path = std::string(c.section) + "." + c.key;
-    const std::string msg = errorOf(head + "  " + c.key + ": " + c.value + "\n");
-    EXPECT_THAT(msg, ::testing::StartsWith("x.yaml:6: " + path + ": ")) << msg;
-    EXPECT_THAT(msg, HasSubstr(c.reads)) << msg;
-    EXPECT_THAT(msg, HasSubstr(c.data)) << msg;
-    const std::string set = errorOf(kBase + "parallel: {data: " + c.data + "}\n", {path + "=" + c.value});
-    EXPECT_THAT(set, HasSubstr("--set " + path)) << set;
-    EXPECT_THAT(set, HasSubstr(c.reads)) << set;
+    const std::vector<std::string> file = warningsOf(head + "  " + c.key + ": " + c.value + "\n");
+    ASSERT_EQ(file.size(), 1u);
+    EXPECT_THAT(file[0], ::testing::StartsWith("key " + path + " (x.yaml:6) has no effect with parallel.data: " +
+                                               c.data));
+    EXPECT_THAT(file[0], HasSubstr(c.reads));
+    const std::vector<std::string> set = warningsOf(kBase + "parallel: {data: " + c.data + "}\n", {path + "=" + c.value});
+    ASSERT_EQ(set.size(), 1u);
+    EXPECT_THAT(set[0], HasSubstr("(--set " + path + ")"));
+    // The run is the one without it.
+    const Scenario with = parseScenario(head + "  " + c.key + ": " + c.value + "\n", "x.yaml");
+    const Scenario without = parseScenario(kBase + "parallel: {data: " + std::string(c.data) + "}\n", "x.yaml");
+    EXPECT_EQ(scenarioSettings(with), scenarioSettings(without));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     DdpOptionKeys, StrategyKeyUnderAnotherStrategy,
-    ::testing::Values(StrategyKeyCase{"fsdp2", "ddp", "bucket_cap_mb", "100", "parallel.data: ddp only"},
-                      StrategyKeyCase{"fsdp2", "ddp", "first_bucket_mb", "2", "parallel.data: ddp only"},
-                      StrategyKeyCase{"zero2", "ddp", "gradient_as_bucket_view", "true", "parallel.data: ddp only"},
-                      StrategyKeyCase{"fsdp1", "ddp", "static_graph", "true", "parallel.data: ddp only"},
-                      StrategyKeyCase{"fsdp2", "ddp", "comm_hook", "fp16_compress", "parallel.data: ddp only"},
-                      StrategyKeyCase{"fsdp2", "ddp", "duplicate_gradients", "4", "parallel.data: ddp only"},
-                      StrategyKeyCase{"ddp", "fsdp", "reshard_after_forward", "false", "fsdp1, fsdp2 or hsdp"},
-                      StrategyKeyCase{"ddp", "fsdp", "backward_prefetch", "post", "fsdp1, fsdp2 or hsdp"},
-                      StrategyKeyCase{"zero3", "fsdp", "forward_prefetch", "true", "fsdp1, fsdp2 or hsdp"},
-                      StrategyKeyCase{"ddp", "fsdp", "limit_all_gathers", "false", "fsdp1, fsdp2 or hsdp"},
-                      StrategyKeyCase{"ddp", "zero", "reduce_bucket_size", "1000", "zero1, zero2 or zero3"},
-                      StrategyKeyCase{"fsdp2", "zero", "overlap_comm", "false", "zero1, zero2 or zero3"},
-                      StrategyKeyCase{"zero2", "zero", "stage3_prefetch_bucket_size", "1000", "parallel.data: zero3"}));
+    ::testing::Values(StrategyKeyCase{"fsdp2", "ddp", "bucket_cap_mb", "100", "parallel.data: ddp"},
+                      StrategyKeyCase{"fsdp2", "ddp", "first_bucket_mb", "2", "parallel.data: ddp"},
+                      StrategyKeyCase{"zero2", "ddp", "gradient_as_bucket_view", "true", "parallel.data: ddp"},
+                      StrategyKeyCase{"fsdp1", "ddp", "static_graph", "true", "parallel.data: ddp"},
+                      StrategyKeyCase{"fsdp2", "ddp", "comm_hook", "fp16_compress", "parallel.data: ddp"},
+                      StrategyKeyCase{"fsdp2", "ddp", "duplicate_gradients", "4", "parallel.data: ddp"},
+                      StrategyKeyCase{"ddp", "fsdp", "reshard_after_forward", "false", "fsdp1, fsdp2 and hsdp"},
+                      StrategyKeyCase{"ddp", "fsdp", "backward_prefetch", "post", "fsdp1, fsdp2 and hsdp"},
+                      StrategyKeyCase{"zero3", "fsdp", "forward_prefetch", "true", "fsdp1, fsdp2 and hsdp"},
+                      StrategyKeyCase{"ddp", "fsdp", "limit_all_gathers", "false", "fsdp1, fsdp2 and hsdp"},
+                      StrategyKeyCase{"ddp", "zero", "reduce_bucket_size", "1000", "zero1, zero2 and zero3"},
+                      StrategyKeyCase{"fsdp2", "zero", "overlap_comm", "false", "zero1, zero2 and zero3"},
+                      StrategyKeyCase{"zero2", "zero", "stage3_prefetch_bucket_size", "1000", "stage3_* keys to zero3"}));
 
 TEST(DdpOptionKeys, StrategySectionsAtTheirDefaultsAreAccepted) {
     EXPECT_EQ(errorOf(kBase + "parallel: {data: fsdp2}\nddp: {bucket_cap_mb: 25, gradient_as_bucket_view: false}\n"), "");

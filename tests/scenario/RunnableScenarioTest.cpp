@@ -15,6 +15,7 @@
 namespace stepsim {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -98,16 +99,16 @@ INSTANTIATE_TEST_SUITE_P(
     RunnableScenario, UnmodelledKey,
     ::testing::Values(std::tuple{"nccl", "algo", "collnet"}));
 
-// FP8 settings that cannot act are errors naming the key: a recipe or an FP8 all-gather with FP8 off, an FP8
-// all-gather or S5's synchronizing conversion without FSDP2, an FP8 all-gather of rowwise-scaled weights (torchao
-// gathers tensorwise ones only), FP8 beside fp16 autocast or under torch.compile (not modelled).
-TEST(RunnableScenario, Fp8SettingsThatCannotActAreRefused) {
-    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "fp8: {recipe: rowwise}\n"),
-                HasSubstr("fp8.recipe: an fp8 setting with FP8 training off"));
-    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "fp8: {enabled: true, fp8_all_gather: true}\n"),
-                HasSubstr("fp8.fp8_all_gather: expected parallel.data: fsdp2"));
-    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "fp8: {enabled: true, sync_after_all_gather: true}\n"),
-                HasSubstr("fp8.sync_after_all_gather: expected parallel.data: fsdp2"));
+// FP8 settings that cannot act: a recipe or an FP8 all-gather with FP8 off, an FP8 all-gather or S5's synchronizing
+// conversion without FSDP2 have no effect (warnings); an FP8 all-gather of rowwise-scaled weights (torchao gathers
+// tensorwise ones only), FP8 beside fp16 autocast or under torch.compile (not modelled) are errors naming the key.
+TEST(RunnableScenario, Fp8SettingsThatCannotAct) {
+    EXPECT_THAT(warningsOf("stepsim: 1\n" + kModel + "fp8: {recipe: rowwise}\n"),
+                ElementsAre(HasSubstr("key fp8.recipe (x.yaml:3) has no effect with fp8.enabled: false")));
+    EXPECT_THAT(warningsOf("stepsim: 1\n" + kModel + "fp8: {enabled: true, fp8_all_gather: true}\n"),
+                ElementsAre(HasSubstr("key fp8.fp8_all_gather (x.yaml:3) has no effect with parallel.data: ddp")));
+    EXPECT_THAT(warningsOf("stepsim: 1\n" + kModel + "fp8: {enabled: true, sync_after_all_gather: true}\n"),
+                ElementsAre(HasSubstr("key fp8.sync_after_all_gather (x.yaml:3) has no effect with parallel.data: ddp")));
     EXPECT_THAT(errorOf("stepsim: 1\n" + kModel +
                         "parallel: {data: fsdp2}\nfp8: {enabled: true, recipe: rowwise, fp8_all_gather: true}\n"),
                 HasSubstr("fp8.fp8_all_gather: expected fp8.recipe: tensorwise"));
@@ -131,14 +132,14 @@ TEST(RunnableScenario, UnmodelledOverrideNamesTheSet) {
 }
 
 // compile.loss, compile.optimizer and compile.dynamic are modelled (CompileTransform; a profile that did not measure
-// one refuses it when the step is built) but change nothing with compile off: refused.
-TEST(RunnableScenario, CompilePartsNeedCompileEnabled) {
-    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "compile: {optimizer: true}\n"),
-                HasSubstr("compile.optimizer: a compile setting with compile.enabled: false changes nothing"));
-    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "compile: {loss: true}\n"),
-                HasSubstr("compile.loss: a compile setting with compile.enabled: false changes nothing"));
-    EXPECT_THAT(errorOf("stepsim: 1\n" + kModel + "compile: {dynamic: true}\n"),
-                HasSubstr("compile.dynamic: a compile setting with compile.enabled: false changes nothing"));
+// one refuses it when the step is built) but change nothing with compile off: warnings.
+TEST(RunnableScenario, CompilePartsWithoutCompileHaveNoEffect) {
+    EXPECT_THAT(warningsOf("stepsim: 1\n" + kModel + "compile: {optimizer: true}\n"),
+                ElementsAre("key compile.optimizer (x.yaml:3) has no effect with compile.enabled: false"));
+    EXPECT_THAT(warningsOf("stepsim: 1\n" + kModel + "compile: {loss: true}\n"),
+                ElementsAre("key compile.loss (x.yaml:3) has no effect with compile.enabled: false"));
+    EXPECT_THAT(warningsOf("stepsim: 1\n" + kModel + "compile: {dynamic: true}\n"),
+                ElementsAre("key compile.dynamic (x.yaml:3) has no effect with compile.enabled: false"));
     EXPECT_EQ(errorOf("stepsim: 1\n" + kModel + "compile: {enabled: true, optimizer: true, loss: true, dynamic: true}\n"),
               "");
 }

@@ -96,19 +96,20 @@ TEST(UnmodelledCombination, DdpOptionsAndModelVariantsAreRefusedAtTheirLine) {
                 StartsWith("x.yaml:5: model.position_embedding: model.position_embedding with tensor parallelism"));
 }
 
-// ---- settings that would change nothing where they are set: refused at their line ----
+// ---- settings that change nothing where they are set: run, named in the warnings with their line ----
 
 class ChangesNothing : public ::testing::TestWithParam<std::tuple<const char*, const char*, const char*>> {};
 
 // `context` (a line of its own, line 3) sets the scene; the setting is on line 5 under its section on line 4.
-TEST_P(ChangesNothing, IsRefusedAtItsLine) {
+TEST_P(ChangesNothing, IsAWarningNamingItsLine) {
     const auto [context, section_key, value] = GetParam();
     const std::string path = section_key;
     const auto dot = path.find('.');
-    const std::string msg = errorOf("stepsim: 1\nmodel: {layers: 4, hidden: 1024}\n" + std::string(context) + "\n" +
-                                    path.substr(0, dot) + ":\n  " + path.substr(dot + 1) + ": " + value + "\n");
-    EXPECT_THAT(msg, StartsWith("x.yaml:5: " + path + ": ")) << msg;
-    EXPECT_THAT(msg, HasSubstr("this setting would change nothing")) << msg;
+    const std::vector<std::string> w = warningsOf("stepsim: 1\nmodel: {layers: 4, hidden: 1024}\n" +
+                                                  std::string(context) + "\n" + path.substr(0, dot) + ":\n  " +
+                                                  path.substr(dot + 1) + ": " + value + "\n");
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_THAT(w[0], StartsWith("key " + path + " (x.yaml:5) has no effect with ")) << w[0];
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -116,18 +117,35 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(std::tuple{"name: no-checkpoint", "checkpoint.mode", "async"},
                       std::tuple{"name: no-checkpoint", "checkpoint.pinned_staging", "true"},
                       std::tuple{"name: no-checkpoint", "checkpoint.storage_GBps", "5"},
-                      std::tuple{"name: no-workers", "data_loader.prefetch_factor", "4"},
                       std::tuple{"parallel: {data: ddp}", "fsdp.param_dtype", "bf16"},
                       std::tuple{"parallel: {data: ddp}", "fsdp.reduce_dtype", "fp32"}));
 
-TEST(UnmodelledCombination, PinnedStagingOfASynchronousSaveIsRefused) {
-    EXPECT_THAT(errorOf(kHead + "checkpoint: {interval_steps: 1, mode: sync,\n  pinned_staging: true}\n"),
-                StartsWith("x.yaml:4: checkpoint.pinned_staging: a synchronous save (checkpoint.mode: sync) stages "
-                           "nothing"));
+// DataLoader raises on a prefetch_factor without workers: an error, not a key without effect.
+TEST(UnmodelledCombination, APrefetchFactorWithoutWorkersIsRefused) {
+    EXPECT_THAT(errorOf(kHead + "data_loader:\n  prefetch_factor: 4\n"),
+                StartsWith("x.yaml:4: data_loader.prefetch_factor: expected data_loader.num_workers > 0"));
+}
+
+// The documented what-if of scenarios/io/gpt-1p3b-ckpt-2x8xh200.yaml: checkpoints off beside the checkpoint's keys
+// runs, each key named.
+TEST(UnmodelledCombination, CheckpointsOffBesideTheirKeysRun) {
+    const std::vector<std::string> w =
+        warningsOf(kHead + "checkpoint: {interval_steps: 2, mode: async, pinned_staging: true, storage_GBps: 5}\n",
+                   {"checkpoint.interval_steps=0"});
+    ASSERT_EQ(w.size(), 3u);
+    EXPECT_EQ(w[0], "key checkpoint.mode (x.yaml:3) has no effect with checkpoint.interval_steps: 0 (no checkpoint is "
+                    "taken)");
+}
+
+TEST(UnmodelledCombination, PinnedStagingOfASynchronousSaveHasNoEffect) {
+    EXPECT_THAT(warningsOf(kHead + "checkpoint: {interval_steps: 1, mode: sync,\n  pinned_staging: true}\n"),
+                ::testing::ElementsAre("key checkpoint.pinned_staging (x.yaml:4) has no effect with checkpoint.mode: "
+                                       "sync (a synchronous save stages nothing)"));
     EXPECT_EQ(errorOf(kHead + "checkpoint: {interval_steps: 1, mode: async, pinned_staging: true}\n"), "");
 }
 
 TEST(UnmodelledCombination, SettingsWhereTheyActAreRead) {
+    EXPECT_TRUE(warningsOf(kHead + "data_loader: {num_workers: 2, prefetch_factor: 4}\n").empty());
     EXPECT_EQ(errorOf(kHead + "data_loader: {num_workers: 2, prefetch_factor: 4}\n"), "");
     EXPECT_EQ(errorOf(kHead + "checkpoint: {interval_steps: 2, storage_GBps: 5}\n"), "");
     EXPECT_EQ(errorOf(kHead + "ddp: {bucket_cap_mb: 100, comm_hook: bf16_compress}\n"), "");

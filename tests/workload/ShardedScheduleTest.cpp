@@ -453,8 +453,9 @@ TEST(ShardedSchedules, ComparisonScenariosExpandAndTheLargeModelFitsOnlySharded)
     EXPECT_EQ(files, 12);
 }
 
-// The loader: keys of one strategy refused under another, HSDP on one node, ZeRO with 16-bit parameters.
-TEST(ShardedSchedules, LoaderRefusesKeysThatChangeNothing) {
+// The loader: keys of one strategy under another have no effect (a warning naming them, the key at its default); HSDP
+// on one node, ZeRO with 16-bit parameters and reshards to a non-divisor are refused.
+TEST(ShardedSchedules, LoaderWarnsOfKeysThatChangeNothing) {
     const std::string base = "stepsim: 1\nmodel: {layers: 2, hidden: 256, heads: 4}\n";
     auto refused = [&](const std::string& yaml, const std::string& key) {
         try {
@@ -464,13 +465,19 @@ TEST(ShardedSchedules, LoaderRefusesKeysThatChangeNothing) {
             EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
         }
     };
-    refused("parallel: {data: fsdp2}\nzero: {reduce_bucket_size: 1000}\n", "zero.reduce_bucket_size");
-    refused("parallel: {data: zero2}\nzero: {stage3_prefetch_bucket_size: 1000}\n", "zero.stage3_prefetch_bucket_size");
-    refused("parallel: {data: zero3}\nfsdp: {forward_prefetch: true}\n", "fsdp.forward_prefetch");
-    refused("parallel: {data: fsdp2}\nfsdp: {limit_all_gathers: false}\n", "fsdp.limit_all_gathers");
+    auto noEffect = [&](const std::string& yaml, const std::string& key) {
+        const Scenario sc = parseScenario(base + yaml, "x.yaml");
+        ASSERT_EQ(sc.warnings.size(), 1u) << yaml;
+        EXPECT_NE(sc.warnings[0].find("key " + key + " (x.yaml:"), std::string::npos) << sc.warnings[0];
+        EXPECT_NE(sc.warnings[0].find("has no effect"), std::string::npos) << sc.warnings[0];
+    };
+    noEffect("parallel: {data: fsdp2}\nzero: {reduce_bucket_size: 1000}\n", "zero.reduce_bucket_size");
+    noEffect("parallel: {data: zero2}\nzero: {stage3_prefetch_bucket_size: 1000}\n", "zero.stage3_prefetch_bucket_size");
+    noEffect("parallel: {data: zero3}\nfsdp: {forward_prefetch: true}\n", "fsdp.forward_prefetch");
+    noEffect("parallel: {data: fsdp2}\nfsdp: {limit_all_gathers: false}\n", "fsdp.limit_all_gathers");
     refused("parallel: {data: hsdp}\n", "parallel.data");
     refused("parallel: {data: zero1}\ntraining: {param_dtype: bf16}\n", "training.param_dtype");
-    refused("fsdp: {sync_every_micro_batch: false}\n", "fsdp.sync_every_micro_batch");
+    noEffect("fsdp: {sync_every_micro_batch: false}\n", "fsdp.sync_every_micro_batch");
     refused("parallel: {data: fsdp2}\nfsdp: {reshard_after_forward: 3}\n", "fsdp.reshard_after_forward");
     refused("parallel: {data: fsdp1}\nfsdp: {reshard_after_forward: 4}\n", "fsdp.reshard_after_forward");
     const std::string fsdp2 = base + "parallel: {data: fsdp2}\nfsdp: {reshard_after_forward: ";
