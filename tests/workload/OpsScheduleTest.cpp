@@ -299,5 +299,37 @@ TEST(OpsSchedule, TheSyntheticStepRunsEndToEnd) {
     EXPECT_GT(*s.results.peak_memory_gib, 0.0);
 }
 
+// The committed capture of transformers' LlamaForCausalLM (4 layers), with and without its op times.
+TEST(OpsSchedule, ACommittedCaptureRunsWithItsOpTimes) {
+    const auto load = [](const std::string& extra) {
+        return parseScenario("stepsim: 1\ncluster: {gpus_per_node: 1}\nmodel:\n  type: ops\n  ops: hf-llama-4l.ops.json.gz\n" +
+                                 extra + "jitter: {enabled: false}\nsim: {steps: 3}\n",
+                             dataFile("x.yaml"));
+    };
+    const Scenario timed = load("  op_times: hf-llama-4l.op_times.json\n");
+    const OpGraph& g = *timed.model.graph;
+    // Every op that is not a view has a row; each timed one launches the table's kernels, the rest the model's.
+    std::size_t kernels = 0;
+    double device_us = 0;
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        if (g.times[i].measured) kernels += std::size_t(g.times[i].kernels), device_us += g.times[i].device_us;
+        else kernels += opKernels(g, g.ops[i]).size();
+    }
+    const HardwareProfile prof = builtinProfile("h200x2");
+    const Simulation t = simulate(timed, prof);
+    EXPECT_EQ(t.results.kernels_per_step, kernels);
+    // One stream: the step is no shorter than its measured device time.
+    EXPECT_GE(t.results.step_time_ms, device_us * 1e-3);
+    // The memory peak holds at least the resident parameters and optimizer state.
+    double resident = 0;
+    for (const OpStorage& s : g.tensors)
+        if (s.kind == OpTensorKind::param || s.kind == OpTensorKind::optimizer_state) resident += s.bytes;
+    ASSERT_TRUE(t.results.peak_memory_gib);
+    EXPECT_GE(*t.results.peak_memory_gib, resident / (1024.0 * 1024 * 1024));
+    const Simulation m = simulate(load(""), prof);
+    EXPECT_GT(m.results.step_time_ms, 0.0);
+    EXPECT_DOUBLE_EQ(*m.results.peak_memory_gib, *t.results.peak_memory_gib);  // op times change no lifetime
+}
+
 }  // namespace
 }  // namespace stepsim
