@@ -946,7 +946,7 @@ void importModelOps(const YamlReader& r, Scenario& s) {
     try {
         g = readOpGraph(resolve(s.model.ops), has_b ? s.training.micro_batch : 0, has_s ? s.model.seq_len : 0);
     } catch (const InputError& e) {
-        r.fail(has_b || has_s ? (has_b ? "training.micro_batch" : "model.seq_len") : "model.ops", e.what());
+        r.fail("model.ops", e.what());
     }
     if (!s.model.op_times.empty()) {
         try {
@@ -964,7 +964,7 @@ void importModelOps(const YamlReader& r, Scenario& s) {
     else if (g.dtype_policy == "fp32_autocast_fp16") compute = DType::fp16;
     else if (g.dtype_policy != "fp32_autocast_bf16")
         r.fail("model.ops", fmt::format("{}: step.dtype_policy '{}' is not one this stepsim reads (fp32_autocast_bf16, "
-                                        "bf16, fp32)", g.file, g.dtype_policy));
+                                        "fp32_autocast_fp16, bf16, fp32)", g.file, g.dtype_policy));
     const auto same = [&](const char* key, bool differs, const std::string& captured) {
         if (r.present(key) && differs)
             r.fail(key, fmt::format("the op graph {} was captured with {}: the step is the capture's (capture it again "

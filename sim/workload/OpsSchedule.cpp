@@ -1,6 +1,7 @@
 #include "sim/workload/OpsSchedule.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "sim/base/InputError.hpp"
 #include "sim/base/OpsSupport.hpp"
 #include "sim/cost/OpCost.hpp"
+#include "sim/engine/EngineConfig.hpp"
 #include "sim/workload/DdpSchedule.hpp"
 #include "sim/workload/Fsdp2Schedule.hpp"
 #include "sim/workload/OpsMemory.hpp"
@@ -86,6 +88,7 @@ public:
         eager_s_ = l.eager_host.median_us * 1e-6;
         optimizer_s_ = l.optimizer_host_per_tensor_us * 1e-6 * double(g.params.size());
         share_ = sched.optimizerShare();
+        gaps_ = engineConfig(c.cost, false, 0).device_gap_s;
         for (std::size_t i = 0; i < g.ops.size(); ++i)
             if (g.ops[i].phase == Phase::optimizer) optimizer_first_ = std::min(optimizer_first_, i);
     }
@@ -178,10 +181,14 @@ private:
             p_.ops.push_back(op);
         }
         kernels += ops.size();
-        if (opFamily(n) == OpFamily::sync) b_.hostSync(b_.record(kComputeStream));
+        // A .item() of a GPU tensor (the model's kernels: its copy to the host) blocks the host; a host tensor's does not.
+        if (opFamily(n) == OpFamily::sync && !ks.empty()) b_.hostSync(b_.record(kComputeStream));
     }
 
-    // The table's kernels and time for op i: its device time over its kernels, its host time on the first.
+    // The table's kernels and time for op i: its device time over its kernels, its host time on the first. The time
+    // was taken between CUDA events with the GPU kept busy ahead of the op (calibration/capture/time_ops.py), so it
+    // holds the launch gap before each of its kernels, which the engine adds itself (GpuCompute.hpp): each
+    // kernel's gap is taken off its share (not below zero).
     std::vector<Op> measured(std::size_t i, const std::vector<Op>& model) const {
         const OpTime& t = g_.times[i];
         std::vector<Op> out;
@@ -194,7 +201,8 @@ private:
                 op.phase = g_.ops[i].phase;
                 op.name = p_.intern(g_.ops[i].op);
             }
-            op.work_s = t.device_us * 1e-6 * share / t.kernels;
+            const double gap = op.gap_s > 0 ? double(op.gap_s) : gaps_[std::size_t(op.cls)];
+            op.work_s = std::max(0.0, t.device_us * 1e-6 * share / t.kernels - gap);
             op.host_s = k == 0 ? t.host_us * 1e-6 : 0.0;
             if (k > 0) op.flops = 0;
             out.push_back(op);
@@ -213,6 +221,7 @@ private:
     OpSpans spans_;
     std::vector<std::vector<std::size_t>> ready_after_;
     double eager_s_ = 0, optimizer_s_ = 0, share_ = 1;
+    std::array<double, kKernelClasses> gaps_{};  // the engine's launch gap before a kernel of each class
     std::size_t optimizer_first_ = npos;
 };
 

@@ -7,7 +7,8 @@
 //     time once before its first op (launch.optimizer_host_per_tensor_us per parameter tensor); a .item() blocks the
 //     host until the compute stream reaches it;
 //   with model.op_times each op's measured kernels and device time (split evenly over its kernels, in the class of
-//     the model's first kernel) and its measured host time replace the model's;
+//     the model's first kernel, less the launch gap the engine adds before each) and its measured host time replace
+//     the model's;
 //   DDP (parallel.data: ddp, DdpSchedule.hpp): each parameter's gradient is ready after its grad_ready_op; buckets
 //     in the gradient-ready order with bucket_cap_mb and the first bucket's size as the reducer rebuilds them (the
 //     first step one bucket), each all-reduced on the NCCL stream once its last gradient is ready; at one GPU none,
