@@ -72,7 +72,7 @@ struct OpStorage {
 struct OpNode {
     std::string op, overload;  // "aten::addmm", "default"
     Phase phase = Phase::forward;
-    int module = -1;           // innermost module, -1: none
+    int module = -1;  // innermost module, -1: none
     std::vector<OpTensorArg> in, out;
     std::map<int, OpScalarArg> args;  // by position in the op's schema
     bool view = false;
@@ -100,7 +100,7 @@ struct OpGraph {
     std::string dtype_policy, optimizer, optimizer_impl, loss, activation_checkpointing;
     long long capture_b = 0, capture_s = 0;  // the capture's symbols (S 0: the model has no sequence, a ViT)
     bool scaled = false;
-    long long b = 0, s = 0;                  // the symbols the dimensions were evaluated at
+    long long b = 0, s = 0;  // the symbols the dimensions were evaluated at
     std::vector<OpModule> modules;
     std::vector<OpParam> params;
     std::vector<OpStorage> tensors;

@@ -14,7 +14,8 @@ namespace stepsim {
 inline std::optional<std::pair<std::string, std::string>> opsUnsupported(const Scenario& sc) {
     const auto no = [](const char* key, const std::string& what, const std::string& why = "") {
         return std::optional<std::pair<std::string, std::string>>(std::pair<std::string, std::string>{
-            key, what + " is not modelled over a captured op graph (model.type: ops)" + (why.empty() ? "" : ": " + why)});
+            key,
+            what + " is not modelled over a captured op graph (model.type: ops)" + (why.empty() ? "" : ": " + why)});
     };
     const DataParallel d = sc.parallel.data;
     if (d != DataParallel::ddp && d != DataParallel::fsdp2)
@@ -26,8 +27,9 @@ inline std::optional<std::pair<std::string, std::string>> opsUnsupported(const S
     if (sc.parallel.tp > 1) return no("parallel.tp", "tensor parallelism");
     if (sc.parallel.pp > 1) return no("parallel.pp", "pipeline parallelism");
     if (sc.compile.enabled)
-        return no("compile.enabled", "torch.compile",
-                  "Inductor's fusion of the graph's ops is not modelled yet; the graph is priced as eager PyTorch runs it");
+        return no(
+            "compile.enabled", "torch.compile",
+            "Inductor's fusion of the graph's ops is not modelled yet; the graph is priced as eager PyTorch runs it");
     if (fp8Training(sc))
         return no(sc.fp8.enabled ? "fp8.enabled" : "training.compute_dtype", "FP8 training",
                   "the swap of the Linears' GEMMs for scaled ones with their casts is not modelled yet");

@@ -11,11 +11,30 @@ namespace stepsim {
 namespace {
 
 const std::map<std::string, double>& dtypeSizes() {
-    static const std::map<std::string, double> sizes = {
-        {"float32", 4}, {"float", 4},     {"bfloat16", 2}, {"float16", 2}, {"half", 2},         {"float64", 8},
-        {"double", 8},  {"int64", 8},     {"long", 8},     {"int32", 4},   {"int", 4},          {"int16", 2},
-        {"int8", 1},    {"uint8", 1},     {"bool", 1},     {"complex64", 8}, {"complex128", 16}, {"float8_e4m3fn", 1},
-        {"float8_e5m2", 1}, {"float8_e4m3fnuz", 1}, {"float8_e5m2fnuz", 1}, {"uint16", 2}, {"uint32", 4}, {"uint64", 8}};
+    static const std::map<std::string, double> sizes = {{"float32", 4},
+                                                        {"float", 4},
+                                                        {"bfloat16", 2},
+                                                        {"float16", 2},
+                                                        {"half", 2},
+                                                        {"float64", 8},
+                                                        {"double", 8},
+                                                        {"int64", 8},
+                                                        {"long", 8},
+                                                        {"int32", 4},
+                                                        {"int", 4},
+                                                        {"int16", 2},
+                                                        {"int8", 1},
+                                                        {"uint8", 1},
+                                                        {"bool", 1},
+                                                        {"complex64", 8},
+                                                        {"complex128", 16},
+                                                        {"float8_e4m3fn", 1},
+                                                        {"float8_e5m2", 1},
+                                                        {"float8_e4m3fnuz", 1},
+                                                        {"float8_e5m2fnuz", 1},
+                                                        {"uint16", 2},
+                                                        {"uint32", 4},
+                                                        {"uint64", 8}};
     return sizes;
 }
 
@@ -26,18 +45,24 @@ DType computeDtype(const std::string& d) {
     return DType::bf16;
 }
 
-bool isFloat(const std::string& d) { return d.rfind("float", 0) == 0 || d == "bfloat16" || d == "half" || d == "double"; }
+bool isFloat(const std::string& d) {
+    return d.rfind("float", 0) == 0 || d == "bfloat16" || d == "half" || d == "double";
+}
 
 // The distinct elements a tensor argument touches: a dimension of stride 0 (broadcast) once.
 double distinctBytes(const OpTensorRef& r) {
     double n = 1;
     for (std::size_t i = 0; i < r.shape.size(); ++i)
-        if (r.stride[i] != 0) n *= double(r.shape[i]);
-        else if (r.shape[i] == 0) n = 0;
+        if (r.stride[i] != 0)
+            n *= double(r.shape[i]);
+        else if (r.shape[i] == 0)
+            n = 0;
     return n * dtypeBytes(r.dtype);
 }
 
-double fullBytes(const OpTensorRef& r) { return double(r.numel()) * dtypeBytes(r.dtype); }
+double fullBytes(const OpTensorRef& r) {
+    return double(r.numel()) * dtypeBytes(r.dtype);
+}
 
 bool contiguous(const OpTensorRef& r) {
     long long expect = 1;
@@ -60,7 +85,9 @@ const OpTensorRef* tensor(const std::vector<OpTensorArg>& args, std::size_t i) {
     return i < args.size() && !args[i].items.empty() && !args[i].list ? &args[i].items.front() : nullptr;
 }
 
-std::string bare(const std::string& op) { return op.rfind("aten::", 0) == 0 ? op.substr(6) : op; }
+std::string bare(const std::string& op) {
+    return op.rfind("aten::", 0) == 0 ? op.substr(6) : op;
+}
 
 // In-place ops (a trailing '_') write their first argument; others their outputs.
 double writtenBytes(const OpNode& n) {
@@ -72,16 +99,50 @@ double writtenBytes(const OpNode& n) {
     return w;
 }
 
-double readBytes(const OpNode& n) { return argBytes(n.in); }
+double readBytes(const OpNode& n) {
+    return argBytes(n.in);
+}
 
 const std::set<std::string>& noKernelOps() {
-    static const std::set<std::string> s = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided",
-                                            "resize_", "set_", "detach", "detach_", "alias", "lift_fresh", "_unsafe_view",
-                                            "view", "reshape", "_reshape_alias", "as_strided", "t", "transpose",
-                                            "permute", "expand", "unsqueeze", "squeeze", "slice", "select", "unbind",
-                                            "split", "split_with_sizes", "chunk", "narrow", "diagonal", "view_as",
-                                            "expand_as", "unfold", "_nested_tensor_from_mask_left_aligned",
-                                            "record_stream", "resize_as_", "size", "stride", "sym_size"};
+    static const std::set<std::string> s = {"empty",
+                                            "empty_like",
+                                            "empty_strided",
+                                            "new_empty",
+                                            "new_empty_strided",
+                                            "resize_",
+                                            "set_",
+                                            "detach",
+                                            "detach_",
+                                            "alias",
+                                            "lift_fresh",
+                                            "_unsafe_view",
+                                            "view",
+                                            "reshape",
+                                            "_reshape_alias",
+                                            "as_strided",
+                                            "t",
+                                            "transpose",
+                                            "permute",
+                                            "expand",
+                                            "unsqueeze",
+                                            "squeeze",
+                                            "slice",
+                                            "select",
+                                            "unbind",
+                                            "split",
+                                            "split_with_sizes",
+                                            "chunk",
+                                            "narrow",
+                                            "diagonal",
+                                            "view_as",
+                                            "expand_as",
+                                            "unfold",
+                                            "_nested_tensor_from_mask_left_aligned",
+                                            "record_stream",
+                                            "resize_as_",
+                                            "size",
+                                            "stride",
+                                            "sym_size"};
     return s;
 }
 
@@ -179,8 +240,10 @@ std::vector<OpKernel> gemmKernels(const OpNode& n, const std::string& b) {
     const std::string name = n.op;
     const OpTensorRef* a = nullptr;
     const OpTensorRef* w = nullptr;
-    if (b == "addmm" || b == "baddbmm" || b == "addbmm") a = in(1), w = in(2);
-    else a = in(0), w = in(1);
+    if (b == "addmm" || b == "baddbmm" || b == "addbmm")
+        a = in(1), w = in(2);
+    else
+        a = in(0), w = in(1);
     if (!a || !w) return {};
     const std::string dt = a->dtype;
     if (b == "linear") {
@@ -217,9 +280,11 @@ std::vector<OpKernel> convBackward(const OpNode& n) {
     std::vector<OpKernel> out;
     const std::string dt = go->dtype;
     const long long window = kernel / std::max<long long>(1, w->shape[1]);  // the kernel's spatial size
-    if (mask[0] != 0) out.push_back(gemmKernel(n.op + " (input grad)", x->shape[0] * sin, x->shape[1], w->shape[0] * window, dt));
+    if (mask[0] != 0)
+        out.push_back(gemmKernel(n.op + " (input grad)", x->shape[0] * sin, x->shape[1], w->shape[0] * window, dt));
     if (mask[1] != 0) out.push_back(gemmKernel(n.op + " (weight grad)", w->shape[0], kernel, go->shape[0] * sout, dt));
-    if (mask[2] != 0) out.push_back(mem(n.op + " (bias grad)", distinctBytes(*go), MemKind::bias_grad, computeDtype(dt)));
+    if (mask[2] != 0)
+        out.push_back(mem(n.op + " (bias grad)", distinctBytes(*go), MemKind::bias_grad, computeDtype(dt)));
     return out;
 }
 
@@ -247,11 +312,13 @@ std::vector<OpKernel> attentionKernels(const OpGraph& g, const OpNode& n, const 
     const bool cudnn = b.find("cudnn") != std::string::npos;
     const bool flash = b.find("flash") != std::string::npos;
     if (cudnn) out.push_back(mem(n.op + " (stats memset)", 4 * rows, MemKind::elementwise, a.dtype));
-    if (backward) out.push_back(mem(n.op + " (dO*O preprocess)", 2 * rows * double(D) * e + 4 * rows,
-                                    MemKind::elementwise, a.dtype));
+    if (backward)
+        out.push_back(
+            mem(n.op + " (dO*O preprocess)", 2 * rows * double(D) * e + 4 * rows, MemKind::elementwise, a.dtype));
     out.push_back(a);
     if (backward && (flash || cudnn))
-        out.push_back(mem(n.op + " (dQ accumulator convert)", rows * double(D) * (4 + e), MemKind::elementwise, a.dtype));
+        out.push_back(
+            mem(n.op + " (dQ accumulator convert)", rows * double(D) * (4 + e), MemKind::elementwise, a.dtype));
     return out;
 }
 
@@ -281,7 +348,8 @@ std::vector<OpKernel> foreachKernels(const OpNode& n, const std::string& b, Phas
     const bool fused = b.find("_fused_") == 0;
     const double bytes = readBytes(n) + writtenBytes(n) +
                          (fused ? 2.0 * argBytes({n.in.begin() + std::min<std::size_t>(2, n.in.size()),
-                                                  n.in.begin() + std::min<std::size_t>(4, n.in.size())}) : 0.0);
+                                                  n.in.begin() + std::min<std::size_t>(4, n.in.size())})
+                                : 0.0);
     const double e = dtypeBytes(dt);
     const MemKind kind = fused ? (e == 2 ? MemKind::optimizer_bf16 : MemKind::optimizer)
                                : (e == 2 ? MemKind::optimizer_foreach_bf16 : MemKind::optimizer_foreach);
@@ -292,7 +360,9 @@ std::vector<OpKernel> foreachKernels(const OpNode& n, const std::string& b, Phas
         out.push_back(mem(n.op, bytes / launches, kind, computeDtype(dt), cls));
         out.back().split = launches;
     }
-    if (b == "_foreach_norm") out.push_back(mem(n.op + " (cleanup)", 4.0 * double(numels.size()) * 2, MemKind::elementwise, computeDtype(dt), cls));
+    if (b == "_foreach_norm")
+        out.push_back(
+            mem(n.op + " (cleanup)", 4.0 * double(numels.size()) * 2, MemKind::elementwise, computeDtype(dt), cls));
     return out;
 }
 
@@ -310,20 +380,23 @@ std::vector<OpKernel> normKernels(const OpNode& n, const std::string& b) {
     if (!x) return {};
     const double io = readBytes(n) + writtenBytes(n);
     if (!backward) return {normKernel(n.op, *x, rms ? MemKind::rms_forward : MemKind::norm_forward, io)};
-    std::vector<OpKernel> out = {normKernel(n.op + " (input grad)", *x, rms ? MemKind::rms_backward : MemKind::norm_backward, io)};
+    std::vector<OpKernel> out = {
+        normKernel(n.op + " (input grad)", *x, rms ? MemKind::rms_backward : MemKind::norm_backward, io)};
     std::size_t outs = 0;
     for (const OpTensorArg& a : n.out) outs += a.items.size();
-    if (outs > 1) out.push_back(normKernel(n.op + " (weight grad)", *x, rms ? MemKind::rms_weight_grad : MemKind::norm_weight_grad, io));
+    if (outs > 1)
+        out.push_back(
+            normKernel(n.op + " (weight grad)", *x, rms ? MemKind::rms_weight_grad : MemKind::norm_weight_grad, io));
     return out;
 }
 
 }  // namespace
 
 const char* opFamilyName(OpFamily f) {
-    constexpr const char* names[] = {"view",      "gemm",        "attention", "elementwise", "cast",
-                                     "copy",      "cat_split",   "pad_scatter", "reduction", "index",
-                                     "embedding_backward", "softmax", "loss",  "norm",      "dropout",
-                                     "foreach",   "sync",        "other"};
+    constexpr const char* names[] = {
+        "view",      "gemm",  "attention",          "elementwise", "cast", "copy", "cat_split", "pad_scatter",
+        "reduction", "index", "embedding_backward", "softmax",     "loss", "norm", "dropout",   "foreach",
+        "sync",      "other"};
     return names[static_cast<int>(f)];
 }
 
@@ -335,8 +408,17 @@ double dtypeBytes(const std::string& dtype) {
 OpFamily opFamily(const OpNode& n) {
     const std::string b = bare(n.op);
     if (n.view || noKernelOps().count(b)) return OpFamily::view;
-    static const std::set<std::string> gemm = {"mm", "addmm", "bmm", "baddbmm", "addbmm", "linear", "matmul",
-                                               "convolution", "_convolution", "cudnn_convolution", "convolution_backward"};
+    static const std::set<std::string> gemm = {"mm",
+                                               "addmm",
+                                               "bmm",
+                                               "baddbmm",
+                                               "addbmm",
+                                               "linear",
+                                               "matmul",
+                                               "convolution",
+                                               "_convolution",
+                                               "cudnn_convolution",
+                                               "convolution_backward"};
     if (gemm.count(b)) return OpFamily::gemm;
     if (isSdpa(b)) return OpFamily::attention;
     if (b.find("_foreach_") == 0 || b.find("_fused_adam") == 0 || b.find("_fused_sgd") == 0 ||
@@ -351,21 +433,37 @@ OpFamily opFamily(const OpNode& n) {
         return OpFamily::softmax;
     if (b.find("nll_loss") == 0 || b.find("cross_entropy") == 0) return OpFamily::loss;
     if (b == "embedding_dense_backward") return OpFamily::embedding_backward;
-    static const std::set<std::string> index = {"embedding", "index", "index_select", "gather", "_unsafe_index",
-                                                "index_put_", "index_put", "_index_put_impl_", "index_add_", "index_add",
-                                                "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
-                                                "masked_select", "take"};
+    static const std::set<std::string> index = {
+        "embedding",        "index",         "index_select", "gather",  "_unsafe_index", "index_put_",  "index_put",
+        "_index_put_impl_", "index_add_",    "index_add",    "scatter", "scatter_",      "scatter_add", "scatter_add_",
+        "scatter_reduce",   "masked_select", "take"};
     if (index.count(b)) return OpFamily::index;
-    static const std::set<std::string> cat = {"cat", "stack", "split_with_sizes_copy", "split_copy", "_chunk_cat",
-                                              "unbind_copy", "chunk_cat"};
+    static const std::set<std::string> cat = {
+        "cat", "stack", "split_with_sizes_copy", "split_copy", "_chunk_cat", "unbind_copy", "chunk_cat"};
     if (cat.count(b)) return OpFamily::cat_split;
-    static const std::set<std::string> pad = {"slice_backward", "select_backward", "constant_pad_nd",
+    static const std::set<std::string> pad = {"slice_backward",        "select_backward",     "constant_pad_nd",
                                               "index_select_backward", "as_strided_backward", "diagonal_backward",
-                                              "slice_scatter", "select_scatter"};
+                                              "slice_scatter",         "select_scatter"};
     if (pad.count(b)) return OpFamily::pad_scatter;
-    static const std::set<std::string> red = {"sum", "mean", "amax", "amin", "max", "min", "norm", "linalg_vector_norm",
-                                              "var", "std", "var_mean", "argmax", "argmin", "any", "all", "prod",
-                                              "logsumexp", "cumsum", "_log_softmax_backward"};
+    static const std::set<std::string> red = {"sum",
+                                              "mean",
+                                              "amax",
+                                              "amin",
+                                              "max",
+                                              "min",
+                                              "norm",
+                                              "linalg_vector_norm",
+                                              "var",
+                                              "std",
+                                              "var_mean",
+                                              "argmax",
+                                              "argmin",
+                                              "any",
+                                              "all",
+                                              "prod",
+                                              "logsumexp",
+                                              "cumsum",
+                                              "_log_softmax_backward"};
     if (red.count(b)) return OpFamily::reduction;
     if (b == "_to_copy" || b == "copy_" || b == "clone" || b == "contiguous" || b == "_copy_from" || b == "to" ||
         b == "lift_fresh_copy") {
@@ -374,18 +472,117 @@ OpFamily opFamily(const OpNode& n) {
         if (i && o && i->dtype != o->dtype) return OpFamily::cast;
         return OpFamily::copy;
     }
-    static const std::set<std::string> ew = {
-        "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "neg", "exp", "log", "pow", "rsqrt", "sqrt", "silu",
-        "silu_", "silu_backward", "gelu", "gelu_backward", "tanh", "tanh_backward", "sigmoid", "sigmoid_backward",
-        "relu", "relu_", "threshold_backward", "where", "masked_fill", "masked_fill_", "clamp", "clamp_", "clamp_min",
-        "clamp_max", "fill_", "zero_", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "new_zeros",
-        "new_ones", "new_full", "arange", "scalar_tensor", "reciprocal", "abs", "sign", "sin", "cos", "eq", "ne", "lt",
-        "le", "gt", "ge", "logical_and", "logical_or", "logical_not", "bitwise_and", "bitwise_or", "bitwise_not",
-        "addcmul", "addcmul_", "addcdiv", "addcdiv_", "lerp", "lerp_", "triu", "tril", "erf", "exp_", "mul_", "rsub",
-        "hardtanh", "hardtanh_backward", "leaky_relu", "maximum", "minimum", "floor", "ceil", "round", "remainder",
-        "fmod", "isinf", "isnan", "nan_to_num", "pow_", "sqrt_", "div_", "rand", "rand_like", "randn", "bernoulli_",
-        "uniform_", "normal_", "square", "erfinv", "log1p", "expm1", "softplus", "softplus_backward", "elu",
-        "mish", "mish_backward", "hardswish", "hardswish_backward", "hardsigmoid", "lerp", "_to_dtype"};
+    static const std::set<std::string> ew = {"add",
+                                             "add_",
+                                             "sub",
+                                             "sub_",
+                                             "mul",
+                                             "mul_",
+                                             "div",
+                                             "div_",
+                                             "neg",
+                                             "exp",
+                                             "log",
+                                             "pow",
+                                             "rsqrt",
+                                             "sqrt",
+                                             "silu",
+                                             "silu_",
+                                             "silu_backward",
+                                             "gelu",
+                                             "gelu_backward",
+                                             "tanh",
+                                             "tanh_backward",
+                                             "sigmoid",
+                                             "sigmoid_backward",
+                                             "relu",
+                                             "relu_",
+                                             "threshold_backward",
+                                             "where",
+                                             "masked_fill",
+                                             "masked_fill_",
+                                             "clamp",
+                                             "clamp_",
+                                             "clamp_min",
+                                             "clamp_max",
+                                             "fill_",
+                                             "zero_",
+                                             "zeros",
+                                             "ones",
+                                             "full",
+                                             "zeros_like",
+                                             "ones_like",
+                                             "full_like",
+                                             "new_zeros",
+                                             "new_ones",
+                                             "new_full",
+                                             "arange",
+                                             "scalar_tensor",
+                                             "reciprocal",
+                                             "abs",
+                                             "sign",
+                                             "sin",
+                                             "cos",
+                                             "eq",
+                                             "ne",
+                                             "lt",
+                                             "le",
+                                             "gt",
+                                             "ge",
+                                             "logical_and",
+                                             "logical_or",
+                                             "logical_not",
+                                             "bitwise_and",
+                                             "bitwise_or",
+                                             "bitwise_not",
+                                             "addcmul",
+                                             "addcmul_",
+                                             "addcdiv",
+                                             "addcdiv_",
+                                             "lerp",
+                                             "lerp_",
+                                             "triu",
+                                             "tril",
+                                             "erf",
+                                             "exp_",
+                                             "mul_",
+                                             "rsub",
+                                             "hardtanh",
+                                             "hardtanh_backward",
+                                             "leaky_relu",
+                                             "maximum",
+                                             "minimum",
+                                             "floor",
+                                             "ceil",
+                                             "round",
+                                             "remainder",
+                                             "fmod",
+                                             "isinf",
+                                             "isnan",
+                                             "nan_to_num",
+                                             "pow_",
+                                             "sqrt_",
+                                             "div_",
+                                             "rand",
+                                             "rand_like",
+                                             "randn",
+                                             "bernoulli_",
+                                             "uniform_",
+                                             "normal_",
+                                             "square",
+                                             "erfinv",
+                                             "log1p",
+                                             "expm1",
+                                             "softplus",
+                                             "softplus_backward",
+                                             "elu",
+                                             "mish",
+                                             "mish_backward",
+                                             "hardswish",
+                                             "hardswish_backward",
+                                             "hardsigmoid",
+                                             "lerp",
+                                             "_to_dtype"};
     if (ew.count(b)) return OpFamily::elementwise;
     return OpFamily::other;
 }
@@ -407,12 +604,18 @@ std::vector<OpKernel> opKernels(const OpGraph& g, const OpNode& n) {
     const double rd = readBytes(n), wr = writtenBytes(n);
     const bool fp32 = dtypeBytes(dt) == 4;
     switch (f) {
-        case OpFamily::view: return {};
-        case OpFamily::gemm: return b == "convolution_backward" ? convBackward(n) : gemmKernels(n, b);
-        case OpFamily::attention: return attentionKernels(g, n, b);
-        case OpFamily::foreach: return foreachKernels(n, b, n.phase);
-        case OpFamily::sync: return {mem(n.op + " (copy to host)", 8, MemKind::elementwise, d, KernelClass::copy)};
-        case OpFamily::norm: return normKernels(n, b);
+        case OpFamily::view:
+            return {};
+        case OpFamily::gemm:
+            return b == "convolution_backward" ? convBackward(n) : gemmKernels(n, b);
+        case OpFamily::attention:
+            return attentionKernels(g, n, b);
+        case OpFamily::foreach:
+            return foreachKernels(n, b, n.phase);
+        case OpFamily::sync:
+            return {mem(n.op + " (copy to host)", 8, MemKind::elementwise, d, KernelClass::copy)};
+        case OpFamily::norm:
+            return normKernels(n, b);
         case OpFamily::dropout:
             return {mem(n.op, rd + wr, b.ends_with("_backward") ? MemKind::dropout_backward : MemKind::dropout, d)};
         case OpFamily::softmax: {
@@ -470,8 +673,8 @@ std::vector<OpKernel> opKernels(const OpGraph& g, const OpNode& n) {
         case OpFamily::reduction: {
             // A sum over every dimension but the last into a vector (a Linear's bias gradient): bias_grad's rate.
             const OpTensorRef *x = tensor(n.in, 0), *o = tensor(n.out, 0);
-            const bool bias = b == "sum" && x && o && x->shape.size() >= 2 && o->shape.size() == 1 &&
-                              o->shape[0] == x->shape.back();
+            const bool bias =
+                b == "sum" && x && o && x->shape.size() >= 2 && o->shape.size() == 1 && o->shape[0] == x->shape.back();
             return {mem(n.op, rd + wr, bias ? MemKind::bias_grad : MemKind::elementwise, d)};
         }
         case OpFamily::elementwise: {
@@ -482,9 +685,11 @@ std::vector<OpKernel> opKernels(const OpGraph& g, const OpNode& n) {
             return {mem(n.op, rd + wr, k, d)};
         }
         case OpFamily::pad_scatter:
-            return {mem(n.op + " (fill)", wr, MemKind::elementwise, d), mem(n.op + " (copy into the slice)", 2 * rd, MemKind::elementwise, d)};
+            return {mem(n.op + " (fill)", wr, MemKind::elementwise, d),
+                    mem(n.op + " (copy into the slice)", 2 * rd, MemKind::elementwise, d)};
         case OpFamily::cat_split:
-        case OpFamily::other: return {mem(n.op, rd + wr, MemKind::elementwise, d)};
+        case OpFamily::other:
+            return {mem(n.op, rd + wr, MemKind::elementwise, d)};
     }
     return {};
 }

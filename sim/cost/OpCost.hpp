@@ -11,8 +11,9 @@
 //   attention   SDPA's flash, efficient and cuDNN ops and their backward (math SDPA dispatches as bmm and softmax):
 //               FLOPs 4·B·H·Sq·Sk·D (causal: half), backward 2.5x, by the attention rates at {B·H, Sq, D}; GQA's
 //               fewer KV heads change no FLOPs (they are the query heads'). Kernels: cuDNN a statistics memset
-//               (4·B·H·Sq bytes) then the kernel, and in backward the dO·O preprocess (over 2·B·H·Sq·D elements) and
-//               dQ's fp32 accumulator converted (four: as calibration/capture's launch table counts them on H200);
+//               (4·B·H·Sq bytes) then the kernel, and in backward the dO·O preprocess (over 2·B·H·Sq·D
+//               elements) and dQ's fp32 accumulator converted (four: as calibration/capture's launch table counts
+//               them on H200);
 //               flash forward one, backward three (preprocess, kernel, convert); efficient one forward, two backward
 //               (preprocess, kernel);
 //   memory-bound, priced by bytes read and written (memorySeconds: the profile's rate for the kernel's kind), each
@@ -57,8 +58,24 @@
 namespace stepsim {
 
 enum class OpFamily : std::uint8_t {
-    view, gemm, attention, elementwise, cast, copy, cat_split, pad_scatter, reduction, index, embedding_backward, softmax,
-    loss, norm, dropout, foreach, sync, other
+    view,
+    gemm,
+    attention,
+    elementwise,
+    cast,
+    copy,
+    cat_split,
+    pad_scatter,
+    reduction,
+    index,
+    embedding_backward,
+    softmax,
+    loss,
+    norm,
+    dropout,
+    foreach,
+    sync,
+    other
 };
 inline constexpr std::size_t kOpFamilies = 18;
 const char* opFamilyName(OpFamily f);

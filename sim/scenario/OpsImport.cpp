@@ -40,7 +40,8 @@ std::string sha256Hex(const std::string& bytes) {
 
 // The bytes gunzipped when they are a gzip stream (magic 1f 8b), else as they are.
 std::string gunzip(const std::string& file, const std::string& bytes) {
-    if (bytes.size() < 2 || static_cast<unsigned char>(bytes[0]) != 0x1f || static_cast<unsigned char>(bytes[1]) != 0x8b)
+    if (bytes.size() < 2 || static_cast<unsigned char>(bytes[0]) != 0x1f ||
+        static_cast<unsigned char>(bytes[1]) != 0x8b)
         return bytes;
     z_stream z{};
     if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw inputError(file, 0, "", "cannot start zlib's inflate");
@@ -56,7 +57,8 @@ std::string gunzip(const std::string& file, const std::string& bytes) {
         out.append(buf.data(), buf.size() - z.avail_out);
     }
     inflateEnd(&z);
-    if (rc != Z_STREAM_END) throw inputError(file, 0, "", "cannot read the op graph (a corrupt or truncated gzip stream)");
+    if (rc != Z_STREAM_END)
+        throw inputError(file, 0, "", "cannot read the op graph (a corrupt or truncated gzip stream)");
     return out;
 }
 
@@ -133,14 +135,19 @@ Phase phaseOf(const Fields& f, const std::string& text, const std::string& path)
 }
 
 OpTensorKind kindOf(const Fields& f, const std::string& text, const std::string& path) {
-    static const std::map<std::string, OpTensorKind> kinds = {
-        {"param", OpTensorKind::param},   {"grad", OpTensorKind::grad},       {"optimizer_state", OpTensorKind::optimizer_state},
-        {"activation", OpTensorKind::activation}, {"temp", OpTensorKind::temp}, {"input", OpTensorKind::input},
-        {"buffer", OpTensorKind::buffer}, {"other", OpTensorKind::other}};
+    static const std::map<std::string, OpTensorKind> kinds = {{"param", OpTensorKind::param},
+                                                              {"grad", OpTensorKind::grad},
+                                                              {"optimizer_state", OpTensorKind::optimizer_state},
+                                                              {"activation", OpTensorKind::activation},
+                                                              {"temp", OpTensorKind::temp},
+                                                              {"input", OpTensorKind::input},
+                                                              {"buffer", OpTensorKind::buffer},
+                                                              {"other", OpTensorKind::other}};
     const auto it = kinds.find(text);
     if (it == kinds.end())
         f.fail(path, fmt::format("expected param, grad, optimizer_state, activation, temp, input, buffer or other, "
-                                 "got '{}'", text));
+                                 "got '{}'",
+                                 text));
     return it->second;
 }
 
@@ -152,7 +159,8 @@ OpTensorRef tensorRef(const Fields& f, const json& t, const std::string& path, s
     r.shape = f.dims(t, path, "shape");
     r.stride = f.dims(t, path, "stride");
     if (r.stride.size() != r.shape.size())
-        f.fail(path + ".stride", fmt::format("expected {} strides (one per dimension), got {}", r.shape.size(), r.stride.size()));
+        f.fail(path + ".stride",
+               fmt::format("expected {} strides (one per dimension), got {}", r.shape.size(), r.stride.size()));
     r.dtype = f.str(t, path, "dtype");
     r.offset = f.dim(f.at(t, path, "offset"), path + ".offset");
     return r;
@@ -179,25 +187,32 @@ std::vector<OpTensorArg> tensorArgs(const Fields& f, const json& op, const std::
 
 OpScalarArg scalarArg(const json& v) {
     OpScalarArg a;
-    if (v.is_boolean()) a.kind = OpScalarArg::Kind::boolean, a.number = v.get<bool>() ? 1.0 : 0.0;
-    else if (v.is_number()) a.kind = OpScalarArg::Kind::number, a.number = v.get<double>();
-    else if (v.is_string()) a.kind = OpScalarArg::Kind::string, a.text = v.get<std::string>();
+    if (v.is_boolean())
+        a.kind = OpScalarArg::Kind::boolean, a.number = v.get<bool>() ? 1.0 : 0.0;
+    else if (v.is_number())
+        a.kind = OpScalarArg::Kind::number, a.number = v.get<double>();
+    else if (v.is_string())
+        a.kind = OpScalarArg::Kind::string, a.text = v.get<std::string>();
     else if (v.is_array()) {
         a.kind = OpScalarArg::Kind::list;
         for (const json& x : v)
-            if (x.is_number()) a.list.push_back(x.get<double>());
-            else if (x.is_boolean()) a.list.push_back(x.get<bool>() ? 1.0 : 0.0);
+            if (x.is_number())
+                a.list.push_back(x.get<double>());
+            else if (x.is_boolean())
+                a.list.push_back(x.get<bool>() ? 1.0 : 0.0);
     }
     return a;
 }
 
-std::vector<int> indexList(const Fields& f, const json& op, const std::string& path, const char* key, std::size_t storages) {
+std::vector<int> indexList(const Fields& f, const json& op, const std::string& path, const char* key,
+                           std::size_t storages) {
     const json& a = f.array(op, path, key);
     std::vector<int> out;
     for (std::size_t i = 0; i < a.size(); ++i) {
         const long long t = f.integer(a[i], fmt::format("{}.{}[{}]", path, key, i));
         if (t < 0 || std::size_t(t) >= storages)
-            f.fail(fmt::format("{}.{}[{}]", path, key, i), fmt::format("expected a storage index below {}, got {}", storages, t));
+            f.fail(fmt::format("{}.{}[{}]", path, key, i),
+                   fmt::format("expected a storage index below {}, got {}", storages, t));
         out.push_back(int(t));
     }
     return out;
@@ -244,7 +259,8 @@ void readHeader(const Fields& f, const json& root, OpGraph& g) {
     g.device_name = f.str(f.at(root, "", "device"), "device", "name");
     const json& model = f.at(root, "", "model");
     g.source = f.str(model, "model", "source");
-    if (const auto it = model.find("parameters"); it != model.end() && it->is_number()) g.model_parameters = it->get<double>();
+    if (const auto it = model.find("parameters"); it != model.end() && it->is_number())
+        g.model_parameters = it->get<double>();
     const json& step = f.at(root, "", "step");
     g.dtype_policy = f.str(step, "step", "dtype_policy");
     g.optimizer = f.str(step, "step", "optimizer");
@@ -265,8 +281,10 @@ namespace {
 // One term k*B^a*S^b (factors an integer, B, S, B^n or S^n joined by *).
 long long evalMonomial(const std::string& term, const std::string& text, long long b, long long s) {
     const auto bad = [&] {
-        return std::invalid_argument(fmt::format("expected a sum of monomials k*B^a*S^b (factors an integer, B, S, B^n "
-                                                 "or S^n joined by *, terms by + or -), got '{}'", text));
+        return std::invalid_argument(
+            fmt::format("expected a sum of monomials k*B^a*S^b (factors an integer, B, S, B^n "
+                        "or S^n joined by *, terms by + or -), got '{}'",
+                        text));
     };
     if (term.empty()) throw bad();
     long long v = 1;
@@ -278,7 +296,8 @@ long long evalMonomial(const std::string& term, const std::string& text, long lo
         if (factor[0] == 'B' || factor[0] == 'S') {
             long long e = 1;
             if (factor.size() > 1) {
-                if (factor[1] != '^' || factor.size() < 3 || factor.find_first_not_of("0123456789", 2) != std::string::npos)
+                if (factor[1] != '^' || factor.size() < 3 ||
+                    factor.find_first_not_of("0123456789", 2) != std::string::npos)
                     throw bad();
                 e = std::stoll(factor.substr(2));
             }
@@ -325,8 +344,10 @@ OpGraph readOpGraph(const std::string& file, long long b, long long s) {
     g.b = b > 0 ? b : g.capture_b;
     g.s = s > 0 ? s : g.capture_s;
     if (g.capture_s == 0 && s > 0)
-        throw inputError(file, 0, "symbols", fmt::format("the capture has no sequence dimension (symbols has no S): "
-                                                         "a sequence length ({}) does not apply", s));
+        throw inputError(file, 0, "symbols",
+                         fmt::format("the capture has no sequence dimension (symbols has no S): "
+                                     "a sequence length ({}) does not apply",
+                                     s));
     if (!g.scaled && (g.b != g.capture_b || g.s != g.capture_s))
         throw inputError(file, 0, "scaled",
                          fmt::format("the capture is not scaled (one capture, no dimension marked as B or S): it runs "
@@ -336,8 +357,8 @@ OpGraph readOpGraph(const std::string& file, long long b, long long s) {
     const json& modules = f.array(root, "", "modules");
     for (std::size_t i = 0; i < modules.size(); ++i) {
         const std::string p = fmt::format("modules[{}]", i);
-        g.modules.push_back({f.str(modules[i], p, "path"), f.str(modules[i], p, "class"),
-                             int(f.indexOrNull(modules[i], p, "parent"))});
+        g.modules.push_back(
+            {f.str(modules[i], p, "path"), f.str(modules[i], p, "class"), int(f.indexOrNull(modules[i], p, "parent"))});
     }
     const json& tensors = f.array(root, "", "tensors");
     for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -382,12 +403,14 @@ void readOpTimes(OpGraph& g, const std::string& file) {
     if (f.str(root, "", "format") != "stepsim.op_times")
         f.fail("format", fmt::format("expected \"stepsim.op_times\", got \"{}\"", f.str(root, "", "format")));
     const long long version = f.integer(f.at(root, "", "version"), "version");
-    if (version != 1) f.fail("version", fmt::format("this stepsim reads op times version 1, the file is version {}", version));
+    if (version != 1)
+        f.fail("version", fmt::format("this stepsim reads op times version 1, the file is version {}", version));
     const std::string sha = f.str(root, "", "capture_sha256");
     if (sha != g.sha256)
-        f.fail("capture_sha256", fmt::format("the table was timed for another capture ({}) than model.ops {} ({}): time "
-                                             "this capture (stepsim calibrate --ops {})",
-                                             sha, g.file, g.sha256, g.file));
+        f.fail("capture_sha256",
+               fmt::format("the table was timed for another capture ({}) than model.ops {} ({}): time "
+                           "this capture (stepsim calibrate --ops {})",
+                           sha, g.file, g.sha256, g.file));
     const json& sym = f.at(root, "", "symbols");
     const long long b = f.integer(f.at(sym, "symbols", "B"), "symbols.B");
     const auto sit = sym.find("S");
@@ -414,20 +437,23 @@ void readOpTimes(OpGraph& g, const std::string& file) {
         listed[std::size_t(k)] = true;
         if (untimed) continue;
         t = {true, int(ops[i][1].get<long long>()), ops[i][2].get<double>(), ops[i][3].get<double>()};
-        if (t.kernels < 0 || t.device_us < 0 || t.host_us < 0) f.fail(p, "expected kernels and times >= 0, got " + ops[i].dump());
+        if (t.kernels < 0 || t.device_us < 0 || t.host_us < 0)
+            f.fail(p, "expected kernels and times >= 0, got " + ops[i].dump());
     }
     for (std::size_t i = 0; i < g.ops.size(); ++i)
         if (!g.ops[i].view && !listed[i])
-            f.fail("ops", fmt::format("op {} ({}) is not a view and has no row: the table must time every op", i, g.ops[i].op));
+            f.fail("ops", fmt::format("op {} ({}) is not a view and has no row: the table must time every op", i,
+                                      g.ops[i].op));
     g.times_file = file;
 }
 
 std::string opsSummary(const OpGraph& g, const HardwareProfile* profile, const NcclSpec& nccl) {
-    std::string out = fmt::format("# op graph {}: {} (torch {}, captured on {}), {} ops, {} parameters, B = {}, S = {} "
-                                  "(captured at B = {}, S = {}{}); step: {}, {} {}, activation checkpointing {}\n",
-                                  g.file, g.source, g.torch, g.device_name, g.ops.size(), g.params.size(), g.b, g.s,
-                                  g.capture_b, g.capture_s, g.scaled ? ", scaled" : ", not scaled", g.dtype_policy,
-                                  g.optimizer, g.optimizer_impl, g.activation_checkpointing);
+    std::string out = fmt::format(
+        "# op graph {}: {} (torch {}, captured on {}), {} ops, {} parameters, B = {}, S = {} "
+        "(captured at B = {}, S = {}{}); step: {}, {} {}, activation checkpointing {}\n",
+        g.file, g.source, g.torch, g.device_name, g.ops.size(), g.params.size(), g.b, g.s, g.capture_b, g.capture_s,
+        g.scaled ? ", scaled" : ", not scaled", g.dtype_policy, g.optimizer, g.optimizer_impl,
+        g.activation_checkpointing);
     if (!g.times.empty()) out += fmt::format("# kernels and device times measured: {}\n", g.times_file);
     if (!profile) return out + "# (the profile does not resolve: no times)\n";
     const CostModel cost(*profile, nccl, false);
@@ -440,7 +466,8 @@ std::string opsSummary(const OpGraph& g, const HardwareProfile* profile, const N
         if (t.ops == 0) continue;
         out += fmt::format("#   {:<19} {:>7} {:>8} {:>11.3f} {:>11.1f} {:>10.3f}\n", opFamilyName(OpFamily(f)), t.ops,
                            t.kernels, t.bytes * 1e-9, t.flops * 1e-9, t.seconds * 1e3);
-        all.ops += t.ops, all.kernels += t.kernels, all.bytes += t.bytes, all.flops += t.flops, all.seconds += t.seconds;
+        all.ops += t.ops, all.kernels += t.kernels, all.bytes += t.bytes, all.flops += t.flops,
+            all.seconds += t.seconds;
     }
     out += fmt::format("#   {:<19} {:>7} {:>8} {:>11.3f} {:>11.1f} {:>10.3f}\n", "total", all.ops, all.kernels,
                        all.bytes * 1e-9, all.flops * 1e-9, all.seconds * 1e3);

@@ -37,14 +37,17 @@ MemoryEstimate opsMemoryPeak(const OpGraph& g, const ParallelMemory& par) {
     Phase best_phase = Phase::forward;
     for (const OpNode& n : g.ops) {
         for (int t : n.alloc)
-            if (!alive[std::size_t(t)]) alive[std::size_t(t)] = true, live[kindIndex(g.tensors[std::size_t(t)].kind)] += bytesOf(std::size_t(t));
+            if (!alive[std::size_t(t)])
+                alive[std::size_t(t)] = true,
+                live[kindIndex(g.tensors[std::size_t(t)].kind)] += bytesOf(std::size_t(t));
         const double gathered = par.gathered_root + (n.phase == Phase::optimizer ? 0.0 : par.gathered_units);
         double total = gathered;
         for (double v : live) total += v;
         if (total > best_total) best_total = total, best = live, best_phase = n.phase, best_gathered = gathered;
         for (int t : n.free)
             if (alive[std::size_t(t)] && !resident(std::size_t(t)))
-                alive[std::size_t(t)] = false, live[kindIndex(g.tensors[std::size_t(t)].kind)] -= bytesOf(std::size_t(t));
+                alive[std::size_t(t)] = false,
+                live[kindIndex(g.tensors[std::size_t(t)].kind)] -= bytesOf(std::size_t(t));
     }
     MemoryEstimate m;
     m.grads = best[kindIndex(OpTensorKind::grad)];

@@ -20,10 +20,10 @@ namespace stepsim {
 double allocatorBytes(double bytes);
 
 struct ParallelMemory {
-    double shard = 1.0;          // the share of params, grads and optimizer state a rank holds (FSDP2: 1/N)
-    double buckets = 0.0;        // resident communication buffers (DDP's buckets)
-    double gathered_root = 0.0;  // FSDP2: the root's unsharded parameters
-    double gathered_units = 0.0; // FSDP2: the units gathered at once in forward and backward
+    double shard = 1.0;           // the share of params, grads and optimizer state a rank holds (FSDP2: 1/N)
+    double buckets = 0.0;         // resident communication buffers (DDP's buckets)
+    double gathered_root = 0.0;   // FSDP2: the root's unsharded parameters
+    double gathered_units = 0.0;  // FSDP2: the units gathered at once in forward and backward
 };
 
 MemoryEstimate opsMemoryPeak(const OpGraph& g, const ParallelMemory& par = {});

@@ -110,8 +110,8 @@ public:
         b_.stepEnd();
     }
 
-    double flops = 0.0;           // model FLOPs of a step (recomputed ops not counted)
-    std::size_t kernels = 0;      // kernels a step launches
+    double flops = 0.0;                  // model FLOPs of a step (recomputed ops not counted)
+    std::size_t kernels = 0;             // kernels a step launches
     std::map<std::string, int> unknown;  // ops priced as elementwise for want of a family
 
 private:
@@ -181,7 +181,8 @@ private:
             p_.ops.push_back(op);
         }
         kernels += ops.size();
-        // A .item() of a GPU tensor (the model's kernels: its copy to the host) blocks the host; a host tensor's does not.
+        // A .item() of a GPU tensor (the model's kernels: its copy to the host) blocks the host; a host tensor's
+        // does not.
         if (opFamily(n) == OpFamily::sync && !ks.empty()) b_.hostSync(b_.record(kComputeStream));
     }
 
@@ -239,8 +240,10 @@ ParallelMemory parallelMemory(const Scenario& sc, const OpGraph& g, const StepCo
     const double ge = elementBytes(fsdpGatherDtype(sc));
     std::vector<double> unit(units->modules.size(), 0.0);
     for (std::size_t i = 0; i < g.params.size(); ++i)
-        if (units->param_unit[i] >= 0) unit[std::size_t(units->param_unit[i])] += double(g.params[i].numel()) * ge;
-        else m.gathered_root += double(g.params[i].numel()) * ge;
+        if (units->param_unit[i] >= 0)
+            unit[std::size_t(units->param_unit[i])] += double(g.params[i].numel()) * ge;
+        else
+            m.gathered_root += double(g.params[i].numel()) * ge;
     std::sort(unit.rbegin(), unit.rend());
     if (sc.fsdp.reshard_after_forward)
         m.gathered_units = unit[0] + (unit.size() > 1 ? unit[1] : 0.0);
@@ -301,18 +304,20 @@ Expansion expandOps(const Scenario& sc, const CostModel& cost) {
     w.programs.assign(std::size_t(world), prog);
     for (int r = 0; r < world && !sched->rankGroups(0).empty(); ++r) {
         const std::vector<int> slots = sched->rankGroups(r);
-        for (CollectiveCall& call : w.programs[std::size_t(r)].collectives) call.group = slots.at(std::size_t(call.group));
+        for (CollectiveCall& call : w.programs[std::size_t(r)].collectives)
+            call.group = slots.at(std::size_t(call.group));
     }
     out.memory = opsMemoryPeak(g, parallelMemory(sc, g, c, units ? &*units : nullptr, ddp_one));
 
-    out.warnings.push_back(fmt::format("model from the op graph {} ({}, torch {}, captured on {}; {} ops, {} kernels a "
-                                       "step{})",
-                                       g.file, g.source, g.torch, g.device_name, g.ops.size(),
-                                       op.kernels / std::size_t(std::max(1, sc.sim.steps)),
-                                       g.times.empty() ? "" : fmt::format("; kernels and times measured: {}", g.times_file)));
+    out.warnings.push_back(fmt::format(
+        "model from the op graph {} ({}, torch {}, captured on {}; {} ops, {} kernels a "
+        "step{})",
+        g.file, g.source, g.torch, g.device_name, g.ops.size(), op.kernels / std::size_t(std::max(1, sc.sim.steps)),
+        g.times.empty() ? "" : fmt::format("; kernels and times measured: {}", g.times_file)));
     if (!op.unknown.empty()) {
         std::string list;
-        for (const auto& [name, count] : op.unknown) list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", name, count / std::max(1, sc.sim.steps));
+        for (const auto& [name, count] : op.unknown)
+            list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", name, count / std::max(1, sc.sim.steps));
         out.warnings.push_back("ops of no known family, priced as one elementwise kernel over their bytes: " + list);
     }
     if (c.out_of_domain > 0)

@@ -104,7 +104,8 @@ OpUnits findOpUnits(const OpGraph& g, const std::string& units, const std::strin
         out.param_unit.push_back(u >= 0 && index.count(u) ? index[u] : -1);
     }
     if (out.modules.empty())
-        throw inputError(source, 0, "fsdp.units", fmt::format("the units chosen ({}) run no forward op in {}", out.rule, g.file));
+        throw inputError(source, 0, "fsdp.units",
+                         fmt::format("the units chosen ({}) run no forward op in {}", out.rule, g.file));
     return out;
 }
 

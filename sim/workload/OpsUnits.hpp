@@ -18,9 +18,9 @@
 namespace stepsim {
 
 struct OpUnits {
-    std::vector<int> modules;   // each unit's module, in forward order
-    std::string rule;           // how they were chosen (for warnings and explain)
-    std::vector<int> op_unit;   // per op: its unit, -1 the root
+    std::vector<int> modules;     // each unit's module, in forward order
+    std::string rule;             // how they were chosen (for warnings and explain)
+    std::vector<int> op_unit;     // per op: its unit, -1 the root
     std::vector<int> param_unit;  // per parameter
 };
 

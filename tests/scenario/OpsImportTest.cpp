@@ -135,7 +135,8 @@ TEST(OpsImport, OpTimesMustNameTheCaptureAndItsSymbols) {
         }
         return std::string();
     };
-    EXPECT_THAT(error(timesTable(g, std::string(64, '0'), 2, 8)), HasSubstr("capture_sha256: the table was timed for another capture"));
+    EXPECT_THAT(error(timesTable(g, std::string(64, '0'), 2, 8)),
+                HasSubstr("capture_sha256: the table was timed for another capture"));
     EXPECT_THAT(error(timesTable(g, g.sha256, 4, 8)), HasSubstr("symbols: the table was timed at B = 4, S = 8"));
     EXPECT_THAT(error(R"({"format": "stepsim.op_times", "version": 1, "capture_sha256": ")" + g.sha256 +
                       R"(", "symbols": {"B": 2, "S": 8}, "ops": []})"),
@@ -143,9 +144,9 @@ TEST(OpsImport, OpTimesMustNameTheCaptureAndItsSymbols) {
 }
 
 Scenario opsScenario(const std::string& extra) {
-    return parseScenario("stepsim: 1\ncluster: {gpus_per_node: 1}\nmodel:\n  type: ops\n  ops: synthetic-step.ops.json.gz\n" +
-                             extra,
-                         dataFile("x.yaml"));
+    return parseScenario(
+        "stepsim: 1\ncluster: {gpus_per_node: 1}\nmodel:\n  type: ops\n  ops: synthetic-step.ops.json.gz\n" + extra,
+        dataFile("x.yaml"));
 }
 
 std::string loadError(const std::string& extra) {

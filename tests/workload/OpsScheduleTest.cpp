@@ -38,7 +38,9 @@ OpTensorRef ref(int t, std::vector<long long> shape, const std::string& dtype, s
     return r;
 }
 
-OpTensorArg one(OpTensorRef r) { return {false, {std::move(r)}}; }
+OpTensorArg one(OpTensorRef r) {
+    return {false, {std::move(r)}};
+}
 
 OpNode node(const std::string& op, std::vector<OpTensorArg> in, std::vector<OpTensorArg> out,
             Phase phase = Phase::forward) {
@@ -89,8 +91,9 @@ TEST(OpCost, ViewsLaunchNothing) {
 TEST(OpCost, ElementwiseCountsABroadcastInputOnceAndPricesTheResidualAdd) {
     const HardwareProfile p = knownProfile();
     // fp32 [1024, 256] + bf16 [256] broadcast (stride 0 over the rows) -> fp32 [1024, 256]: a residual add.
-    const OpNode add = node("aten::add", {one(ref(0, {1024, 256}, "float32")), one(ref(1, {1024, 256}, "bfloat16", {0, 1}))},
-                            {one(ref(2, {1024, 256}, "float32"))});
+    const OpNode add =
+        node("aten::add", {one(ref(0, {1024, 256}, "float32")), one(ref(1, {1024, 256}, "bfloat16", {0, 1}))},
+             {one(ref(2, {1024, 256}, "float32"))});
     const double bytes = 1024.0 * 256 * 4 + 256 * 2 + 1024.0 * 256 * 4;
     EXPECT_NEAR(priced(p, add), memoryTime(bytes, 0.5, 0.0), 1e-12);
     // Same dtypes: elementwise's rate and fixed cost.
@@ -101,13 +104,15 @@ TEST(OpCost, ElementwiseCountsABroadcastInputOnceAndPricesTheResidualAdd) {
 
 TEST(OpCost, CastsAndCopiesByDtypeAndLayout) {
     const HardwareProfile p = knownProfile();
-    const OpNode up = node("aten::_to_copy", {one(ref(0, {4096, 1024}, "bfloat16"))}, {one(ref(1, {4096, 1024}, "float32"))});
+    const OpNode up =
+        node("aten::_to_copy", {one(ref(0, {4096, 1024}, "bfloat16"))}, {one(ref(1, {4096, 1024}, "float32"))});
     EXPECT_NEAR(priced(p, up), memoryTime(4096.0 * 1024 * 6, 0.7, 0.0), 1e-12);
     OpGraph g;
     // A contiguous copy in one dtype is a memcpy; a transposed one an elementwise kernel.
     const OpNode flat = node("aten::clone", {one(ref(0, {64, 64}, "float32"))}, {one(ref(1, {64, 64}, "float32"))});
     EXPECT_EQ(opKernels(g, flat).at(0).cls, KernelClass::copy);
-    const OpNode strided = node("aten::clone", {one(ref(0, {64, 64}, "float32", {1, 64}))}, {one(ref(1, {64, 64}, "float32"))});
+    const OpNode strided =
+        node("aten::clone", {one(ref(0, {64, 64}, "float32", {1, 64}))}, {one(ref(1, {64, 64}, "float32"))});
     EXPECT_EQ(opKernels(g, strided).at(0).cls, KernelClass::memory);
     EXPECT_EQ(opKernels(g, strided).at(0).mem, MemKind::elementwise);
 }
@@ -116,16 +121,18 @@ TEST(OpCost, GemmShapesFromTheOperands) {
     const HardwareProfile p = knownProfile();
     OpGraph g;
     // linear: input [2, 128, 256], weight [512, 256] -> C[256 x 512] = A[256 x 256] B.
-    const OpNode lin = node("aten::linear", {one(ref(0, {2, 128, 256}, "bfloat16")), one(ref(1, {512, 256}, "bfloat16"))},
-                            {one(ref(2, {2, 128, 512}, "bfloat16"))});
+    const OpNode lin =
+        node("aten::linear", {one(ref(0, {2, 128, 256}, "bfloat16")), one(ref(1, {512, 256}, "bfloat16"))},
+             {one(ref(2, {2, 128, 512}, "bfloat16"))});
     const OpKernel k = opKernels(g, lin).at(0);
     EXPECT_EQ(k.shape, (GemmShape{256, 512, 256}));
     EXPECT_DOUBLE_EQ(k.flops, 2.0 * 256 * 512 * 256);
     const double expect = gemmSeconds(k.shape, p.gemm.at("bf16"), p.gpu.peak_tflops_bf16 * 1e12, p.gpu.sms).seconds;
     EXPECT_NEAR(priced(p, lin), expect, 1e-15);
     // addmm(bias, A, B) takes A and B; bmm folds the batch into m.
-    const OpNode addmm = node("aten::addmm", {one(ref(0, {512}, "bfloat16")), one(ref(1, {300, 256}, "bfloat16")),
-                                              one(ref(2, {256, 512}, "bfloat16", {1, 256}))},
+    const OpNode addmm = node("aten::addmm",
+                              {one(ref(0, {512}, "bfloat16")), one(ref(1, {300, 256}, "bfloat16")),
+                               one(ref(2, {256, 512}, "bfloat16", {1, 256}))},
                               {one(ref(3, {300, 512}, "bfloat16"))});
     EXPECT_EQ(opKernels(g, addmm).at(0).shape, (GemmShape{300, 512, 256}));
     const OpNode bmm = node("aten::bmm", {one(ref(0, {8, 64, 32}, "bfloat16")), one(ref(1, {8, 32, 16}, "bfloat16"))},
@@ -167,7 +174,8 @@ TEST(OpCost, ForeachLaunchesAsMultiTensorApplyChunksThem) {
     const HardwareProfile p = knownProfile();
     // Two lists of 6 tensors of 400 chunks (65536 elements) each: 2400 blocks, 320 a launch: 8 launches.
     OpTensorArg a{true, {}}, b{true, {}};
-    for (int i = 0; i < 6; ++i) a.items.push_back(ref(i, {400 * 65536}, "float32")), b.items.push_back(ref(6 + i, {400 * 65536}, "float32"));
+    for (int i = 0; i < 6; ++i)
+        a.items.push_back(ref(i, {400 * 65536}, "float32")), b.items.push_back(ref(6 + i, {400 * 65536}, "float32"));
     const OpNode lerp = node("aten::_foreach_lerp_", {a, b}, {}, Phase::optimizer);
     std::size_t launches = 0;
     const double t = priced(p, lerp, 0, &launches);
@@ -176,7 +184,8 @@ TEST(OpCost, ForeachLaunchesAsMultiTensorApplyChunksThem) {
     EXPECT_NEAR(t, memoryTime(3 * 6 * 400 * 65536.0 * 4, 0.75, 0.0) / 8, 1e-12);
     // Many small tensors: 110 a launch with one list, 64 with two.
     OpTensorArg small{true, {}}, small2{true, {}};
-    for (int i = 0; i < 130; ++i) small.items.push_back(ref(i, {1000}, "float32")), small2.items.push_back(ref(i, {1000}, "float32"));
+    for (int i = 0; i < 130; ++i)
+        small.items.push_back(ref(i, {1000}, "float32")), small2.items.push_back(ref(i, {1000}, "float32"));
     OpGraph g;
     EXPECT_EQ(opKernels(g, node("aten::_foreach_mul_", {small}, {}, Phase::optimizer)).size(), 2u);
     EXPECT_EQ(opKernels(g, node("aten::_foreach_add_", {small, small2}, {}, Phase::optimizer)).size(), 3u);
@@ -189,10 +198,11 @@ TEST(OpCost, NormsTakeRowsAndWidth) {
     const OpKernel k = opKernels(g, ln).at(0);
     EXPECT_EQ(k.mem, MemKind::norm_forward);
     EXPECT_EQ(k.shape, (GemmShape{4096, 1024, 4}));
-    const OpNode back = node("aten::native_layer_norm_backward",
-                             {one(ref(2, {8, 512, 1024}, "float32")), one(ref(0, {8, 512, 1024}, "float32"))},
-                             {one(ref(3, {8, 512, 1024}, "float32")), one(ref(4, {1024}, "float32")), one(ref(5, {1024}, "float32"))},
-                             Phase::backward);
+    const OpNode back =
+        node("aten::native_layer_norm_backward",
+             {one(ref(2, {8, 512, 1024}, "float32")), one(ref(0, {8, 512, 1024}, "float32"))},
+             {one(ref(3, {8, 512, 1024}, "float32")), one(ref(4, {1024}, "float32")), one(ref(5, {1024}, "float32"))},
+             Phase::backward);
     const std::vector<OpKernel> ks = opKernels(g, back);
     ASSERT_EQ(ks.size(), 2u);
     EXPECT_EQ(ks[0].mem, MemKind::norm_backward);
@@ -214,9 +224,13 @@ TEST(OpsMemory, PeakOfAHandBuiltGraph) {
     // 4 + 4 MiB + 1024 B + 4 MiB + 2 MiB.
     constexpr double MiB = 1 << 20;
     OpGraph g;
-    g.tensors = {{4 * MiB, OpTensorKind::param}, {4 * MiB, OpTensorKind::optimizer_state}, {1000, OpTensorKind::temp},
-                 {3 * MiB, OpTensorKind::activation}, {1.5 * MiB, OpTensorKind::grad}};
-    OpNode a = node("aten::mul", {}, {}), b = node("aten::mm", {}, {}, Phase::backward), c = node("aten::add", {}, {}, Phase::backward);
+    g.tensors = {{4 * MiB, OpTensorKind::param},
+                 {4 * MiB, OpTensorKind::optimizer_state},
+                 {1000, OpTensorKind::temp},
+                 {3 * MiB, OpTensorKind::activation},
+                 {1.5 * MiB, OpTensorKind::grad}};
+    OpNode a = node("aten::mul", {}, {}), b = node("aten::mm", {}, {}, Phase::backward),
+           c = node("aten::add", {}, {}, Phase::backward);
     a.alloc = {2, 3};
     b.alloc = {4};
     b.free = {2};
@@ -230,7 +244,7 @@ TEST(OpsMemory, PeakOfAHandBuiltGraph) {
     EXPECT_DOUBLE_EQ(m.activations, 4 * MiB + 1024);
     // FSDP2 over 4 ranks: params, state and gradients a quarter, the gathered parameters beside them.
     const MemoryEstimate s = opsMemoryPeak(g, ParallelMemory{0.25, 0.0, 1 * MiB, 2 * MiB});
-    EXPECT_DOUBLE_EQ(s.params, 2 * MiB);      // 1 MiB rounded to 2 MiB
+    EXPECT_DOUBLE_EQ(s.params, 2 * MiB);  // 1 MiB rounded to 2 MiB
     EXPECT_DOUBLE_EQ(s.gathered, 3 * MiB);
 }
 
@@ -302,9 +316,10 @@ TEST(OpsSchedule, TheSyntheticStepRunsEndToEnd) {
 // The committed capture of transformers' LlamaForCausalLM (4 layers), with and without its op times.
 TEST(OpsSchedule, ACommittedCaptureRunsWithItsOpTimes) {
     const auto load = [](const std::string& extra) {
-        return parseScenario("stepsim: 1\ncluster: {gpus_per_node: 1}\nmodel:\n  type: ops\n  ops: hf-llama-4l.ops.json.gz\n" +
-                                 extra + "jitter: {enabled: false}\nsim: {steps: 3}\n",
-                             dataFile("x.yaml"));
+        return parseScenario(
+            "stepsim: 1\ncluster: {gpus_per_node: 1}\nmodel:\n  type: ops\n  ops: hf-llama-4l.ops.json.gz\n" + extra +
+                "jitter: {enabled: false}\nsim: {steps: 3}\n",
+            dataFile("x.yaml"));
     };
     const Scenario timed = load("  op_times: hf-llama-4l.op_times.json\n");
     const OpGraph& g = *timed.model.graph;
@@ -312,8 +327,10 @@ TEST(OpsSchedule, ACommittedCaptureRunsWithItsOpTimes) {
     std::size_t kernels = 0;
     double device_us = 0;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
-        if (g.times[i].measured) kernels += std::size_t(g.times[i].kernels), device_us += g.times[i].device_us;
-        else kernels += opKernels(g, g.ops[i]).size();
+        if (g.times[i].measured)
+            kernels += std::size_t(g.times[i].kernels), device_us += g.times[i].device_us;
+        else
+            kernels += opKernels(g, g.ops[i]).size();
     }
     const HardwareProfile prof = builtinProfile("h200x2");
     const Simulation t = simulate(timed, prof);
