@@ -14,6 +14,8 @@
 
 namespace stepsim {
 
+struct OpGraph;  // sim/base/OpGraph.hpp (model.type: ops)
+
 enum class MlpKind { gelu, swiglu };
 enum class NormKind { layernorm, rmsnorm };
 // How positions enter the model: a learned table added to the token embedding (GPT-2), rotary embeddings applied to
@@ -72,7 +74,7 @@ struct ClusterSpec {
 };
 
 struct ModelSpec {
-    std::string type = "transformer";  // transformer | trace
+    std::string type = "transformer";  // transformer | trace | ops
     std::string trace;                 // with type: trace
     // With type: trace, the parameters the model trains (gradients DDP reduces) when the trace's backward GEMMs do
     // not account for them all (embeddings, norms): the rest is one more gradient, ready last; 0: the GEMMs' alone.
@@ -81,6 +83,12 @@ struct ModelSpec {
     // "profile" (the profile's host cost for the launch's phase: sim/cost/TraceHostCost.hpp).
     std::string trace_host = "traced";
     std::shared_ptr<const TraceStep> imported;  // the trace's step, read by the loader (sim/scenario/TraceImport.hpp)
+    // With type: ops (docs/ops.md): the captured op graph (.ops.json.gz), and optionally the table of its ops measured
+    // on a GPU (stepsim calibrate --ops); the graph as the loader read it, its dimensions at training.micro_batch and
+    // seq_len (sim/scenario/OpsImport.hpp).
+    std::string ops;
+    std::string op_times;
+    std::shared_ptr<const OpGraph> graph;
     int layers = 24;
     int hidden = 2048;
     int heads = 16;
@@ -171,6 +179,9 @@ struct FsdpSpec {
     // Gradient accumulation: reduce-scatter every micro-batch (PyTorch's default); false: set_requires_gradient_sync
     // (False) (FSDP1: no_sync()) on every micro-batch but the last, unsharded gradients kept until one reduction.
     bool sync_every_micro_batch = true;
+    // With model.type: ops, FSDP2's units: the modules of this class (or whose dotted path matches this pattern, `*`
+    // for one path component), each fully_shard'ed; empty: the class the graph repeats most (OpsUnits.hpp).
+    std::string units;
 };
 
 // DeepSpeed's ZeRO (parallel.data zero1 | zero2 | zero3), its zero_optimization keys and defaults (DeepSpeedZeroConfig;

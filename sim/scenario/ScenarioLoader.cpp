@@ -8,11 +8,13 @@
 
 #include "sim/base/Files.hpp"
 #include "sim/base/InputError.hpp"
+#include "sim/base/OpsSupport.hpp"
 #include "sim/base/TraceSupport.hpp"
 #include "sim/engine/Symmetry.hpp"
 #include "sim/net/Fabric.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
+#include "sim/scenario/OpsImport.hpp"
 #include "sim/scenario/TraceImport.hpp"
 #include "sim/scenario/YamlReader.hpp"
 #include "sim/topology/Builders.hpp"
@@ -68,6 +70,8 @@ void describe(V& v, ModelSpec& m) {
     v.field("trace", m.trace);
     v.field("trace_params", m.trace_params);
     v.field("trace_host", m.trace_host);
+    v.field("ops", m.ops);
+    v.field("op_times", m.op_times);
     v.field("layers", m.layers);
     v.field("hidden", m.hidden);
     v.field("heads", m.heads);
@@ -136,6 +140,7 @@ void describe(V& v, FsdpSpec& f) {
     v.field("param_dtype", f.param_dtype);
     v.field("reduce_dtype", f.reduce_dtype);
     v.field("sync_every_micro_batch", f.sync_every_micro_batch);
+    v.field("units", f.units);
 }
 
 template <class V>
@@ -402,6 +407,23 @@ void checkMagnitudes(const YamlReader& r, const Scenario& s) {
     within("checkpoint.interval_steps", s.checkpoint.interval_steps, 0, kMaxSteps, "steps");
 }
 
+// model.type: ops: the graph file named, and its keys (model.ops, model.op_times, fsdp.units) read only there.
+// Set with another model type, model.ops and model.op_times have no effect: named in the warnings, kept at their
+// defaults.
+void checkOpsKeys(const YamlReader& r, Scenario& s) {
+    ModelSpec& m = s.model;
+    if (m.type == "ops" && m.ops.empty())
+        r.fail("model.type", "model.type: ops needs model.ops: FILE (an op graph, .ops.json.gz: docs/ops-format.md)");
+    if (m.type != "ops") {
+        const std::string with = fmt::format("model.type: {} (an op graph is read only with model.type: ops)", m.type);
+        noEffect(r, m.ops, std::string(), "model.ops", with);
+        noEffect(r, m.op_times, std::string(), "model.op_times", with);
+    }
+    if (!s.fsdp.units.empty() && (m.type != "ops" || s.parallel.data != DataParallel::fsdp2))
+        r.fail("fsdp.units", "fsdp.units chooses FSDP2's units in a captured op graph: it is read only with model.type: "
+                             "ops and parallel.data: fsdp2");
+}
+
 void validate(const YamlReader& r, Scenario& s) {
     auto atLeast = [&](const std::string& path, long long v, long long lo) {
         if (v < lo)
@@ -434,8 +456,9 @@ void validate(const YamlReader& r, Scenario& s) {
                fmt::format("expected a number >= 1 (1 = non-blocking), got {}", c.network.oversubscription));
 
     ModelSpec& m = s.model;
-    if (m.type != "transformer" && m.type != "trace")
-        r.fail("model.type", fmt::format("expected one of transformer, trace, got '{}'", m.type));
+    if (m.type != "transformer" && m.type != "trace" && m.type != "ops")
+        r.fail("model.type", fmt::format("expected one of transformer, trace, ops, got '{}'", m.type));
+    checkOpsKeys(r, s);
     if (m.type == "trace" && m.trace.empty())
         r.fail("model.type", "model.type: trace needs model.trace: FILE (a PyTorch profiler trace)");
     if (m.trace_host != "traced" && m.trace_host != "profile")
@@ -556,6 +579,14 @@ void requireModel(const YamlReader& r, const YAML::Node& root, const Scenario& s
                                 "tied_embeddings", "linear_bias", "position_embedding", "qkv", "loss_dtype", "dropout"})
             if (r.present(std::string("model.") + key))
                 r.noEffect(std::string("model.") + key, "model.type: trace (the trace is the model)");
+        return;
+    }
+    if (s.model.type == "ops") {
+        // The graph is the model: only its symbols' values (micro-batch, sequence length) are the scenario's.
+        for (const char* key : {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "mlp", "norm",
+                                "tied_embeddings", "linear_bias", "position_embedding", "qkv", "loss_dtype", "dropout"})
+            if (r.present(std::string("model.") + key))
+                r.fail(std::string("model.") + key, "not read with model.type: ops (the op graph is the model)");
         return;
     }
     if (s.model.type != "transformer") return;
@@ -983,6 +1014,65 @@ void importModelTrace(const YamlReader& r, Scenario& s) {
     if (const auto no = traceUnsupported(s)) r.fail(no->first, no->second);
 }
 
+// model.type: ops: the graph read from model.ops (relative to the scenario's folder) at training.micro_batch and
+// model.seq_len (absent: the capture's own), and model.op_times; the step's settings are the capture's, so the
+// training keys that describe how it ran take the capture's values, and a scenario that sets them otherwise is refused.
+void importModelOps(const YamlReader& r, Scenario& s) {
+    const auto resolve = [&](const std::string& f) {
+        std::filesystem::path file(f);
+        if (file.is_relative() && !s.source.empty()) file = std::filesystem::path(s.source).parent_path() / file;
+        return file.string();
+    };
+    const bool has_b = r.present("training.micro_batch"), has_s = r.present("model.seq_len");
+    OpGraph g;
+    try {
+        g = readOpGraph(resolve(s.model.ops), has_b ? s.training.micro_batch : 0, has_s ? s.model.seq_len : 0);
+    } catch (const InputError& e) {
+        r.fail("model.ops", e.what());
+    }
+    if (!s.model.op_times.empty()) {
+        try {
+            readOpTimes(g, resolve(s.model.op_times));
+        } catch (const InputError& e) {
+            r.fail("model.op_times", e.what());
+        }
+    }
+    s.training.micro_batch = int(g.b);
+    if (g.s > 0) s.model.seq_len = int(g.s);
+    // How the step ran, as the capture records it.
+    DType param = DType::fp32, compute = DType::bf16;
+    if (g.dtype_policy == "bf16") param = compute = DType::bf16;
+    else if (g.dtype_policy == "fp32") param = compute = DType::fp32;
+    else if (g.dtype_policy == "fp32_autocast_fp16") compute = DType::fp16;
+    else if (g.dtype_policy != "fp32_autocast_bf16")
+        r.fail("model.ops", fmt::format("{}: step.dtype_policy '{}' is not one this stepsim reads (fp32_autocast_bf16, "
+                                        "fp32_autocast_fp16, bf16, fp32)", g.file, g.dtype_policy));
+    const auto same = [&](const char* key, bool differs, const std::string& captured) {
+        if (r.present(key) && differs)
+            r.fail(key, fmt::format("the op graph {} was captured with {}: the step is the capture's (capture it again "
+                                    "to change it)", g.file, captured));
+    };
+    same("training.param_dtype", s.training.param_dtype != param, "dtype_policy " + g.dtype_policy);
+    same("training.compute_dtype", s.training.compute_dtype != compute, "dtype_policy " + g.dtype_policy);
+    s.training.param_dtype = param;
+    s.training.compute_dtype = compute;
+    const Optimizer opt = g.optimizer == "sgd" ? Optimizer::sgd : g.optimizer == "adam" ? Optimizer::adam : Optimizer::adamw;
+    same("training.optimizer", s.training.optimizer != opt, "optimizer " + g.optimizer);
+    s.training.optimizer = opt;
+    const OptimizerImpl impl = g.optimizer_impl == "fused" ? OptimizerImpl::fused : OptimizerImpl::foreach;
+    same("training.optimizer_impl", s.training.optimizer_impl != impl, "optimizer_impl " + g.optimizer_impl);
+    s.training.optimizer_impl = impl;
+    const Checkpointing ac = g.activation_checkpointing == "full"        ? Checkpointing::full
+                             : g.activation_checkpointing == "selective" ? Checkpointing::selective
+                                                                          : Checkpointing::none;
+    same("training.activation_checkpointing", s.training.activation_checkpointing != ac,
+         "activation_checkpointing " + g.activation_checkpointing);
+    s.training.activation_checkpointing = ac;
+    g.data_parallel_named = r.present("parallel.data");
+    s.model.graph = std::make_shared<const OpGraph>(std::move(g));
+    if (const auto no = opsUnsupported(s)) r.fail(no->first, no->second);
+}
+
 }  // namespace
 
 Scenario parseScenario(std::string_view yaml, const std::string& source, const std::vector<std::string>& overrides,
@@ -1026,6 +1116,7 @@ Scenario parseScenario(std::string_view yaml, const std::string& source, const s
         requireModel(reader, root, s);
         if (s.model.type == "trace") importModelTrace(reader, s);
         warnSettingsThatChangeNothing(reader, s);
+        if (s.model.type == "ops") importModelOps(reader, s);
         refuseUnmodelledValues(reader, s);
         refuseUnmodelledCombinations(reader, s);
         requireMatchingProfile(reader, s.cluster);
@@ -1049,6 +1140,14 @@ std::string everyKey(const Scenario& s) {
     w.comment(fmt::format("stepsim explain {}: every default and derived value filled in",
                           s.source.empty() ? s.name : s.source));
     describe(w, copy);
+    if (s.model.graph) {
+        std::optional<HardwareProfile> prof;
+        try {
+            prof = resolveProfile(s.cluster, s.source);
+        } catch (const InputError&) {
+        }
+        return w.text() + opsSummary(*s.model.graph, prof ? &*prof : nullptr, s.nccl);
+    }
     if (!s.model.imported) return w.text();
     // The trace's host time against the scenario's profile's (TraceHostCost.hpp), where the profile resolves.
     std::optional<HardwareProfile> prof;

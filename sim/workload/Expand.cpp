@@ -22,6 +22,7 @@
 #include "sim/workload/ParallelSchedule.hpp"
 #include "sim/workload/ProgramBuilder.hpp"
 #include "sim/workload/StepContext.hpp"
+#include "sim/workload/OpsSchedule.hpp"
 #include "sim/workload/TraceSchedule.hpp"
 #include "sim/workload/TransformerStep.hpp"
 #include "sim/workload/Zero3Schedule.hpp"
@@ -175,6 +176,7 @@ Scenario withFp8Linears(const Scenario& sc) {
 
 Expansion expand(const Scenario& given, const CostModel& cost) {
     if (given.model.type == "trace") return expandTrace(given, cost);
+    if (given.model.type == "ops") return expandOps(given, cost);
     const Scenario sc = withFp8Linears(given);
     checkSupported(sc);
     const AttentionRates& att = cost.profile().attention;
