@@ -49,7 +49,7 @@ private:
 Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, EngineConfig cfg)
     : cfg_(std::move(cfg)),
       ctx_{fitting(w, fabric), Time{}, EventQueue{}, Timeline{}},
-      jitter_(static_cast<int>(w.programs.size()), cfg_),
+      jitter_(w, cfg_),
       power_(ctx_, cfg_.power),
       hosts_(ctx_, streams_, jitter_,
              cfg_.jitter ? slowestOfClass(w, hostSpeedFactors(w.ranks(), cfg_.host_rank_cv, cfg_.seed))
