@@ -139,10 +139,18 @@ std::vector<ClaimVerdict> checkSeedClaims(const std::vector<PointRecord>& record
         if (!any_from || !any_to) continue;  // the sweep did not vary this knob across the claim's values
         ClaimVerdict v{c.id, c.text, c.metric, "untestable", "", std::nullopt, std::nullopt, 0};
         if (!std::isnan(c.claimed)) v.claimed_change = c.claimed;
-        std::vector<double> changes;
+        std::vector<double> changes, bands;
         for (const auto& [rest, fs] : froms)
             if (auto t = tos.find(rest); t != tos.end())
-                for (const PointRecord* f : fs) changes.push_back(*t->second->value(c.metric) / *f->value(c.metric) - 1.0);
+                for (const PointRecord* f : fs) {
+                    changes.push_back(*t->second->value(c.metric) / *f->value(c.metric) - 1.0);
+                    // The change's noise band where both points ran several samples (the step's noise_band_ms): the
+                    // two bands added in quadrature, over the first point's step (common random numbers make the
+                    // true band of a difference narrower: an upper bound).
+                    const auto bt = t->second->value("noise_band_ms"), bf = f->value("noise_band_ms");
+                    if (c.metric == "step_time_ms" && bt && bf)
+                        bands.push_back(std::hypot(*bt, *bf) / *f->value(c.metric));
+                }
         v.pairs = static_cast<int>(changes.size());
         const std::string change = fmt::format("{} {} -> {}", c.micro_batch_rule ? "training.micro_batch" : c.key,
                                                c.micro_batch_rule ? "others" : from, to);
@@ -153,8 +161,12 @@ std::vector<ClaimVerdict> checkSeedClaims(const std::vector<PointRecord>& record
             const double m = median(changes);
             v.predicted_change = m;
             v.verdict = (m * c.sign > 0 && std::abs(m) >= 0.01) ? "confirms" : "refutes";
-            v.detail = fmt::format("{}: {} {:+.1f}% (median of {} pairs), the seed says {}", change, c.metric,
-                                   100.0 * m, changes.size(),
+            const std::string band =
+                bands.size() == changes.size()
+                    ? fmt::format(" ± {:.1f}% (the noise band, 95%)", 100.0 * median(bands))
+                    : std::string(" (one sample per point: no noise band; sim.samples > 1 gives one)");
+            v.detail = fmt::format("{}: {} {:+.1f}%{} (median of {} pairs), the seed says {}", change, c.metric,
+                                   100.0 * m, c.metric == "step_time_ms" ? band : std::string(), changes.size(),
                                    std::isnan(c.claimed) ? std::string(c.sign < 0 ? "less" : "more")
                                                          : fmt::format("{:+.1f}%", 100.0 * c.claimed));
         }

@@ -3,7 +3,8 @@
 // from one value to another changes a result by a stated amount. A sweep that varied the knob checks it on matched
 // pairs of points (equal in every other varied setting, both feasible): the median relative change over the pairs,
 // against the claim's. It confirms the claim when the change has the claim's sign and is at least 1%, and refutes
-// it otherwise; it cannot test it when no pair ran (the knob not varied, or the points infeasible: the reason).
+// it otherwise; it cannot test it when no pair ran (the knob not varied, or the points infeasible: the reason). A
+// step-time change carries its noise band where the points ran several samples (noise_band_ms, Results.hpp).
 #include <optional>
 #include <string>
 #include <vector>
