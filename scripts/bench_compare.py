@@ -3,7 +3,7 @@
 
   build/tests/bench/stepsim_scale_bench --benchmark_out=new.json --benchmark_out_format=json
   scripts/bench_compare.py new.json            # the change against the newest results/bench/*.json
-  scripts/bench_compare.py new.json --record   # and keep new.json there as <UTC date>-<commit>.json
+  scripts/bench_compare.py new.json --record   # and keep new.json there as <UTC date>-<commit>-<suite>.json
 
 Benchmarks are Google Benchmark JSON (--benchmark_out_format=json); the change is in CPU time (the machine is
 shared: wall time is not the simulator's), and in the counters both files have.
@@ -25,14 +25,20 @@ def load(path):
     return {b["name"]: b for b in data.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"}
 
 
+def suite(path):
+    """The benchmark executable a JSON came from (stepsim_bench, stepsim_scale_bench)."""
+    with open(path) as f:
+        return pathlib.Path(json.load(f).get("context", {}).get("executable", "bench")).name
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("new", help="Google Benchmark JSON of this build")
-    ap.add_argument("--against", help="a recorded JSON (default: the newest in results/bench)")
-    ap.add_argument("--record", action="store_true", help="copy NEW into results/bench as <date>-<commit>.json")
+    ap.add_argument("--against", help="a recorded JSON (default: the newest of the same suite in results/bench)")
+    ap.add_argument("--record", action="store_true", help="copy NEW into results/bench as <date>-<commit>-<suite>.json")
     a = ap.parse_args()
     new = load(a.new)
-    recorded = sorted(BENCH.glob("*.json"))
+    recorded = [p for p in sorted(BENCH.glob("*.json")) if suite(p) == suite(a.new)]
     old_path = pathlib.Path(a.against) if a.against else (recorded[-1] if recorded else None)
     if old_path is None:
         print("no recorded result in results/bench: nothing to compare")
@@ -55,7 +61,7 @@ def main():
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                 cwd=BENCH).stdout.strip() or "unknown"
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M")
-        dest = BENCH / f"{stamp}-{commit}.json"
+        dest = BENCH / f"{stamp}-{commit}-{suite(a.new)}.json"
         shutil.copyfile(a.new, dest)
         print(f"recorded {dest.relative_to(BENCH.parent.parent)}")
     return 0
