@@ -24,8 +24,8 @@ const Workload& fitting(const Workload& w, const Fabric& fabric) {
 }
 
 // Progress on a terminal for runs past two seconds: stderr only, and only when it is a tty (never in files, pipes or
-// tests). Checked every 2^16 events; the share done is the ops the hosts have issued over all ops, and the time left
-// the time so far × (1 − done) / done. The line is cleared when the run ends.
+// tests). Checked every 2^16 events; the share done is the kernels and collectives ended over all of them (the hosts
+// run ahead: what they issued overstates it), and the time left the time so far × (1 − done) / done. The line is cleared when the run ends.
 class Progress {
 public:
     Progress() : on_(isatty(STDERR_FILENO) == 1), start_(std::chrono::steady_clock::now()) {}
@@ -73,8 +73,12 @@ Engine::Engine(const Workload& w, const CostModel& cost, const Fabric& fabric, E
     tl.host_step_end.assign(ranks, std::vector<Time>(std::max(1, w.steps)));
     tl.clock_mhz.assign(ranks, std::vector<double>(std::max(1, w.steps), 0.0));
     std::size_t total_ops = 0;
-    for (const Program& p : w.programs) total_ops += p.ops.size();
-    total_ops_ = std::max<std::size_t>(1, total_ops);
+    std::size_t timed = 0;  // the ops that end as a span: kernels and collectives
+    for (const Program& p : w.programs) {
+        total_ops += p.ops.size();
+        for (const Op& op : p.ops) timed += op.kind == OpKind::kernel || op.kind == OpKind::collective;
+    }
+    total_ops_ = std::max<std::size_t>(1, timed);
     tl.spans.reserve(total_ops);
     ctx_.queue.reserve(1024);
 }
@@ -86,7 +90,7 @@ Timeline Engine::run() {
         const Event e = ctx_.queue.pop();
         assert(e.time >= ctx_.now);
         ctx_.now = e.time;
-        progress.tick(++ctx_.tl.events, ctx_.now, [&] { return double(hosts_.issued()) / double(total_ops_); });
+        progress.tick(++ctx_.tl.events, ctx_.now, [&] { return double(ctx_.tl.spans.size()) / double(total_ops_); });
         switch (e.type) {
             case kHostWake: hosts_.wake(int(e.target)); break;
             case kKernelDone:

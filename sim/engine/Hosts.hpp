@@ -36,12 +36,6 @@ public:
         }
     }
     const std::vector<double>& speeds() const { return speed_; }
-    // The ops every host has issued so far (the progress line's share done).
-    std::size_t issued() const {
-        std::size_t n = 0;
-        for (const Host& h : hosts_) n += h.next;
-        return n;
-    }
     // Throws if a host stopped before the end of its Program.
     void checkFinished() const;
 
