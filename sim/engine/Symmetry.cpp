@@ -32,9 +32,10 @@ bool symmetryApplies(const Scenario& sc) {
     return sc.sim.symmetry == "auto" && sc.jitter.stragglers.empty();
 }
 
-std::string symmetryBlocker(const Workload& w, int ranks, int g) {
+std::string symmetryBlocker(const Workload& w, int ranks, int g, bool jitter) {
     if (!w.representative.empty()) return "already reduced";
     if (g <= 0 || ranks <= g || ranks % g != 0) return "one node, or a partial node";
+    if (jitter && ranks < 3 * g) return "two nodes with jitter (the reduction simulates two nodes)";
     if (static_cast<int>(w.programs.size()) < g) return "fewer programs than a node's GPUs";
     if (!groupsHoldRepresentatives(w, g)) return "a process group without its members' representatives";
     for (int r = 0; r < g; ++r)
@@ -55,7 +56,7 @@ void mirrorRanks(Workload& w, int ranks, int g, bool jitter) {
 std::string reduceBySymmetry(Workload& w, const Fabric& fabric, bool jitter) {
     const int ranks = static_cast<int>(w.programs.size());
     const int g = fabric.gpus_per_node;
-    if (std::string why = symmetryBlocker(w, ranks, g); !why.empty()) return why;
+    if (std::string why = symmetryBlocker(w, ranks, g, jitter); !why.empty()) return why;
     for (int r = g; r < ranks; ++r)
         if (!(w.programs[static_cast<std::size_t>(r)] == w.programs[static_cast<std::size_t>(r % g)]))
             return "ranks run different programs";

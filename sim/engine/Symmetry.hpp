@@ -45,8 +45,9 @@ std::string reduceBySymmetry(Workload& w, const Fabric& fabric, bool jitter = fa
 // What keeps a job of `ranks` ranks on nodes of `g` GPUs whose first g Programs are w's from the reduction, its
 // Programs' equality aside ("" for nothing); an expansion that gives every rank one Program checks this and holds g
 // copies only (mirrorRanks: rank r runs as r mod g), or with `jitter` 2g where the job has three nodes or more (rank r
-// of the first node as itself, every other as g + r mod g).
-std::string symmetryBlocker(const Workload& w, int ranks, int g);
+// of the first node as itself, every other as g + r mod g; a jittered job of two nodes is simulated as it is: two
+// nodes either way).
+std::string symmetryBlocker(const Workload& w, int ranks, int g, bool jitter = false);
 void mirrorRanks(Workload& w, int ranks, int g, bool jitter = false);
 
 // sim.symmetry: auto's policy: reduce unless the scenario names stragglers (which pick ranks); with jitter the

@@ -220,7 +220,7 @@ Expansion expand(const Scenario& given, const CostModel& cost) {
     const int node = sc.cluster.gpus_per_node;
     const bool per_rank_groups = !schedule->rankGroups(0).empty();
     w.programs.assign(std::min(c.world, node), prog);
-    if (!per_rank_groups && symmetryApplies(sc) && symmetryBlocker(w, c.world, node).empty()) {
+    if (!per_rank_groups && symmetryApplies(sc) && symmetryBlocker(w, c.world, node, sc.jitter.enabled).empty()) {
         mirrorRanks(w, c.world, node, sc.jitter.enabled);
     } else {
         w.programs.assign(c.world, prog);
