@@ -51,6 +51,7 @@ private:
     std::optional<LinkUsage> usage_;  // when cfg.link_usage
     Collectives collectives_;
     Transfers transfers_;
+    std::size_t total_ops_ = 1;  // every simulated rank's kernels and collectives: the progress line's whole
 };
 
 }  // namespace stepsim

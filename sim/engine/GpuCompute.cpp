@@ -38,7 +38,7 @@ void GpuCompute::startKernel(std::uint32_t slot, const Op& op) {
     k.stream = st.index;
     k.start = now;
     k.last = now;
-    k.remaining = op.work_s * jitter_.kernelFactor(rank, op.step) * speed_[rank][std::size_t(op.cls)];
+    k.remaining = op.work_s * jitter_.kernelFactor(rank, st.op, op.step) * speed_[rank][std::size_t(op.cls)];
     k.remaining = power_.kernelStarts(rank, op, k.remaining);
     k.rate = 0.0;
     Gpu& g = gpus_[rank];

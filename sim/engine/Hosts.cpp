@@ -24,7 +24,7 @@ void Hosts::wake(int rank) {
         const Op& op = p.ops[i];
         if (op.kind == OpKind::host_work) {
             ++h.next;
-            ctx_.queue.push(ctx_.now + fromSeconds(launchSeconds(rank, op.step, op.host_s)), kHostWake, std::uint32_t(rank));
+            ctx_.queue.push(ctx_.now + fromSeconds(hostSeconds(rank, i, op.step, op.host_s, false)), kHostWake, std::uint32_t(rank));
             return;
         }
         if (op.kind == OpKind::host_sync) {
@@ -36,7 +36,7 @@ void Hosts::wake(int rank) {
             continue;
         }
         ++h.next;
-        const Time d = fromSeconds(launchSeconds(rank, op.step, op.host_s));
+        const Time d = fromSeconds(hostSeconds(rank, i, op.step, op.host_s, true));
         if (d == Time{}) {
             streams_.enqueue(rank, i);
             continue;

@@ -45,10 +45,10 @@ private:
         std::optional<std::uint32_t> pending;      // op launched, joining its stream when the host wakes
         std::optional<std::uint32_t> blocked_on;   // event the host waits for
     };
-    // A launch's host time: the op's mean host cost at the rank's host speed, with its jitter.
-    double launchSeconds(int rank, int step, double mean_s) {
+    // Op `op`'s host time: its mean host cost at the rank's host speed, with a launch's jitter when it is one.
+    double hostSeconds(int rank, std::uint32_t op, int step, double mean_s, bool launch) {
         if (mean_s <= 0.0) return 0.0;
-        return jitter_.launch(rank, step, mean_s * speed_[std::size_t(rank)]);
+        return jitter_.launch(rank, op, step, mean_s * speed_[std::size_t(rank)], launch);
     }
 
     EngineContext& ctx_;

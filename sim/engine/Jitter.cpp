@@ -1,6 +1,7 @@
 #include "sim/engine/Jitter.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 #include <utility>
 
 #include <boost/math/distributions/normal.hpp>
@@ -44,23 +45,84 @@ std::vector<double> hostSpeedFactors(int ranks, double cv, std::uint64_t seed) {
     return out;
 }
 
-Jitter::Jitter(int ranks, const EngineConfig& cfg)
+namespace crn {
+double normal(std::uint64_t key) {
+    constexpr double kUnit = 1.0 / 9007199254740992.0;  // 2^-53
+    const double u1 = double((mix(key) >> 11) + 1) * kUnit;  // (0, 1]
+    const double u2 = double(mix(key ^ 0x6a09e667f3bcc909ULL) >> 11) * kUnit;
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+}  // namespace crn
+
+std::vector<std::uint64_t> opIdentities(const Program& p) {
+    std::vector<std::uint64_t> name_hash(p.names.size());
+    for (std::size_t i = 0; i < p.names.size(); ++i) {
+        std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
+        for (unsigned char c : p.names[i]) h = (h ^ c) * 0x100000001b3ULL;
+        name_hash[i] = h;
+    }
+    std::vector<std::uint64_t> ids(p.ops.size());
+    std::unordered_map<std::uint64_t, std::uint32_t> seen;  // (name, step) → ops of that name so far
+    for (std::size_t i = 0; i < p.ops.size(); ++i) {
+        const Op& op = p.ops[i];
+        const std::uint64_t at = (std::uint64_t(op.name) << 32) | std::uint32_t(op.step);
+        const std::uint32_t n = seen[at]++;
+        // A Program built without names (tests) identifies its ops by their name index alone.
+        const std::uint64_t name = op.name < name_hash.size() ? name_hash[op.name] : crn::mix(op.name);
+        ids[i] = crn::mix(name ^ crn::mix((std::uint64_t(std::uint32_t(op.step)) << 32) | n));
+    }
+    return ids;
+}
+
+Jitter::Jitter(const Workload& w, const EngineConfig& cfg)
     : enabled_(cfg.jitter),
       host_sigma_(cfg.host_sigma),
       kernel_sigma_(lognormalSigmaFromCv(cfg.kernel_cv)),
       straggler_sigma_(lognormalSigmaFromCv(cfg.straggler_cv)),
-      straggler_(std::size_t(ranks)),
+      step_factor_(w.programs.size()),
       has_stragglers_(!cfg.stragglers.empty()),
-      ranks_(ranks),
+      ranks_(static_cast<int>(w.programs.size())),
       seed_(cfg.seed),
       stragglers_(cfg.stragglers),
       straggler_steps_(cfg.stragglers.size()) {
-    rng_.reserve(std::size_t(ranks));
-    for (int r = 0; r < ranks; ++r) {
-        std::seed_seq seq{std::uint64_t(cfg.seed), std::uint64_t(r), std::uint64_t(0x5eed)};
-        rng_.emplace_back(seq);
-        normal_.emplace_back(0.0, 1.0);
+    if (!enabled_) return;
+    ids_.reserve(w.programs.size());
+    for (const Program& p : w.programs) ids_.push_back(opIdentities(p));
+    if (!w.representative.empty()) {
+        members_.resize(w.programs.size());
+        for (std::size_t r = 0; r < w.representative.size(); ++r)
+            members_[std::size_t(w.representative[r])].push_back(static_cast<int>(r));
+        const auto speed = deviceSpeedFactors(w.ranks(), cfg.device_compute_cv, cfg.device_memory_cv, cfg.seed);
+        member_speed_.resize(speed.size());
+        for (std::size_t r = 0; r < speed.size(); ++r) member_speed_[r] = speed[r][std::size_t(KernelClass::gemm)];
     }
+}
+
+double Jitter::stepFactor(int rank, int step) {
+    step = std::max(0, step);
+    std::vector<double>& st = step_factor_[std::size_t(rank)];
+    const double ss = straggler_sigma_;
+    const auto own = [&](int r, int k) {
+        return crn::normal(crn::key(seed_, kStep, std::uint64_t(r), std::uint64_t(std::uint32_t(k))));
+    };
+    while (static_cast<int>(st.size()) <= step) {
+        const int k = static_cast<int>(st.size());
+        if (ss <= 0) {
+            st.push_back(1.0);
+        } else if (members_.empty()) {
+            st.push_back(std::exp(ss * own(rank, k) - 0.5 * ss * ss));
+        } else {
+            // The slowest member's GPU for the step, against the class's slowest GPU the simulated rank runs at.
+            double slowest = 0.0, fixed = 0.0;
+            for (int m : members_[std::size_t(rank)]) {
+                const double v = member_speed_[std::size_t(m)];
+                slowest = std::max(slowest, v * std::exp(ss * own(m, k) - 0.5 * ss * ss));
+                fixed = std::max(fixed, v);
+            }
+            st.push_back(slowest / fixed);
+        }
+    }
+    return st[std::size_t(step)];
 }
 
 const std::vector<double>& Jitter::stragglerStep(std::size_t i, int step) {

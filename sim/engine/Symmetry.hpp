@@ -24,23 +24,34 @@
 
 namespace stepsim {
 
-// A reduced workload run with jitter (Jitter.hpp; auto never does this: only a caller that reduces by hand) is defined
-// but not exact: each simulated rank takes the slowest GPU speed and the slowest host speed of its class's members
-// (the order statistics the full run deals them, slowestOfClass), draws its own per-kernel, per-launch and per-step
-// noise, and its mirrors' flows follow its compute. Measured against the full simulation of the same seed it was
-// 0.6% short at 64 GPUs and 2.7% long at 4,096 (docs/performance.md): outside the 0.5% the reduction must keep.
+// With jitter (Jitter.hpp) the members of a class are no longer identical, and the reduced run takes each class's
+// slowest member, the order statistic that decides a collective's barrier: each simulated rank runs at the slowest GPU
+// speed and the slowest host speed of its class's members (the order statistics the full run deals them,
+// slowestOfClass), its factor for each step is the slowest member's GPU for that step (the largest over the members
+// of the factors the full run draws for them, drawn once per class), and it draws its own per-kernel and per-launch
+// noise, which averages out over a step's kernels. Its mirrors' flows follow its compute. Measured against the full
+// simulation of the same seed: tests/engine/SymmetryTest.cpp, docs/performance.md.
 //
-// Reduces `w` to one simulated rank per class where the Programs, groups and transfers allow it (above). Returns ""
-// when reduced, else why not.
-std::string reduceBySymmetry(Workload& w, const Fabric& fabric);
+// With jitter one member alone is not every member: a member that reaches a collective before the slowest waits beside
+// its resident NCCL kernel, and its compute slows and lags (GpuCompute.hpp) while the slowest's does not, so the job's
+// step can end on a member that is not the slowest. A jittered run therefore simulates two nodes: the first node's
+// ranks as themselves (one member each, exact draws) and the second's each standing for its class's other members
+// (their slowest, as above); the job's step is the later of the two.
+//
+// Reduces `w` to simulated ranks per class where the Programs, groups and transfers allow it (above): one node, or
+// with `jitter` two (above). Returns "" when reduced, else why not.
+std::string reduceBySymmetry(Workload& w, const Fabric& fabric, bool jitter = false);
 
 // What keeps a job of `ranks` ranks on nodes of `g` GPUs whose first g Programs are w's from the reduction, its
 // Programs' equality aside ("" for nothing); an expansion that gives every rank one Program checks this and holds g
-// copies only (mirrorRanks: rank r runs as r mod g).
-std::string symmetryBlocker(const Workload& w, int ranks, int g);
-void mirrorRanks(Workload& w, int ranks, int g);
+// copies only (mirrorRanks: rank r runs as r mod g), or with `jitter` 2g where the job has three nodes or more (rank r
+// of the first node as itself, every other as g + r mod g; a jittered job of two nodes is simulated as it is: two
+// nodes either way).
+std::string symmetryBlocker(const Workload& w, int ranks, int g, bool jitter = false);
+void mirrorRanks(Workload& w, int ranks, int g, bool jitter = false);
 
-// sim.symmetry: auto's policy: reduce where it is exact, i.e. without jitter and stragglers (which draw per rank).
+// sim.symmetry: auto's policy: reduce unless the scenario names stragglers (which pick ranks); with jitter the
+// reduced run takes each class's slowest member (above).
 bool symmetryApplies(const Scenario& sc);
 
 // The warning a reduced run's result carries (`jitter`: the scenario draws jitter).

@@ -1,5 +1,6 @@
 #include "sim/fit/JitterFit.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -16,16 +17,42 @@ double logVariance(const std::vector<const RawDeviceSpeed*>& v, double RawDevice
     return ss / double(v.size() - 1);
 }
 
-// The sum over a record's windows of the sample variance of the processes' log step times.
-double windowLogVariances(const RawHostSpread& h) {
-    double run_ss = 0;
-    for (const std::vector<double>& w : h.windows) {
-        double mean = 0, v = 0;
-        for (double ms : w) mean += std::log(ms) / double(w.size());
-        for (double ms : w) v += std::pow(std::log(ms) - mean, 2) / double(w.size() - 1);
-        run_ss += v;
+// One host_spread record split into the part of the processes' spread that lasts the run and the part that changes
+// from window to window. With x[w][p] the log of process p's median step in window w and d[w][p] = x[w][p] less the
+// window's mean over the processes (the machine's common swings cancel), each process's run mean m[p] = mean_w d[w][p]
+// spreads by the lasting part plus the windows' noise in a mean of W windows: Σ_p m[p]² / (P − 1) estimates
+// σ_run² + s² / W · (1 + ρ) / (1 − ρ), with s² the variance of d[w][p] − m[p] (per process, corrected for the window
+// means' P − 1 degrees of freedom) and ρ its lag-1 autocorrelation (clamped to [0, 0.9]).
+struct HostSplit {
+    double run_var = 0;     // σ_run² estimate (may be < 0: the lasting part is within the windows' noise)
+    double window_var = 0;  // s²
+    double lag1 = 0;        // ρ
+};
+HostSplit splitHostSpread(const RawHostSpread& h) {
+    const std::size_t W = h.windows.size(), P = h.windows.front().size();
+    std::vector<std::vector<double>> d(W, std::vector<double>(P));
+    for (std::size_t w = 0; w < W; ++w) {
+        double mean = 0;
+        for (double ms : h.windows[w]) mean += std::log(ms) / double(P);
+        for (std::size_t p = 0; p < P; ++p) d[w][p] = std::log(h.windows[w][p]) - mean;
     }
-    return run_ss;
+    std::vector<double> m(P, 0.0);
+    for (std::size_t p = 0; p < P; ++p)
+        for (std::size_t w = 0; w < W; ++w) m[p] += d[w][p] / double(W);
+    double between = 0, ss = 0, lag = 0;
+    for (std::size_t p = 0; p < P; ++p) {
+        between += m[p] * m[p] / double(P - 1);
+        for (std::size_t w = 0; w < W; ++w) {
+            const double e = d[w][p] - m[p];
+            ss += e * e;
+            if (w + 1 < W) lag += e * (d[w + 1][p] - m[p]);
+        }
+    }
+    HostSplit out;
+    out.window_var = ss / double((W - 1) * (P - 1));
+    out.lag1 = ss > 0 ? std::clamp(lag / ss, 0.0, 0.9) : 0.0;
+    out.run_var = between - out.window_var / double(W) * (1 + out.lag1) / (1 - out.lag1);
+    return out;
 }
 
 }  // namespace
@@ -71,23 +98,28 @@ void fitDeviceSpeedSpread(FitState& s) {
 }
 
 void fitHostSpread(FitState& s) {
-    double ss = 0;
-    std::size_t windows = 0;
+    double run_var = 0, window_var = 0;
+    std::size_t used = 0;
     nlohmann::json runs = nlohmann::json::array();
     for (const RawHostSpread& h : s.raw.host_spread) {
-        const double run_ss = windowLogVariances(h);
-        ss += run_ss;
-        windows += h.windows.size();
+        if (h.windows.size() < 3 || h.windows.front().size() < 2) continue;
+        const HostSplit x = splitHostSpread(h);
+        run_var += x.run_var, window_var += x.window_var, ++used;
         runs.push_back({{"file", h.file},
                         {"processes", h.windows.front().size()},
                         {"windows", h.windows.size()},
-                        {"cv", std::sqrt(run_ss / double(h.windows.size()))}});
+                        {"run_variance", x.run_var},
+                        {"window_cv", std::sqrt(x.window_var)},
+                        {"window_lag1", x.lag1}});
     }
-    if (windows > 0) {
-        s.profile.jitter.host_rank_cv = std::sqrt(ss / double(windows));
+    if (used > 0) {
+        s.profile.jitter.host_rank_cv = std::sqrt(std::max(0.0, run_var / double(used)));
         s.report["host_spread"] = {
             {"host_rank_cv", s.profile.jitter.host_rank_cv},
-            {"rule", "root mean over windows of the sample variance of the processes' log step times"},
+            {"window_cv", std::sqrt(window_var / double(used))},
+            {"rule", "the lasting part: the processes' run means of their log step times (less each window's mean over "
+                     "the processes), their variance less the windows' noise in a mean (lag-1 autocorrelated), "
+                     "averaged over records, 0 where negative; window_cv: the part that changes between windows"},
             {"runs", runs}};
     } else {
         s.kept.push_back("jitter.host_rank_cv");

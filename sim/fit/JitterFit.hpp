@@ -12,9 +12,10 @@ void fitKernelJitter(FitState& s);
 // ranks' log rates (GEMM TFLOP/s, memory GB/s); the cv is the root of their mean over the sets of 2 GPUs or more.
 void fitDeviceSpeedSpread(FitState& s);
 
-// host_rank_cv (host-to-host spread, host_spread.py): per window, the sample variance of the processes' log step
-// times (of two processes it estimates one process's variance); the cv is the root of their mean over every window
-// of every record.
+// host_rank_cv (host-to-host spread, host_spread.py): the part of the processes' spread that lasts a run, the one a
+// rank's host speed fixed for the run stands for (Jitter.hpp). The records' windows swing by more (window_cv in the
+// report), and which process is faster changes from window to window: a host that leads its GPU absorbs such a swing,
+// so it does not set a data-parallel step's pace the way a lastingly slow host does (JitterFit.cpp has the estimate).
 void fitHostSpread(FitState& s);
 
 }  // namespace stepsim

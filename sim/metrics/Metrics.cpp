@@ -562,6 +562,13 @@ Results aggregateSamples(const std::vector<Results>& samples) {
         out.measured_from_step = std::max(out.measured_from_step, s.measured_from_step);
         out.steps_to_steady = std::max(out.steps_to_steady, s.steps_to_steady);
     }
+    {
+        double sum = 0, ss = 0;
+        for (const Results& s : samples) sum += s.step_time_ms;
+        const double n = double(samples.size()), m = sum / n;
+        for (const Results& s : samples) ss += (s.step_time_ms - m) * (s.step_time_ms - m);
+        out.noise_band_ms = 1.96 * std::sqrt(ss / (n - 1)) / std::sqrt(n);
+    }
     std::vector<double> times, exposed, idle;
     for (const Results& s : samples)
         for (std::size_t i = std::min(std::size_t(std::max(0, s.measured_from_step)), s.per_step.size() - 1);

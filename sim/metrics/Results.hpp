@@ -106,6 +106,10 @@ struct Results {
     std::optional<double> step_time_ms_p90;
     std::optional<double> step_time_ms_p99;
     std::optional<double> step_time_ms_std;
+    // The noise band of step_time_ms (sim.samples > 1): the half-width of its 95% interval from the samples,
+    // 1.96 · sd(the samples' step times) / √samples. Two runs of the same seed share their draws (common random
+    // numbers), so their difference carries less noise than this; a difference inside it is noise.
+    std::optional<double> noise_band_ms;
     std::optional<Spread> exposed_comm_ms_spread;  // exposed_comm_ms_p50/p90/p99/std in --json
     std::optional<Spread> idle_ms_spread;          // idle_ms_p50/p90/p99/std
     std::optional<Histogram> step_time_ms_histogram;

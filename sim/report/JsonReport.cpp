@@ -34,6 +34,7 @@ nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name
         j["step_time_ms_p99"] = num(r.step_time_ms_p99);
         j["step_time_ms_p90"] = num(r.step_time_ms_p90);
         j["step_time_ms_std"] = num(r.step_time_ms_std);
+        j["noise_band_ms"] = num(r.noise_band_ms);
         for (const auto& [key, spread] : {std::pair{"exposed_comm_ms", &r.exposed_comm_ms_spread},
                                           std::pair{"idle_ms", &r.idle_ms_spread}})
             if (*spread) {

@@ -1,7 +1,8 @@
 #pragma once
 // Results → the stable JSON of docs/scenario.md ("Results"): units in the key names, fixed key order.
 //
-//   { "name", "step_time_ms", ["samples", "step_time_ms_p50", "step_time_ms_p99"  when samples > 1],
+//   { "name", "step_time_ms", ["samples", "step_time_ms_p50", "step_time_ms_p99", ..., "noise_band_ms" when samples > 1:
+//     1.96 sd / √samples of the samples' step times, the 95% half-width of step_time_ms],
 //     "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s", "mfu",
 //     "compute_busy_ms", "copy_busy_ms", "comm_busy_ms", "overlap_ms", "overlap_ratio",
 //     "exposed_comm_ms", "idle_ms", "gpu_busy_pct",

@@ -46,9 +46,10 @@ std::string textSummary(const Results& r, const std::string& name) {
     fmt::format_to(out, "{}\n", name);
     std::string spread;
     if (r.step_time_ms_p50 && r.step_time_ms_p99)
-        spread = fmt::format("p50 {:.3f}, p90 {:.3f}, p99 {:.3f}, sd {:.3f} over {} samples' steps",
-                             *r.step_time_ms_p50, r.step_time_ms_p90.value_or(0.0), *r.step_time_ms_p99,
-                             r.step_time_ms_std.value_or(0.0), r.samples);
+        spread = fmt::format("± {:.3f} (95%, the noise band); p50 {:.3f}, p90 {:.3f}, p99 {:.3f}, sd {:.3f} over {} "
+                             "samples' steps",
+                             r.noise_band_ms.value_or(0.0), *r.step_time_ms_p50, r.step_time_ms_p90.value_or(0.0),
+                             *r.step_time_ms_p99, r.step_time_ms_std.value_or(0.0), r.samples);
     line("step time", r.step_time_ms, 3, "ms", spread);
     line("throughput", r.tokens_per_s, 0, "tokens/s", fmt::format("{:.0f} per GPU", r.tokens_per_s_per_gpu));
     line("", r.samples_per_s, 2, "samples/s");

@@ -86,7 +86,7 @@ double runSeconds(const Timeline& tl) {
 Expansion runExpansion(const Scenario& sc, const CostModel& cost, const Fabric& fabric) {
     Expansion e = expand(sc, cost);
     Workload& w = e.workload;
-    if (!w.representative.empty() || (symmetryApplies(sc) && reduceBySymmetry(w, fabric).empty()))
+    if (!w.representative.empty() || (symmetryApplies(sc) && reduceBySymmetry(w, fabric, sc.jitter.enabled).empty()))
         e.warnings.push_back(symmetryNote(w, sc.jitter.enabled));
     return e;
 }

@@ -54,7 +54,11 @@ std::optional<std::string> resolve(const std::vector<PointRecord>& records, cons
     return text;
 }
 
-ClaimVerdict judge(const SweepClaim& c, const std::vector<double>& changes, ClaimVerdict v) {
+// `bands`: each pair's noise band of its change, where both points ran several samples (noise_band_ms, Results.hpp)
+// and the metric is the step: the two bands added in quadrature over the first point's step (common random numbers
+// make the true band of a difference narrower: an upper bound).
+ClaimVerdict judge(const SweepClaim& c, const std::vector<double>& changes, const std::vector<double>& bands,
+                   ClaimVerdict v) {
     const double m = median(changes);
     v.predicted_change = m;
     v.low_change = *std::min_element(changes.begin(), changes.end());
@@ -63,8 +67,13 @@ ClaimVerdict judge(const SweepClaim& c, const std::vector<double>& changes, Clai
     const bool right_way = m * sign > 0 && std::abs(m) >= 0.01;
     const bool big_enough = !c.by_pct || std::abs(m) >= 0.5 * std::abs(*c.by_pct) / 100.0;
     v.verdict = !right_way ? "fails" : big_enough ? "holds" : "partly";
-    v.detail = fmt::format("{}: {} {:+.1f}% (median of {} pairs, {:+.1f}% to {:+.1f}%), claimed {}", v.change,
-                           c.metric, 100.0 * m, changes.size(), 100.0 * *v.low_change, 100.0 * *v.high_change,
+    std::string band;
+    if (c.metric == "step_time_ms")
+        band = bands.size() == changes.size()
+                   ? fmt::format(" ± {:.1f}% (the noise band, 95%)", 100.0 * median(bands))
+                   : std::string(" (one sample per point: no noise band; sim.samples > 1 gives one)");
+    v.detail = fmt::format("{}: {} {:+.1f}%{} (median of {} pairs, {:+.1f}% to {:+.1f}%), claimed {}", v.change,
+                           c.metric, 100.0 * m, band, changes.size(), 100.0 * *v.low_change, 100.0 * *v.high_change,
                            c.by_pct ? fmt::format("{:+.1f}%", *c.by_pct) : std::string(sign < 0 ? "less" : "more"));
     return v;
 }
@@ -104,10 +113,14 @@ ClaimVerdict checkOne(const std::vector<PointRecord>& records, const SweepSpec& 
         if (is_to) tos[restOf(r, skip)] = &r;
         else froms[restOf(r, skip)].push_back(&r);
     }
-    std::vector<double> changes;
+    std::vector<double> changes, bands;
     for (const auto& [rest, fs] : froms)
         if (auto t = tos.find(rest); t != tos.end())
-            for (const PointRecord* f : fs) changes.push_back(*t->second->value(c.metric) / *f->value(c.metric) - 1.0);
+            for (const PointRecord* f : fs) {
+                changes.push_back(*t->second->value(c.metric) / *f->value(c.metric) - 1.0);
+                const auto bt = t->second->value("noise_band_ms"), bf = f->value("noise_band_ms");
+                if (c.metric == "step_time_ms" && bt && bf) bands.push_back(std::hypot(*bt, *bf) / *f->value(c.metric));
+            }
     v.pairs = static_cast<int>(changes.size());
     if (!any_from || !any_to) {
         v.detail = fmt::format("{}: the sweep did not run {} at both values", v.change, c.key);
@@ -117,7 +130,7 @@ ClaimVerdict checkOne(const std::vector<PointRecord>& records, const SweepSpec& 
                                : any_metric        ? std::string()
                                                    : fmt::format(" reports {}", c.metric));
     } else {
-        v = judge(c, changes, std::move(v));
+        v = judge(c, changes, bands, std::move(v));
     }
     return v;
 }

@@ -222,8 +222,8 @@ Expansion expand(const Scenario& given, const CostModel& cost) {
     const int node = sc.cluster.gpus_per_node;
     const bool per_rank_groups = !schedule->rankGroups(0).empty();
     w.programs.assign(std::min(c.world, node), prog);
-    if (!per_rank_groups && symmetryApplies(sc) && symmetryBlocker(w, c.world, node).empty()) {
-        mirrorRanks(w, c.world, node);
+    if (!per_rank_groups && symmetryApplies(sc) && symmetryBlocker(w, c.world, node, sc.jitter.enabled).empty()) {
+        mirrorRanks(w, c.world, node, sc.jitter.enabled);
     } else {
         w.programs.assign(c.world, prog);
         for (int r = 0; r < c.world && per_rank_groups; ++r) {

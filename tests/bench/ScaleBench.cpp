@@ -66,6 +66,23 @@ BENCHMARK(BM_DpStep)->RangeMultiplier(8)->Range(1, 512)->Arg(2048)->Unit(benchma
 void BM_Example1p3b(benchmark::State& state) { simulateScenario(state, example(int(state.range(0)))); }
 BENCHMARK(BM_Example1p3b)->Arg(1)->Arg(8)->Arg(64)->Arg(512)->Unit(benchmark::kMillisecond);
 
+// Issue 46's case, with the default jitter: the same 24-layer GPT (hidden 1024, micro-batch 8 of 1,024 tokens, stock
+// DDP) on `nodes` HGX H100 nodes, the 1.3B H100 example's file, three steps. Targets: 512 GPUs (64 nodes) < 0.2 s,
+// 4,096 (512) < 1 s, 16,384 (2,048) < 5 s and 1 GB.
+Scenario dpStepH100(int nodes) {
+    return loadScenario(STEPSIM_SOURCE_DIR "/scenarios/gpt-1p3b-ddp-8xh100.yaml",
+                        {"model.hidden=1024", "model.ffn_hidden=4096", "training.micro_batch=8", "model.seq_len=1024",
+                         "cluster.nodes=" + std::to_string(nodes)});
+}
+void BM_DpStepH100Jitter(benchmark::State& state) { simulateScenario(state, dpStepH100(int(state.range(0)))); }
+BENCHMARK(BM_DpStepH100Jitter)->Arg(64)->Arg(512)->Arg(2048)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// The 2,048-GPU Llama 405B 3D scenario as committed (jitter on). Target: < 10 s.
+void BM_Llama405b3d2048(benchmark::State& state) {
+    simulateScenario(state, loadScenario(STEPSIM_SOURCE_DIR "/scenarios/large/llama-405b-3d-2048xh200.yaml"));
+}
+BENCHMARK(BM_Llama405b3d2048)->Unit(benchmark::kMillisecond)->Iterations(1);
+
 // Where one DP step's time goes: expansion into Programs, the engine, the metrics (each part's CPU time).
 void BM_DpStepSplit(benchmark::State& state) {
     const Scenario sc = dpStep(int(state.range(0)));

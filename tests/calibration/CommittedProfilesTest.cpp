@@ -186,13 +186,29 @@ TEST(CommittedProfiles, H200x2HeldOutCollectivesWithinFivePercent) {
 
 TEST(CommittedProfiles, H200x2HostSpreadComesFromRun26) {
     // Expectation: the host spread is fitted, not carried over from the base: host_spread.jsonl's three runs of
-    // two host-bound processes (24 half-second windows each, 0.155, 0.085 and 0.131 apart) pool to 0.127.
+    // two host-bound processes (24 half-second windows each) swing by 0.158, 0.080 and 0.131 between windows (0.127
+    // pooled), but their run means differ by no more than the windows' noise: the lasting spread is 0.
     HardwareProfile base = loadProfile(kProfiles + "h200x2/profile.yaml");
-    base.jitter.host_rank_cv = 0.0;
+    base.jitter.host_rank_cv = 0.5;
     const auto fit = fitProfile(readRaw({kProfiles + "h200x2/raw/host_spread.jsonl"}), base, "h200x2", "");
-    EXPECT_NEAR(fit.profile.jitter.host_rank_cv, 0.1267, 5e-4);
+    EXPECT_EQ(fit.profile.jitter.host_rank_cv, 0.0);
     ASSERT_TRUE(fit.report.contains("host_spread"));
+    EXPECT_NEAR(fit.report["host_spread"]["window_cv"].get<double>(), 0.1271, 5e-4);
     EXPECT_EQ(fit.report["host_spread"]["runs"].size(), 3u);
+}
+
+// Two processes whose windows alternate by ±1% around a lasting 10% gap: the lasting part is each process's half of
+// the gap, log(1.1) / 2 · √2 (the sample spread of ±log(1.1)/2), the alternation's share of a run mean subtracted.
+TEST(CommittedProfiles, HostSpreadKeepsALastingGap) {
+    HardwareProfile base = loadProfile(kProfiles + "h200x2/profile.yaml");
+    RawData raw;
+    RawHostSpread h;
+    h.file = "synthetic";
+    h.window_s = 0.5;
+    for (int w = 0; w < 24; ++w) h.windows.push_back({10.0 * (w % 2 ? 1.01 : 0.99), 11.0});
+    raw.host_spread.push_back(h);
+    const auto fit = fitProfile(raw, base, "h200x2", "");
+    EXPECT_NEAR(fit.profile.jitter.host_rank_cv, std::log(1.1) / std::sqrt(2.0), 0.003);
 }
 
 TEST(CommittedProfiles, H200x2DdpHostCostsComeFromTheirRuns) {

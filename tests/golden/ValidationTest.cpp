@@ -137,7 +137,10 @@ TEST(ValidationRegression, StepTimeErrorsHoldTheCommittedLine) {
     EXPECT_LE(t.gpu_bound.worst_abs_error_pct, 5.2);
     EXPECT_LE(t.gpu_bound.median_abs_error_pct, 1.6);
     EXPECT_GE(t.gpu_bound.exposed_within_20pct, 19);
-    EXPECT_LE(t.host_bound.median_abs_error_pct, 3.4);
+    // The hosts' spread fitted as its lasting part (JitterFit.hpp: 0, the 0.127 swing between half-second windows does
+    // not last a run): the two-GPU host-bound rows no longer wait for a lastingly slower host, 2-8% shorter; their
+    // median error 3.2 -> 3.5%, the worst 33.1 -> 26.4%.
+    EXPECT_LE(t.host_bound.median_abs_error_pct, 3.5);
     EXPECT_GE(t.host_bound.exposed_within_20pct, 5);
     EXPECT_EQ(std::size_t(t.gpu_bound.rows + t.host_bound.rows), t.rows.size());
     EXPECT_EQ(t.host_range_runs, 232);

@@ -57,11 +57,22 @@ TEST(Claims, VerdictFollowsTheMedianOfMatchedPairs) {
     EXPECT_NEAR(*v.claimed_change, -0.34, 1e-12);
     EXPECT_EQ(v.verdict, "holds");
     EXPECT_EQ(v.change, "compile.enabled false -> true");
-    EXPECT_THAT(v.detail, HasSubstr("-20.0% (median of 3 pairs, -30.0% to -10.0%), claimed -34.0%"));
+    EXPECT_THAT(v.detail, HasSubstr("-20.0% (one sample per point: no noise band; sim.samples > 1 gives one) (median "
+                                    "of 3 pairs, -30.0% to -10.0%), claimed -34.0%"));
     EXPECT_EQ(checkClaims(records, specWith(compileClaim(-50.0)))[0].verdict, "partly");
     EXPECT_EQ(checkClaims(records, specWith(compileClaim(10.0)))[0].verdict, "fails");
     EXPECT_EQ(checkClaims(records, specWith(compileClaim(std::nullopt, -1)))[0].verdict, "holds");
     EXPECT_EQ(checkClaims(records, specWith(compileClaim(std::nullopt, 1)))[0].verdict, "fails");
+}
+
+// Expectations: with each point's noise band (noise_band_ms: 3 and 4 ms), a pair's band is their quadrature sum over
+// the first point's step: 5 ms over 100 ms, ±5.0%.
+TEST(Claims, StepChangesCarryTheirNoiseBand) {
+    std::vector<PointRecord> r = {point({}, 1.0), point({{"compile.enabled", "false"}}, 100.0),
+                                  point({{"compile.enabled", "true"}}, 80.0)};
+    r[1].results["noise_band_ms"] = 3.0;
+    r[2].results["noise_band_ms"] = 4.0;
+    EXPECT_THAT(checkClaims(r, specWith(compileClaim(-34.0)))[0].detail, HasSubstr("-20.0% ± 5.0% (the noise band, 95%)"));
 }
 
 // Expectations: a change under 1% either way is no change: the claim fails.
