@@ -11,7 +11,7 @@ labels = input_ids, torch.optim.AdamW (foreach, PyTorch's default); `compile`: t
 and loss, backward, optimizer step. 5 warm-up steps, then 20 steps timed back to back between CUDA events; the median
 step and the host-free device time are written, one JSON line per row, with the machine and versions.
 
-Usage: python3 hf_round.py ROUNDS.json --out FILE.jsonl [--budget-s 200]
+Usage: python3 hf_round.py ROUNDS.json --out FILE.jsonl [--configs scenarios/hf] [--budget-s 200]
 """
 import argparse
 import json
@@ -85,9 +85,10 @@ def main():
     ap.add_argument("rounds")
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=200)
+    ap.add_argument("--configs", default=None, help="the folder of the config files (default: the rounds file's)")
     a = ap.parse_args()
     rows = json.load(open(a.rounds))
-    base = os.path.dirname(os.path.abspath(a.rounds))
+    base = a.configs or os.path.dirname(os.path.abspath(a.rounds))
     import transformers
     t0 = time.perf_counter()
     with open(a.out, "w") as f:

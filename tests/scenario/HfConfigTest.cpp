@@ -122,6 +122,12 @@ TEST(HfConfig, WhatIsNotModelledIsRefusedNamingTheEntry) {
                 AllOf(HasSubstr("phi-3-mini-4k.config.json: sliding_window: a sliding window of 2047 tokens"),
                       HasSubstr("not modelled yet")));
     EXPECT_THAT(errorOf("missing.config.json"), HasSubstr("model.hf_config: cannot open"));
+    try {
+        load("gpt2.config.json", "", {"fp8.enabled=true"});
+        ADD_FAILURE() << "GPT-2 with FP8 linears read";
+    } catch (const InputError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("FP8 linears on GPT2LMHeadModel are not modelled yet"));
+    }
     EXPECT_THAT(errorOf("gpt2.config.json", "  implementation: nanogpt\n"),
                 HasSubstr("model.implementation: nanogpt's kernel sequence is not modelled yet"));
     const auto dir = std::filesystem::temp_directory_path() / "stepsim-hf-config-test";

@@ -134,9 +134,10 @@ TEST(ScenarioLoader, FfnHiddenDefaultsToEightThirdsRoundedTo256ForSwiglu) {
 
 TEST(ScenarioLoader, UnknownKeyListsAllowedKeysAndSuggestsClosest) {
     EXPECT_EQ(errorOf("stepsim: 1\nmodel:\n  layers: 2\n  hiden: 10\n"),
-              "x.yaml:4: model.hiden: unknown key; allowed in model: type, trace, trace_params, trace_host, layers, hidden, "
-              "heads, kv_heads, ffn_hidden, vocab, seq_len, mlp, norm, tied_embeddings, linear_bias, position_embedding, "
-              "qkv, loss_dtype, dropout (did you mean 'hidden'?)");
+              "x.yaml:4: model.hiden: unknown key; allowed in model: type, trace, trace_params, trace_host, hf_config, "
+              "implementation, layers, hidden, heads, kv_heads, head_dim, ffn_hidden, vocab, seq_len, mlp, norm, "
+              "tied_embeddings, linear_bias, qkv_bias, fused_gate_up, embedding_scale, position_embedding, qkv, "
+              "loss_dtype, dropout (did you mean 'hidden'?)");
 }
 
 TEST(ScenarioLoader, UnrelatedUnknownKeyGetsNoSuggestion) {
