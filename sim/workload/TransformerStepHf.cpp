@@ -1,6 +1,7 @@
 // model.implementation: hf. The kernels Hugging Face transformers' modeling code launches where they differ from this
-// project's script, derived from op-graph captures of that code (tests/data/ops/hf-llama-4l, hf-qwen2-4l, hf-gpt2-4l:
-// transformers 5, PyTorch 2.11, fp32 parameters under bf16 autocast, use_cache off; docs/variants.md has the census).
+// project's script, derived from op-graph captures of that code (tests/data/ops/hf-llama-4l, hf-qwen2-4l, hf-gpt2-4l,
+// fp32 parameters under bf16 autocast; results/validation/ops-round1/captures/b-llama3.2-1b-bf16, bf16 parameters:
+// transformers 5, PyTorch 2.11, use_cache off; docs/variants.md has the census).
 // Bytes are each op's tensors as the capture writes them (inputs and outputs, shape × dtype), per element of the
 // tensor named: N = Ts·h (the residual stream), e (a q or k tensor), T·f (the MLP's intermediate).
 #include "sim/workload/TransformerStep.hpp"
@@ -8,8 +9,9 @@
 namespace stepsim {
 
 // LlamaRMSNorm (and Qwen2's, Mistral's, Gemma's, Phi-3's): x.to(fp32); x · rsqrt(mean(x²) + eps); weight · x.to(dtype):
-// pow, mean, add, rsqrt, mul, mul over the fp32 stream (8N, 4N, tiny, tiny, 8N, 8N), with a cast to fp32 and back
-// when the stream is not fp32 (bf16 parameters).
+// pow, mean, add, rsqrt, mul in fp32 (8N, 4N, tiny, tiny, 8N), the weight's mul in the stream's dtype (2re·N); where
+// the stream is not fp32 (bf16 parameters: hf-llama3.2-1b-bf16's capture) a cast to fp32 first and one back before the
+// weight's mul.
 void TransformerStep::hfRmsNorm(const std::string& name) {
     const double N = double(t_.Ts) * double(t_.h), T = double(t_.Ts), h = double(t_.h), re = c_.re();
     if (re != 4) b_.mem(name + " to fp32", (re + 4) * N, MemKind::cast_up);
@@ -19,22 +21,24 @@ void TransformerStep::hfRmsNorm(const std::string& name) {
     b_.mem(name + " rsqrt", 8 * T);
     b_.mem(name + " mul rsqrt", 8 * N + 4 * T);
     if (re != 4) b_.mem(name + " to dtype", (4 + re) * N, MemKind::cast_down);
-    b_.mem(name + " mul weight", (re + 4) * N + 4 * h);
+    b_.mem(name + " mul weight", 2 * re * N + re * h);
 }
 
-// Its backward as autograd runs it: the weight's gradient (grad · x̂, summed over the tokens in two kernels), then the
-// input's through the multiply, the rsqrt, the mean and the pow (14 ops, 15 kernels; the add that joins the residual
-// gradient is the step's own residual grad add).
+// Its backward as autograd runs it: the weight's gradient (grad · x̂ in the stream's dtype, summed over the tokens in
+// two kernels), then the input's through the multiply, the rsqrt, the mean and the pow in fp32 (14 ops, 15 kernels;
+// the add that joins the residual gradient is the step's own residual grad add), the casts undone where the stream is
+// not fp32.
 void TransformerStep::hfRmsNormBackward(const std::string& name, const std::string& param) {
-    const double N = double(t_.Ts) * double(t_.h), T = double(t_.Ts), h = double(t_.h);
-    if (input()) b_.mem(name + " backward mul weight", 8 * N + 4 * h);
+    const double N = double(t_.Ts) * double(t_.h), T = double(t_.Ts), h = double(t_.h), re = c_.re();
+    if (input()) b_.mem(name + " backward mul weight", 2 * re * N + re * h);
     if (weight()) {
-        b_.mem(name + " weight grad mul", 12 * N);
-        b_.mem(name + " weight grad sum", 4 * N + 4 * h);
-        b_.mem(name + " weight grad sum (second pass)", 8 * h);
+        b_.mem(name + " weight grad mul", 3 * re * N);
+        b_.mem(name + " weight grad sum", re * N + re * h);
+        b_.mem(name + " weight grad sum (second pass)", 2 * re * h);
         gradReady(paramIndex(param + ".weight"));
     }
     if (!input()) return;
+    if (re != 4) b_.mem(name + " to dtype backward", (re + 4) * N, MemKind::cast_up);
     for (const auto& [what, bytes] : {std::pair{"mul x", 12 * N}, std::pair{"mul rsqrt", 8 * N + 4 * T},
                                       std::pair{"sum", 4 * N + 4 * T}, std::pair{"add paths", 12 * N},
                                       std::pair{"rsqrt pow", 8 * T}, std::pair{"rsqrt mul", 8 * T},
@@ -42,6 +46,7 @@ void TransformerStep::hfRmsNormBackward(const std::string& name, const std::stri
                                       std::pair{"pow", 8 * N}, std::pair{"pow mul", 8 * N},
                                       std::pair{"mul", 12 * N}})
         b_.mem(name + " backward " + what, bytes);
+    if (re != 4) b_.mem(name + " to fp32 backward", (4 + re) * N, MemKind::cast_down);
 }
 
 // apply_rotary_pos_emb: q·cos + rotate_half(q)·sin, k likewise; the cos and sin tables (1, 1, s, d) come from the

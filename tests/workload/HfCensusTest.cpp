@@ -136,7 +136,8 @@ Census builtinCensus(const json& cap, const std::string& name, const char* imple
                                   << "model: {hf_config: config.json, implementation: " << implementation
                                   << ", seq_len: " << step["seq_len"].get<int>() << "}\n"
                                   << "training: {micro_batch: " << step["micro_batch"].get<int>()
-                                  << ", param_dtype: fp32, compute_dtype: bf16}\nsim: {steps: 2}\n";
+                                  << ", param_dtype: " << (step["dtype_policy"] == "bf16" ? "bf16" : "fp32")
+                                  << ", compute_dtype: bf16}\nsim: {steps: 2}\n";
     const Scenario sc = loadScenario(dir / "s.yaml");
     const HardwareProfile prof = builtinProfile("h200x2");
     CostModel cost(prof, sc.nccl, true);
@@ -153,9 +154,10 @@ Census builtinCensus(const json& cap, const std::string& name, const char* imple
     return c;
 }
 
-void expectWithin2Percent(const std::string& family, const std::string& layer) {
-    const json cap = readGz(kData / (family + ".ops.json.gz"));
-    const json times = json::parse(std::ifstream(kData / (family + ".op_times.json")));
+void expectWithin2Percent(const std::string& family, const std::string& layer,
+                          const std::filesystem::path& dir = kData) {
+    const json cap = readGz(dir / (family + ".ops.json.gz"));
+    const json times = json::parse(std::ifstream(dir / (family + ".op_times.json")));
     const Census want = captureCensus(cap, times, layer);
     const Census got = builtinCensus(cap, family);
     const Census script = builtinCensus(cap, family, "stepsim");  // the default implementation, for the table
@@ -175,6 +177,20 @@ void expectWithin2Percent(const std::string& family, const std::string& layer) {
 TEST(HfCensus, LlamaLayerWithin2PercentOfTheCapture) { expectWithin2Percent("hf-llama-4l", "model.layers.1"); }
 TEST(HfCensus, Qwen2LayerWithin2PercentOfTheCapture) { expectWithin2Percent("hf-qwen2-4l", "model.layers.1"); }
 TEST(HfCensus, Gpt2LayerWithin2PercentOfTheCapture) { expectWithin2Percent("hf-gpt2-4l", "transformer.h.1"); }
+
+// The capture round's published shapes (results/validation/ops-round1/captures): Llama 3.2 1B with bf16 parameters (no
+// autocast: the RMSNorm's casts to fp32 and back, the rotary products in bf16), GPT-2 medium.
+const std::filesystem::path kRound =
+    std::filesystem::path(STEPSIM_SOURCE_DIR) / "results/validation/ops-round1/captures";
+TEST(HfCensus, Llama32Bf16ParametersWithin2PercentOfTheCapture) {
+    expectWithin2Percent("b-llama3.2-1b-bf16", "model.layers.1", kRound);
+}
+TEST(HfCensus, Llama32AutocastWithin2PercentOfTheCapture) {
+    expectWithin2Percent("a-llama3.2-1b-autocast", "model.layers.1", kRound);
+}
+TEST(HfCensus, Gpt2MediumWithin2PercentOfTheCapture) {
+    expectWithin2Percent("d-gpt2-medium", "transformer.h.1", kRound);
+}
 
 }  // namespace
 }  // namespace stepsim
