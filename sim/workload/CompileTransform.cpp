@@ -116,8 +116,6 @@ double kernelHost(const Rates& r, double eager_host_s) {
     return r.cuda_graphs ? r.c.cudagraph_kernel_host_us * 1e-6 : r.c.kernel_host_ratio * eager_host_s;
 }
 
-// Emits the fused kernels of the region p.ops[b, e) (all memory-bound, one phase). `target` is the running target of
-// kernels per phase, so the counts round to kernels_per_region on average.
 // The ops p.ops[idx...] as `k` kernels of their summed work and bytes × `ratio`, launched at the compiled rate.
 void emitKernels(Program& p, const std::vector<std::size_t>& idx, long k, double ratio, const Rates& r,
                  std::vector<Op>& out) {
@@ -145,9 +143,10 @@ void emitKernels(Program& p, const std::vector<std::size_t>& idx, long k, double
     }
 }
 
-// A region's FP8 casts (fp8.enabled) become the compiled Float8Linear's: kernels_per_cast per cast (one fp8_quantize
-// kernel each), at most the eager kernels, their time × time_ratio (CompiledFp8Rates); the rest of the region fuses by
-// the general rule below.
+// Emits the fused kernels of the region p.ops[b, e) (all memory-bound, one phase). `target` is the running target of
+// kernels per phase, so the counts round to kernels_per_region on average. A region's FP8 casts (fp8.enabled) become
+// the compiled Float8Linear's: kernels_per_cast per cast (one fp8_quantize kernel each), at most the eager kernels,
+// their time × time_ratio (CompiledFp8Rates); the rest of the region fuses by the general rule.
 void emitRegion(Program& p, std::size_t b, std::size_t e, const Rates& r, double& target, long& emitted,
                 std::vector<Op>& out) {
     const bool backward = p.ops[b].phase == Phase::backward;
