@@ -97,7 +97,8 @@ class Float8Matmul(torch.autograd.Function):
 
 
 class Float8Linear(torch.nn.Linear):
-    """nn.Linear (no bias) whose matmul runs in FP8 as above; under autocast its input is cast to autocast's dtype."""
+    """nn.Linear whose matmul runs in FP8 as above; under autocast its input is cast to autocast's dtype. A bias is
+    added after the scaled GEMM in the output's dtype (torchao's Float8Linear.forward: output + bias.to(output.dtype))."""
 
     recipe = "tensorwise"
 
@@ -106,19 +107,23 @@ class Float8Linear(torch.nn.Linear):
             x = x.to(torch.get_autocast_gpu_dtype())
         shape = x.shape
         y = Float8Matmul.apply(x.reshape(-1, shape[-1]), self.weight.t(), self.recipe)
-        return y.reshape(*shape[:-1], y.shape[-1])
+        y = y.reshape(*shape[:-1], y.shape[-1])
+        if self.bias is not None:
+            y = y + self.bias.to(y.dtype)
+        return y
 
 
-def convert(module, recipe):
-    """Every bias-free nn.Linear whose dimensions are multiples of 16 becomes a Float8Linear (torchao's
-    convert_to_float8_training with no filter), in place; returns how many."""
+def convert(module, recipe, with_bias=False):
+    """Every nn.Linear whose dimensions are multiples of 16 becomes a Float8Linear (torchao's
+    convert_to_float8_training with no filter), in place; returns how many. Biased ones only with `with_bias`
+    (torchao converts them; the earlier measurements here converted bias-free Linears only)."""
     n = 0
     for name, child in module.named_children():
-        if type(child) is torch.nn.Linear and child.bias is None and child.in_features % 16 == 0 \
+        if type(child) is torch.nn.Linear and (with_bias or child.bias is None) and child.in_features % 16 == 0 \
                 and child.out_features % 16 == 0:
             child.__class__ = Float8Linear
             child.recipe = recipe
             n += 1
         else:
-            n += convert(child, recipe)
+            n += convert(child, recipe, with_bias)
     return n

@@ -16,7 +16,12 @@ namespace stepsim {
 
 struct OpGraph;  // sim/base/OpGraph.hpp (model.type: ops)
 
-enum class MlpKind { gelu, swiglu };
+// gelu: two matrices (GPT); swiglu: silu(gate(x)) * up(x), three (Llama); geglu: the same gated MLP with the
+// tanh-approximate GELU on the gate (Gemma).
+enum class MlpKind { gelu, swiglu, geglu };
+// Whose code the built-in model's kernel sequence follows: this project's training script (calibration/pytorch's
+// model, the default), Hugging Face transformers' modeling code, nanoGPT's model.py, torchtitan's Llama.
+enum class ModelImplementation { stepsim, hf, nanogpt, torchtitan };
 enum class NormKind { layernorm, rmsnorm };
 // How positions enter the model: a learned table added to the token embedding (GPT-2), rotary embeddings applied to
 // q and k in every layer (Llama), or nothing.
@@ -89,10 +94,16 @@ struct ModelSpec {
     std::string ops;
     std::string op_times;
     std::shared_ptr<const OpGraph> graph;
+    // A Hugging Face config.json (relative to the scenario's folder): sets the model keys and implementation: hf
+    // (sim/scenario/HfConfig.hpp); a key the scenario sets as well keeps the scenario's value, with a warning.
+    std::string hf_config;
+    std::vector<std::string> hf_overrides;  // those warnings, filled by the loader
+    ModelImplementation implementation = ModelImplementation::stepsim;
     int layers = 24;
     int hidden = 2048;
     int heads = 16;
     std::optional<int> kv_heads;       // default: heads
+    std::optional<int> head_dim;       // default: hidden / heads (Gemma's 256 is not)
     std::optional<int> ffn_hidden;     // default: 4·hidden (gelu), 8/3·hidden rounded to 256 (swiglu)
     int vocab = 50304;
     int seq_len = 2048;
@@ -100,6 +111,9 @@ struct ModelSpec {
     NormKind norm = NormKind::layernorm;
     bool tied_embeddings = false;
     bool linear_bias = false;  // a bias in every Linear of the blocks (GPT-2 / nanoGPT); the LM head has none
+    bool qkv_bias = false;     // a bias on the q, k and v projections only (Qwen2)
+    bool fused_gate_up = false;  // a gated MLP's gate and up as one Linear, chunked in two (Phi-3)
+    bool embedding_scale = false;  // the token embedding multiplied by sqrt(hidden) (Gemma)
     PositionEmbedding position_embedding = PositionEmbedding::learned;
     QkvLayout qkv = QkvLayout::fused;
     LossDtype loss_dtype = LossDtype::compute;
@@ -305,12 +319,18 @@ inline int kvHeads(const ModelSpec& m) { return m.kv_heads.value_or(m.heads); }
 
 // The ffn_hidden that `m.mlp` implies for `m.hidden` (what an absent ffn_hidden means).
 inline int defaultFfnHidden(const ModelSpec& m) {
-    if (m.mlp == MlpKind::gelu) return 4 * m.hidden;
+    if (m.mlp == MlpKind::gelu) return 4 * m.hidden;  // swiglu and geglu: the gated rule
     const long long h = m.hidden;
     return static_cast<int>(256 * ((8 * h + 3 * 256 - 1) / (3 * 256)));  // 256·ceil(8h / (3·256))
 }
 
 inline int ffnHidden(const ModelSpec& m) { return m.ffn_hidden.value_or(defaultFfnHidden(m)); }
+
+// An attention head's width: model.head_dim, else hidden / heads.
+inline int headDim(const ModelSpec& m) { return m.head_dim.value_or(m.heads > 0 ? m.hidden / m.heads : 0); }
+
+// Whether the MLP is gated (gate, up and down matrices: swiglu, geglu).
+inline bool gatedMlp(MlpKind k) { return k != MlpKind::gelu; }
 
 // FP8 linears on (fp8.enabled, or training.compute_dtype: fp8, which asks for the same: torchao's Float8Linear
 // with every other op in bf16).

@@ -366,6 +366,19 @@ struct CompiledDynamicRates {
     double compile_time_ratio = 1.0;
 };
 
+// FP8 linears (torchao's Float8Linear as calibration/pytorch/fp8_linear.py writes it) under torch.compile, from
+// fp8_compiled.py's fp8_compiled_linear records: per recipe and phase, the compiled linear's cast kernels (neither GEMM
+// nor memset) per cast to FP8 (2 a forward, 4 a backward) and their time over the eager linear's cast kernels' time
+// (bias-free linears; medians over the shapes measured).
+struct CompiledFp8Phase {
+    double kernels_per_cast = 0.0;
+    double time_ratio = 1.0;
+};
+struct CompiledFp8Rates {
+    bool measured = false;  // false: fp8.enabled under compile.enabled is refused
+    CompiledFp8Phase tensorwise_forward, tensorwise_backward, rowwise_forward, rowwise_backward;
+};
+
 struct CompileRates {
     bool measured = false;  // false: the profile has no compile measurements, and compile.enabled is refused
     CompilePhaseRates forward, backward;
@@ -379,6 +392,7 @@ struct CompileRates {
     CompiledOptimizerRates optimizer;
     CompiledLossRates loss;
     CompiledDynamicRates dynamic;
+    CompiledFp8Rates fp8;
 };
 
 // How a profile was derived from a measured one (`stepsim profile derive`, sim/cost/ProfileDerive.hpp), or how a

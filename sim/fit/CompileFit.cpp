@@ -4,6 +4,8 @@
 #include <functional>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "sim/base/InputError.hpp"
 #include "sim/base/Statistics.hpp"
 
@@ -188,6 +190,39 @@ void fitDynamic(FitState& s, json& cj) {
                      {"backward_time_ratio", bt}, {"gemm_time_ratio", g}, {"compile_time_ratio", c}};
 }
 
+// compile.fp8 from fp8_compiled_linear records: per recipe, the bias-free linears measured eager and compiled at one
+// shape; per phase the compiled cast kernels over the casts (2 forward, 4 backward) and the compiled cast kernels' time
+// over the eager ones' (medians over the shapes).
+void fitFp8(FitState& s, json& cj) {
+    CompiledFp8Rates& f = s.profile.compile.fp8;
+    json fj;
+    for (const char* recipe : {"tensorwise", "rowwise"}) {
+        std::vector<double> fk, bk, fr, br;
+        for (const auto& c : s.raw.fp8_compiled_linear) {
+            if (!c.compiled || c.bias || c.recipe != recipe) continue;
+            for (const auto& e : s.raw.fp8_compiled_linear)
+                if (!e.compiled && !e.bias && e.recipe == recipe && e.tokens == c.tokens && e.in == c.in &&
+                    e.out == c.out) {
+                    fk.push_back(c.forward_kernels / 2.0), bk.push_back(c.backward_kernels / 4.0);
+                    fr.push_back(c.forward_us / e.forward_us), br.push_back(c.backward_us / e.backward_us);
+                }
+        }
+        if (fk.empty()) {
+            s.kept.push_back(fmt::format("compile.fp8 (no eager and compiled bias-free {} fp8_compiled_linear records "
+                                         "of one shape)", recipe));
+            return;
+        }
+        const bool tw = std::string(recipe) == "tensorwise";
+        const CompiledFp8Phase forward{median(fk), median(fr)}, backward{median(bk), median(br)};
+        (tw ? f.tensorwise_forward : f.rowwise_forward) = forward;
+        (tw ? f.tensorwise_backward : f.rowwise_backward) = backward;
+        fj[recipe] = {{"forward_kernels_per_cast", fk}, {"backward_kernels_per_cast", bk}, {"forward_time_ratio", fr},
+                      {"backward_time_ratio", br}};
+    }
+    f.measured = true;
+    cj["fp8"] = fj;
+}
+
 }  // namespace
 
 void fitCompile(FitState& s) {
@@ -201,6 +236,7 @@ void fitCompile(FitState& s) {
     fitOptimizer(s, cj);
     fitLoss(s, cj);
     fitDynamic(s, cj);
+    fitFp8(s, cj);
     s.profile.compile.measured = true;
     s.report["compile"] = cj;
 }

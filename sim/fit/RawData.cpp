@@ -508,6 +508,21 @@ void parseCompileLoss(const Line& L, RawData& d) {
     d.compile_loss.push_back(l);
 }
 
+void parseFp8CompiledLinear(const Line& L, RawData& d) {
+    const json& b = L.at("bias");
+    if (!b.is_boolean()) throw inputError(L.file, L.line, "bias", "expected true or false, got " + b.dump());
+    const std::string version = L.str("version");
+    if (version != "eager" && version != "compiled")
+        throw inputError(L.file, L.line, "version", "expected eager or compiled, got '" + version + "'");
+    const auto phase = [&](const char* p, const char* what) { return L.number(L.at(p).at("other"), what, std::string(p) + ".other." + what); };
+    RawFp8CompiledLinear r{L.str("recipe"), b.get<bool>(), version == "compiled", L.num("tokens"), L.num("in"),
+                           L.num("out"), phase("forward", "kernels"), phase("forward", "us"),
+                           phase("backward", "kernels"), phase("backward", "us")};
+    if (!(r.forward_us > 0) || !(r.backward_us > 0) || !(r.forward_kernels > 0) || !(r.backward_kernels > 0))
+        throw inputError(L.file, L.line, "forward.other", "expected positive cast kernel counts and times per phase");
+    d.fp8_compiled_linear.push_back(r);
+}
+
 void parseCompileHost(const Line& L, RawData& d) {
     RawCompileHost h{L.str("mode"), static_cast<int>(L.num("blocks")), L.num("kernels"), L.num("graphs"),
                      L.num("host_us")};
@@ -555,6 +570,7 @@ const std::map<std::string, Parser, std::less<>> kParsers = {
     {"compile_host", parseCompileHost},
     {"compile_optimizer", parseCompileOptimizer},
     {"compile_loss", parseCompileLoss},
+    {"fp8_compiled_linear", parseFp8CompiledLinear},
     {"compile_recompile", parseNothing},  // read by hand (NOTES.md): a new shape's first call, dynamic or not
     {"fp8_compiled", parseNothing},       // read by hand (NOTES.md): compiled FP8 linears, not modelled yet
     {"pinned_alloc", parseNothing},       // read by hand (NOTES.md): pinned host allocation against a copy into it

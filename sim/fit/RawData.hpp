@@ -252,6 +252,16 @@ struct RawCompileLoss {
     double tokens = 0, forward_kernels = 0, forward_ms = 0, backward_kernels = 0, backward_ms = 0;
 };
 
+// One Linear under bf16 autocast, forward and backward, eager or compiled (fp8_compiled.py's `fp8_compiled_linear`):
+// recipe bf16, tensorwise or rowwise, with or without a bias; per phase the cast kernels (neither GEMM nor memset):
+// their count and summed time.
+struct RawFp8CompiledLinear {
+    std::string recipe;
+    bool bias = false, compiled = false;
+    double tokens = 0, in = 0, out = 0;
+    double forward_kernels = 0, forward_us = 0, backward_kernels = 0, backward_us = 0;
+};
+
 struct RawData {
     std::vector<std::string> files;
     std::string gpu_model;
@@ -286,6 +296,7 @@ struct RawData {
     std::vector<std::pair<bool, RawCompileBlock>> compile_dynamic_blocks;
     std::vector<RawCompileOptimizer> compile_optimizer;
     std::vector<RawCompileLoss> compile_loss;
+    std::vector<RawFp8CompiledLinear> fp8_compiled_linear;
     std::vector<RawFp8LinearHost> fp8_linear_host;
     std::vector<std::string> errors;  // "error" records: groups that failed during the run
     int skipped = 0;                  // "skipped" records: measurements left out by the time limit

@@ -8,12 +8,15 @@ namespace stepsim {
         return names;                                       \
     }
 
-STEPSIM_ENUM_NAMES(MlpKind, {MlpKind::gelu, "gelu"}, {MlpKind::swiglu, "swiglu"})
+STEPSIM_ENUM_NAMES(MlpKind, {MlpKind::gelu, "gelu"}, {MlpKind::swiglu, "swiglu"},
+                   {MlpKind::geglu, "geglu"})
 STEPSIM_ENUM_NAMES(NormKind, {NormKind::layernorm, "layernorm"}, {NormKind::rmsnorm, "rmsnorm"})
 STEPSIM_ENUM_NAMES(PositionEmbedding, {PositionEmbedding::learned, "learned"}, {PositionEmbedding::rope, "rope"},
                    {PositionEmbedding::none, "none"})
 STEPSIM_ENUM_NAMES(QkvLayout, {QkvLayout::fused, "fused"}, {QkvLayout::fused_permute, "fused_permute"},
                    {QkvLayout::separate, "separate"})
+STEPSIM_ENUM_NAMES(ModelImplementation, {ModelImplementation::stepsim, "stepsim"}, {ModelImplementation::hf, "hf"},
+                   {ModelImplementation::nanogpt, "nanogpt"}, {ModelImplementation::torchtitan, "torchtitan"})
 STEPSIM_ENUM_NAMES(LossDtype, {LossDtype::compute, "compute"}, {LossDtype::fp32, "fp32"})
 STEPSIM_ENUM_NAMES(DType, {DType::fp32, "fp32"}, {DType::bf16, "bf16"}, {DType::fp16, "fp16"}, {DType::fp8, "fp8"})
 STEPSIM_ENUM_NAMES(Optimizer, {Optimizer::adamw, "adamw"}, {Optimizer::adam, "adam"}, {Optimizer::sgd, "sgd"})

@@ -20,6 +20,7 @@ struct EnumName {
 };
 
 std::span<const EnumName<MlpKind>> enumNames(MlpKind);
+std::span<const EnumName<ModelImplementation>> enumNames(ModelImplementation);
 std::span<const EnumName<NormKind>> enumNames(NormKind);
 std::span<const EnumName<PositionEmbedding>> enumNames(PositionEmbedding);
 std::span<const EnumName<QkvLayout>> enumNames(QkvLayout);

@@ -402,6 +402,21 @@ void describe(V& v, CompiledDynamicRates& d) {
 }
 
 template <class V>
+void describe(V& v, CompiledFp8Phase& f) {
+    v.field("kernels_per_cast", f.kernels_per_cast);
+    v.field("time_ratio", f.time_ratio);
+}
+
+template <class V>
+void describe(V& v, CompiledFp8Rates& f) {
+    v.field("measured", f.measured);
+    v.section("tensorwise_forward", f.tensorwise_forward);
+    v.section("tensorwise_backward", f.tensorwise_backward);
+    v.section("rowwise_forward", f.rowwise_forward);
+    v.section("rowwise_backward", f.rowwise_backward);
+}
+
+template <class V>
 void describe(V& v, CompileRates& c) {
     v.field("measured", c.measured);
     v.section("forward", c.forward);
@@ -416,6 +431,7 @@ void describe(V& v, CompileRates& c) {
     v.section("optimizer", c.optimizer);
     v.section("loss", c.loss);
     v.section("dynamic", c.dynamic);
+    v.section("fp8", c.fp8);
 }
 
 template <class V>

@@ -13,6 +13,7 @@
 #include "sim/engine/Symmetry.hpp"
 #include "sim/net/Fabric.hpp"
 #include "sim/scenario/ClusterBuild.hpp"
+#include "sim/scenario/HfConfig.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/OpsImport.hpp"
 #include "sim/scenario/TraceImport.hpp"
@@ -72,18 +73,24 @@ void describe(V& v, ModelSpec& m) {
     v.field("trace_host", m.trace_host);
     v.field("ops", m.ops);
     v.field("op_times", m.op_times);
+    v.field("hf_config", m.hf_config);
+    v.field("implementation", m.implementation);
     v.field("layers", m.layers);
     v.field("hidden", m.hidden);
     v.field("heads", m.heads);
     v.derived("kv_heads", m.kv_heads, m.heads, "default: heads");
+    v.derived("head_dim", m.head_dim, headDim(m), "default: hidden/heads");
     v.derived("ffn_hidden", m.ffn_hidden, defaultFfnHidden(m),
-              m.mlp == MlpKind::gelu ? "default: 4*hidden (gelu)" : "default: 256*ceil(8/3*hidden/256) (swiglu)");
+              m.mlp == MlpKind::gelu ? "default: 4*hidden (gelu)" : "default: 256*ceil(8/3*hidden/256) (swiglu, geglu)");
     v.field("vocab", m.vocab);
     v.field("seq_len", m.seq_len);
     v.field("mlp", m.mlp);
     v.field("norm", m.norm);
     v.field("tied_embeddings", m.tied_embeddings);
     v.field("linear_bias", m.linear_bias);
+    v.field("qkv_bias", m.qkv_bias);
+    v.field("fused_gate_up", m.fused_gate_up);
+    v.field("embedding_scale", m.embedding_scale);
     v.field("position_embedding", m.position_embedding);
     v.field("qkv", m.qkv);
     v.field("loss_dtype", m.loss_dtype);
@@ -474,7 +481,8 @@ void validate(const YamlReader& r, Scenario& s) {
     atLeast("model.layers", m.layers, 1);
     atLeast("model.hidden", m.hidden, 1);
     atLeast("model.heads", m.heads, 1);
-    if (m.hidden % m.heads != 0)
+    if (m.head_dim) atLeast("model.head_dim", *m.head_dim, 1);
+    if (!m.head_dim && m.hidden % m.heads != 0)
         r.fail("model.heads", fmt::format("expected a positive integer that divides model.hidden ({}), got {}",
                                           m.hidden, m.heads));
     if (m.kv_heads) {
@@ -486,6 +494,14 @@ void validate(const YamlReader& r, Scenario& s) {
     if (m.ffn_hidden) atLeast("model.ffn_hidden", *m.ffn_hidden, 1);
     atLeast("model.vocab", m.vocab, 1);
     atLeast("model.seq_len", m.seq_len, 1);
+    if (m.fused_gate_up && !gatedMlp(m.mlp))
+        r.fail("model.fused_gate_up", fmt::format("expected a gated MLP (model.mlp: swiglu or geglu), got mlp: {}",
+                                                  toString(m.mlp)));
+    if (m.implementation == ModelImplementation::nanogpt || m.implementation == ModelImplementation::torchtitan)
+        r.fail("model.implementation",
+               fmt::format("{}'s kernel sequence is not modelled yet by this stepsim version (it is derived from a "
+                           "capture or a profiler trace of that code, and none is committed: docs/variants.md)",
+                           toString(m.implementation)));
     if (!(m.dropout >= 0.0 && m.dropout < 1.0))
         r.fail("model.dropout", fmt::format("expected a probability in [0, 1), got {}", m.dropout));
 
@@ -574,22 +590,26 @@ void requireModel(const YamlReader& r, const YAML::Node& root, const Scenario& s
                  "missing: a scenario names its model (a `model:` section with at least layers and hidden; "
                  "docs/scenario.md); nothing defaults to a built-in model");
     if (s.model.type == "trace") {
-        // The trace is the model: a transformer's keys change nothing.
-        for (const char* key : {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "mlp", "norm",
-                                "tied_embeddings", "linear_bias", "position_embedding", "qkv", "loss_dtype", "dropout"})
+        // The trace is the model: a transformer's keys would change nothing.
+        for (const char* key : {"hf_config", "implementation", "layers", "hidden", "heads", "kv_heads", "head_dim",
+                                "ffn_hidden", "vocab", "seq_len", "mlp", "norm", "tied_embeddings", "linear_bias",
+                                "qkv_bias", "fused_gate_up", "embedding_scale", "position_embedding", "qkv",
+                                "loss_dtype", "dropout"})
             if (r.present(std::string("model.") + key))
                 r.noEffect(std::string("model.") + key, "model.type: trace (the trace is the model)");
         return;
     }
     if (s.model.type == "ops") {
         // The graph is the model: only its symbols' values (micro-batch, sequence length) are the scenario's.
-        for (const char* key : {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "mlp", "norm",
-                                "tied_embeddings", "linear_bias", "position_embedding", "qkv", "loss_dtype", "dropout"})
+        for (const char* key : {"hf_config", "implementation", "layers", "hidden", "heads", "kv_heads", "head_dim",
+                                "ffn_hidden", "vocab", "mlp", "norm", "tied_embeddings", "linear_bias", "qkv_bias",
+                                "fused_gate_up", "embedding_scale", "position_embedding", "qkv", "loss_dtype",
+                                "dropout"})
             if (r.present(std::string("model.") + key))
                 r.fail(std::string("model.") + key, "not read with model.type: ops (the op graph is the model)");
         return;
     }
-    if (s.model.type != "transformer") return;
+    if (s.model.type != "transformer" || !s.model.hf_config.empty()) return;
     for (const char* key : {"layers", "hidden"})
         if (!r.present(std::string("model.") + key))
             r.fail(std::string("model.") + key,
@@ -705,9 +725,6 @@ void refuseUnmodelledValues(const YamlReader& r, Scenario& s) {
     const bool fp8 = fp8Training(s);
     if (fp8 && s.training.compute_dtype == DType::fp16)
         refuse("fp8.enabled", "FP8 linears beside fp16 autocast (measured under bf16 only)");
-    if (fp8 && s.compile.enabled)
-        refuse("fp8.enabled", "FP8 linears under torch.compile (Inductor fuses their casts; torchao's compiled "
-                              "Float8Linear not measured: torchao is not installed on the measuring machine)");
     Fp8Spec& f8 = s.fp8;
     if (!fp8) {
         const std::string off = "fp8.enabled: false (FP8 training off)";
@@ -726,6 +743,22 @@ void refuseUnmodelledValues(const YamlReader& r, Scenario& s) {
         s.parallel.data == DataParallel::ddp && s.training.param_dtype != DType::fp32)
         r.fail("ddp.comm_hook", "expected training.param_dtype: fp32 (PyTorch's quantization hook reads fp32 buckets)");
     checkCompileKeys(r, s.compile);
+}
+
+// The model keys away from the built-in GPT's way of writing it, each with whether the scenario sets it so.
+std::vector<std::pair<const char*, bool>> modelVariantKeys(const Scenario& s) {
+    const ModelSpec& m = s.model;
+    return {{"model.linear_bias", m.linear_bias},
+            {"model.qkv_bias", m.qkv_bias},
+            {"model.position_embedding", m.position_embedding == PositionEmbedding::rope},
+            {"model.qkv", m.qkv != QkvLayout::fused},
+            {"model.loss_dtype", m.loss_dtype != LossDtype::compute},
+            {"model.dropout", m.dropout > 0.0},
+            {"model.mlp", m.mlp == MlpKind::geglu},
+            {"model.head_dim", m.head_dim.has_value()},
+            {"model.fused_gate_up", m.fused_gate_up},
+            {"model.embedding_scale", m.embedding_scale},
+            {"model.implementation", m.implementation != ModelImplementation::stepsim}};
 }
 
 // Combinations of modelled settings that the workload does not build yet, refused at the key's line (the workload
@@ -762,20 +795,10 @@ void refuseUnmodelledCombinations(const YamlReader& r, const Scenario& s) {
         if (parallel3d) refuse(key, std::string(key) + " with tensor or pipeline parallelism");
         if (s.compile.enabled) refuse(key, std::string(key) + " under torch.compile");
     }
-    for (const auto& [key, on] : {std::pair{"model.linear_bias", s.model.linear_bias},
-                                  std::pair{"model.position_embedding",
-                                            s.model.position_embedding == PositionEmbedding::rope},
-                                  std::pair{"model.qkv", s.model.qkv != QkvLayout::fused},
-                                  std::pair{"model.loss_dtype", s.model.loss_dtype != LossDtype::compute},
-                                  std::pair{"model.dropout", s.model.dropout > 0.0}}) {
-        if (!on) continue;
-        if (s.parallel.tp > 1) refuse(key, std::string(key) + " with tensor parallelism (parallel.tp > 1)");
-        if (fp8Training(s)) refuse(key, std::string(key) + " with FP8 linears");
-        if (s.compile.enabled) refuse(key, std::string(key) + " under torch.compile");
-    }
-    if (s.model.loss_dtype == LossDtype::fp32 && s.training.param_dtype == s.training.compute_dtype)
-        r.fail("model.loss_dtype", "fp32 changes nothing without autocast (training.param_dtype equal to "
-                                   "compute_dtype): the loss takes logits.float() there already");
+    // The model variants' kernels are built for a linear whole on each rank (docs/variants.md, "What is refused").
+    if (s.parallel.tp > 1)
+        for (const auto& [key, on] : modelVariantKeys(s))
+            if (on) refuse(key, std::string(key) + " with tensor parallelism (parallel.tp > 1)");
     if (!parallel3d) return;
     if (s.compile.enabled) refuse("compile.enabled", "torch.compile with tensor or pipeline parallelism");
     if (s.checkpoint.interval_steps > 0)
@@ -966,8 +989,8 @@ void checkLimits(const YamlReader& r, const Scenario& s) {
 
     // A step's work per GPU: 6 FLOPs per parameter and token, attention's 12·seq·hidden per token and layer, and the
     // optimizer's pass over fp32 state.
-    const double h = m.hidden, kv = double(kvHeads(m)) * (h / m.heads), f = ffnHidden(m);
-    const double params = m.layers * (2 * h * h + 2 * h * kv + (m.mlp == MlpKind::swiglu ? 3 : 2) * h * f) + double(m.vocab) * h;
+    const double h = m.hidden, hd = headDim(m), kv = double(kvHeads(m)) * hd, f = ffnHidden(m);
+    const double params = m.layers * (2 * h * m.heads * hd + 2 * h * kv + (gatedMlp(m.mlp) ? 3 : 2) * h * f) + double(m.vocab) * h;
     const double tokens = double(t.micro_batch) * m.seq_len * accum;
     const double flops = 6 * params * tokens + 12.0 * m.layers * tokens * m.seq_len * h;
     const double base_s = steps * (flops / Limits::floor_flops + 32 * params / Limits::floor_Bps);
@@ -1108,6 +1131,7 @@ Scenario parseScenario(std::string_view yaml, const std::string& source, const s
         if (s.name.empty()) s.name = "scenario";
     }
     if (s.name.empty()) reader.fail("name", "expected a non-empty name (or leave it out: the file's stem)");
+    if (!s.model.hf_config.empty() && reading == Reading::runnable) applyHfConfig(reader, s);
     validate(reader, s);
     // fully_shard's _get_post_forward_mesh_info: resharding to 1 rank is not resharding, to every rank is true.
     if (const int n = s.fsdp.reshard_after_forward.ranks; n == 1 || n == s.cluster.worldSize())

@@ -105,45 +105,73 @@ struct Rates {
     bool cuda_graphs;
     double gemm_ratio;
     bool sync_collectives;
+    const CompiledFp8Phase* fp8_forward = nullptr;  // fp8.enabled: the compiled Float8Linear's cast rates
+    const CompiledFp8Phase* fp8_backward = nullptr;
 };
+
+// A kernel of an FP8 linear's casts to FP8 and their scales and layouts (Fp8Linear.hpp).
+bool fp8Cast(const Op& op) { return op.mem >= MemKind::fp8_abs && op.mem <= MemKind::fp8_post_scale_mul; }
 
 double kernelHost(const Rates& r, double eager_host_s) {
     return r.cuda_graphs ? r.c.cudagraph_kernel_host_us * 1e-6 : r.c.kernel_host_ratio * eager_host_s;
 }
 
-// Emits the fused kernels of the region p.ops[b, e) (all memory-bound, one phase). `target` is the running target of
-// kernels per phase, so the counts round to kernels_per_region on average.
-void emitRegion(Program& p, std::size_t b, std::size_t e, const Rates& r, double& target, long& emitted,
-                std::vector<Op>& out) {
-    const Op first = p.ops[b];
-    const CompilePhaseRates& pr = first.phase == Phase::backward ? r.c.backward : r.c.forward;
+// The ops p.ops[idx...] as `k` kernels of their summed work and bytes × `ratio`, launched at the compiled rate.
+void emitKernels(Program& p, const std::vector<std::size_t>& idx, long k, double ratio, const Rates& r,
+                 std::vector<Op>& out) {
+    const Op first = p.ops[idx.front()];
     double work = 0, bytes = 0, host = 0, flops = 0;
-    for (std::size_t i = b; i < e; ++i) {
+    for (std::size_t i : idx) {
         work += p.ops[i].work_s;
         bytes += p.ops[i].bytes;
         host += p.ops[i].host_s;
         flops += p.ops[i].flops;
     }
-    // A region never becomes more kernels than it had: Inductor does not split one eager kernel (the DDP hooks' copies
-    // cut a backward into many one-kernel regions).
-    target += pr.kernels_per_region;
-    const long want = std::lround(target) - emitted;
-    const long k = std::clamp(want, 1L, long(e - b));
-    emitted += k;
-    if (k != want) target = double(emitted);  // a capped (or raised) region carries no debt to the next
-    const double n = double(e - b);
+    const double n = double(idx.size());
     const std::uint32_t name =
-        p.intern(e - b == 1 ? "triton " + p.names[first.name]
-                            : fmt::format("triton fused {} (+{})", p.names[first.name], e - b - 1));
+        p.intern(idx.size() == 1 ? "triton " + p.names[first.name]
+                                 : fmt::format("triton fused {} (+{})", p.names[first.name], idx.size() - 1));
     for (long j = 0; j < k; ++j) {
         Op op = first;
         op.name = name;
         op.mem = MemKind::elementwise;
-        op.work_s = work * pr.time_ratio / double(k);
-        op.bytes = bytes * pr.time_ratio / double(k);
+        op.work_s = work * ratio / double(k);
+        op.bytes = bytes * ratio / double(k);
         op.flops = flops / double(k);
         op.host_s = kernelHost(r, host / n);
         out.push_back(op);
+    }
+}
+
+// Emits the fused kernels of the region p.ops[b, e) (all memory-bound, one phase). `target` is the running target of
+// kernels per phase, so the counts round to kernels_per_region on average. A region's FP8 casts (fp8.enabled) become
+// the compiled Float8Linear's: kernels_per_cast per cast (one fp8_quantize kernel each), at most the eager kernels,
+// their time × time_ratio (CompiledFp8Rates); the rest of the region fuses by the general rule.
+void emitRegion(Program& p, std::size_t b, std::size_t e, const Rates& r, double& target, long& emitted,
+                std::vector<Op>& out) {
+    const bool backward = p.ops[b].phase == Phase::backward;
+    const CompilePhaseRates& pr = backward ? r.c.backward : r.c.forward;
+    const CompiledFp8Phase* f8 = backward ? r.fp8_backward : r.fp8_forward;
+    std::vector<std::size_t> rest, casts;
+    int quantized = 0;
+    for (std::size_t i = b; i < e; ++i) {
+        const bool cast = f8 && fp8Cast(p.ops[i]);
+        (cast ? casts : rest).push_back(i);
+        if (cast && p.ops[i].mem == MemKind::fp8_quantize) ++quantized;
+    }
+    if (!rest.empty()) {
+        // A region never becomes more kernels than it had: Inductor does not split one eager kernel (the DDP hooks'
+        // copies cut a backward into many one-kernel regions).
+        target += pr.kernels_per_region;
+        const long want = std::lround(target) - emitted;
+        const long k = std::clamp(want, 1L, long(rest.size()));
+        emitted += k;
+        if (k != want) target = double(emitted);  // a capped (or raised) region carries no debt to the next
+        emitKernels(p, rest, k, pr.time_ratio, r, out);
+    }
+    if (!casts.empty()) {
+        const long k = std::clamp(std::lround(f8->kernels_per_cast * quantized), 1L, long(casts.size()));
+        emitKernels(p, casts, k, f8->time_ratio, r, out);
     }
 }
 
@@ -365,6 +393,11 @@ void checkMeasured(const Scenario& sc, const CompileRates& c, const std::string&
     if (sc.compile.loss && !c.loss.measured) missing("compile.loss", "a compiled loss");
     if (sc.compile.dynamic == std::optional<bool>(true) && !c.dynamic.measured)
         missing("compile.dynamic", "dynamic shapes");
+    if (fp8Training(sc) && !c.fp8.measured)
+        throw inputError(sc.source, 0, "fp8.enabled",
+                         fmt::format("profile {} has no measurement of FP8 linears under torch.compile (compile.fp8: fit "
+                                     "it from calibration/pytorch/fp8_compiled.py's records, docs/variants.md)",
+                                     profile));
     if (!sc.compile.optimizer) return;
     if (sc.training.optimizer_impl == OptimizerImpl::fused)
         throw inputError(sc.source, 0, "compile.optimizer",
@@ -404,8 +437,13 @@ CompileReport compileProgram(Program& p, const Scenario& sc, const HardwareProfi
     }
     const bool autotune = sc.compile.mode == CompileMode::max_autotune ||
                           sc.compile.mode == CompileMode::max_autotune_no_cudagraphs;
-    const Rates r{c, usesCudaGraphs(sc.compile.mode), autotune ? c.gemm_time_ratio_max_autotune : c.gemm_time_ratio,
-                  !sc.compile.async_collectives};
+    Rates r{c, usesCudaGraphs(sc.compile.mode), autotune ? c.gemm_time_ratio_max_autotune : c.gemm_time_ratio,
+            !sc.compile.async_collectives};
+    if (fp8Training(sc)) {
+        const bool rowwise = sc.fp8.recipe == Fp8Recipe::rowwise;
+        r.fp8_forward = rowwise ? &c.fp8.rowwise_forward : &c.fp8.tensorwise_forward;
+        r.fp8_backward = rowwise ? &c.fp8.rowwise_backward : &c.fp8.tensorwise_backward;
+    }
     if (sc.compile.loss) compileLoss(p, r);
     if (sc.compile.optimizer) compileOptimizer(p, r, tensors);
     const std::vector<Span> spans = findSpans(p);

@@ -16,6 +16,8 @@
 //   collectives and graph starts) of n eager kernels with time W and bytes B becomes k kernels, k the running
 //   rounding of kernels_per_region (forward or backward) capped at n, each W·time_ratio / k long. Their bytes: B·time_ratio / k
 //   (the fused kernels stream at the eager kernels' achieved bandwidth; the bytes are not measured).
+// FP8 linears (fp8.enabled): a region's casts to FP8 become kernels_per_cast kernels per cast at time_ratio of their
+//   eager time (the profile's compile.fp8, fitted from calibration/pytorch/fp8_compiled.py's compiled Float8Linear).
 // GEMMs keep their library kernels, their time × gemm_time_ratio (max-autotune modes: gemm_time_ratio_max_autotune);
 //   attention stays SDPA.
 // Host. A compiled kernel's launch costs kernel_host_ratio × the eager launch it replaces; under CUDA graphs

@@ -71,19 +71,21 @@ void checkSupported(const Scenario& sc) {
                                                    "already)");
     if (sc.fsdp.reshard_after_forward.ranks > 0 && parallel3d)
         unsupported("fsdp.reshard_after_forward", "an integer reshard_after_forward with tensor or pipeline parallelism");
-    // Linear biases and rotary embeddings are modelled for the eager, unsharded-linear step they were measured on
-    // (calibration/pytorch/model_variants.py): not with a linear split over TP ranks, FP8 linears or torch.compile.
-    for (const auto& [key, on] : {std::pair{"model.linear_bias", sc.model.linear_bias},
-                                  std::pair{"model.position_embedding",
-                                            sc.model.position_embedding == PositionEmbedding::rope},
-                                  std::pair{"model.qkv", sc.model.qkv != QkvLayout::fused},
-                                  std::pair{"model.loss_dtype", sc.model.loss_dtype != LossDtype::compute},
-                                  std::pair{"model.dropout", sc.model.dropout > 0.0}}) {
-        if (!on) continue;
-        if (sc.parallel.tp > 1) unsupported(key, std::string(key) + " with tensor parallelism (parallel.tp > 1)");
-        if (fp8Training(sc)) unsupported(key, std::string(key) + " with FP8 linears");
-        if (sc.compile.enabled) unsupported(key, std::string(key) + " under torch.compile");
-    }
+    // The model variants' kernels are built for a linear whole on each rank: not with a linear split over TP ranks
+    // (docs/variants.md, "What is refused").
+    const ModelSpec& m = sc.model;
+    for (const auto& [key, on] : {std::pair{"model.linear_bias", m.linear_bias}, std::pair{"model.qkv_bias", m.qkv_bias},
+                                  std::pair{"model.position_embedding", m.position_embedding == PositionEmbedding::rope},
+                                  std::pair{"model.qkv", m.qkv != QkvLayout::fused},
+                                  std::pair{"model.loss_dtype", m.loss_dtype != LossDtype::compute},
+                                  std::pair{"model.dropout", m.dropout > 0.0}, std::pair{"model.mlp", m.mlp == MlpKind::geglu},
+                                  std::pair{"model.head_dim", m.head_dim.has_value()},
+                                  std::pair{"model.fused_gate_up", m.fused_gate_up},
+                                  std::pair{"model.embedding_scale", m.embedding_scale},
+                                  std::pair{"model.implementation", m.implementation != ModelImplementation::stepsim}})
+        if (on && sc.parallel.tp > 1) unsupported(key, std::string(key) + " with tensor parallelism (parallel.tp > 1)");
+    if (m.implementation == ModelImplementation::nanogpt || m.implementation == ModelImplementation::torchtitan)
+        unsupported("model.implementation", "a kernel sequence without a committed capture or trace of its code");
     if (fp8Training(sc) && (sc.parallel.tp > 1 || sc.parallel.pp > 1))
         unsupported("fp8.enabled", "FP8 training with tensor or pipeline parallelism");
     if (parallel3d && data == DataParallel::ddp) {  // under another strategy DDP's keys have no effect (the loader's)
@@ -150,6 +152,11 @@ std::vector<std::string> warnings(const StepContext& c) {
                                   "measured grid (priced by the model alone)",
                                   c.out_of_domain / std::max(1, c.sc.sim.steps)));
     if (c.world <= 1) out.push_back("one GPU: no data-parallel communication is simulated");
+    for (const std::string& w : c.sc.model.hf_overrides) out.push_back(w);
+    if (c.sc.model.loss_dtype == LossDtype::fp32 && !c.autocast &&
+        c.sc.model.implementation == ModelImplementation::stepsim)
+        out.push_back("model.loss_dtype: fp32 changes nothing here: without autocast the loss takes logits.float() "
+                      "already");
     if (fp8Training(c.sc))
         for (std::string& w : fp8SlowerWarnings(c)) out.push_back(std::move(w));
     return out;

@@ -103,8 +103,9 @@ std::vector<std::string> fp8SlowerWarnings(const StepContext& step) {
         long out, in;
     };
     const TransformerShape& t = c.t;
-    std::vector<Shape> shapes = {{"attn.qkv", t.qkvOut(), t.h}, {"attn.proj", t.h, t.h}};
+    std::vector<Shape> shapes = {{"attn.qkv", t.qkvOut(), t.h}, {"attn.proj", t.h, t.attnOut()}};
     if (t.mlp == MlpKind::gelu) shapes.insert(shapes.end(), {{"mlp.fc", t.f, t.h}, {"mlp.proj", t.h, t.f}});
+    else if (t.fused_gate_up) shapes.insert(shapes.end(), {{"mlp.gate_up", 2 * t.f, t.h}, {"mlp.down", t.h, t.f}});
     else shapes.insert(shapes.end(), {{"mlp.gate/up", t.f, t.h}, {"mlp.down", t.h, t.f}});
     shapes.push_back({"lm_head", t.V, t.h});
     std::vector<std::string> out;

@@ -18,7 +18,7 @@ double perLayerActivations(const StepContext& c) {
     const TransformerShape& t = c.t;
     const double T = double(t.T), Ts = double(t.Ts), h = double(t.h), f = double(t.f), ce = c.ce;
     const double mlp = t.mlp == MlpKind::gelu ? 2 * ce * T * f : 4 * ce * T * f;
-    const double norm_outs = (t.mlp == MlpKind::swiglu && c.autocast ? 3 : 2) * ce * T * h;
+    const double norm_outs = (gatedMlp(t.mlp) && c.autocast ? 3 : 2) * ce * T * h;
     return 2 * c.re() * Ts * h + norm_outs + ce * T * double(t.qkvOut()) + ce * T * double(t.attnOut()) + mlp;
 }
 

@@ -15,7 +15,7 @@ TransformerShape transformerShape(const ModelSpec& m, int micro_batch, int tp, b
     t.Ts = sequence_parallel ? t.T / tp : t.T;
     t.heads = m.heads / tp;
     t.kv = kvHeads(m) >= tp ? kvHeads(m) / tp : 1;
-    t.d = m.hidden / m.heads;
+    t.d = headDim(m);
     t.f = ffnHidden(m) / tp;
     t.V = (m.vocab + tp - 1) / tp;
     t.L = m.layers;
@@ -25,6 +25,10 @@ TransformerShape transformerShape(const ModelSpec& m, int micro_batch, int tp, b
     t.pos_embedding = m.position_embedding == PositionEmbedding::learned;
     t.rope = m.position_embedding == PositionEmbedding::rope;
     t.bias = m.linear_bias;
+    t.qkv_bias = m.qkv_bias || m.linear_bias;
+    t.fused_gate_up = m.fused_gate_up;
+    t.embedding_scale = m.embedding_scale;
+    t.hf = m.implementation == ModelImplementation::hf;
     t.qkv = m.qkv;
     t.fp32_loss = m.loss_dtype == LossDtype::fp32;
     t.dropout = m.dropout > 0.0;
@@ -39,9 +43,9 @@ std::vector<ParamInfo> transformerParams(const TransformerShape& t) {
         if (t.norm == NormKind::layernorm) p.push_back({n + ".bias", h, layer, false});
     };
     // A Linear's weight, then its bias (an fp32 vector autocast casts like the weight; not a matmul operand).
-    auto linear = [&](const std::string& n, double out, double in, int layer) {
+    auto linear = [&](const std::string& n, double out, double in, int layer, bool qkv = false) {
         p.push_back({n + ".weight", out * in, layer, true, out});
-        if (t.bias) p.push_back({n + ".bias", out, layer, false});
+        if (t.bias || (qkv && t.qkv_bias)) p.push_back({n + ".bias", out, layer, false});
     };
     p.push_back({"wte.weight", double(t.V) * h, -1, false, double(t.V)});
     if (t.pos_embedding) p.push_back({"wpe.weight", double(t.s) * h, -1, false, double(t.s)});
@@ -49,17 +53,20 @@ std::vector<ParamInfo> transformerParams(const TransformerShape& t) {
         const std::string b = fmt::format("h.{}.", l);
         norm(b + "norm1", l);
         if (t.qkv == QkvLayout::separate) {
-            linear(b + "attn.q", double(t.heads * t.d), h, l);
-            linear(b + "attn.k", double(t.kv * t.d), h, l);
-            linear(b + "attn.v", double(t.kv * t.d), h, l);
+            linear(b + "attn.q", double(t.heads * t.d), h, l, true);
+            linear(b + "attn.k", double(t.kv * t.d), h, l, true);
+            linear(b + "attn.v", double(t.kv * t.d), h, l, true);
         } else {
-            linear(b + "attn.qkv", double(t.qkvOut()), h, l);
+            linear(b + "attn.qkv", double(t.qkvOut()), h, l, true);
         }
         linear(b + "attn.proj", h, double(t.attnOut()), l);
         norm(b + "norm2", l);
         if (t.mlp == MlpKind::gelu) {
             linear(b + "mlp.fc", double(t.f), h, l);
             linear(b + "mlp.proj", h, double(t.f), l);
+        } else if (t.fused_gate_up) {
+            linear(b + "mlp.gate_up", 2.0 * double(t.f), h, l);
+            linear(b + "mlp.down", h, double(t.f), l);
         } else {
             linear(b + "mlp.gate", double(t.f), h, l);
             linear(b + "mlp.up", double(t.f), h, l);

@@ -5,8 +5,10 @@
 // Parameters (model.parameters() order): token embedding V×h, learned position embedding s×h (model.position_embedding
 // learned; none with rope or none), per layer: norm1 (weight, + bias for LayerNorm), fused QKV
 // ((heads + 2·kv_heads)·d × h; with model.qkv: separate q heads·d × h, k and v kv_heads·d × h), attention output
-// h×h, norm2, MLP (gelu: fc f×h, proj h×f; swiglu: gate f×h, up f×h, down h×f), final norm, LM head V×h (absent when tied). With model.linear_bias every Linear of the blocks
-// has a bias of its output width, registered after its weight; the LM head never has one.
+// heads·d × h (d = model.head_dim, else hidden / heads), norm2, MLP (gelu: fc f×h, proj h×f; swiglu and geglu: gate f×h,
+// up f×h, down h×f; with model.fused_gate_up one gate_up 2f×h), final norm, LM head V×h (absent when tied). With
+// model.linear_bias every Linear of the blocks has a bias of its output width, registered after its weight (with
+// model.qkv_bias the q, k and v projections alone); the LM head never has one.
 //
 // Per Linear with tokens T = micro_batch · seq_len (fwd, dgrad, wgrad; Narayanan et al. 2021, §3):
 //   forward  M=T, N=out, K=in;   dgrad M=T, N=in, K=out;   wgrad M=out, N=in, K=T.
@@ -43,6 +45,10 @@ struct TransformerShape {
     bool pos_embedding = true;  // a learned position table (model.position_embedding: learned)
     bool rope = false;          // rotary embeddings on q and k in every layer
     bool bias = false;          // model.linear_bias
+    bool qkv_bias = false;      // model.qkv_bias: biases on q, k and v only
+    bool fused_gate_up = false; // model.fused_gate_up: a gated MLP's gate and up as one Linear
+    bool embedding_scale = false;  // model.embedding_scale: the token embedding times sqrt(hidden)
+    bool hf = false;            // model.implementation: hf (TransformerStep.hpp: Hugging Face's kernels)
     QkvLayout qkv = QkvLayout::fused;      // model.qkv
     bool fp32_loss = false;                // model.loss_dtype: fp32
     bool dropout = false;                  // model.dropout > 0

@@ -1,5 +1,7 @@
 #include "sim/workload/TransformerStep.hpp"
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 namespace stepsim {
@@ -9,6 +11,16 @@ TransformerStep::TransformerStep(StepContext& c, ProgramBuilder& b, bool accumul
     : accumulate_(accumulate), c_(c), b_(b), t_(c.t), hooks_(hooks), slice_(slice), tp_(c, b) {
     if (fp8Training(c.sc))
         fp8_.emplace(c, b, c.sc.parallel.data == DataParallel::fsdp2 && c.sc.fp8.fp8_all_gather);
+}
+
+bool TransformerStep::hasBias(const std::string& name) const {
+    if (name == "lm_head") return false;
+    if (t_.bias) return true;
+    if (!t_.qkv_bias) return false;
+    for (const char* x : {"attn.q", "attn.k", "attn.v", "attn.qkv"})
+        if (name.size() >= std::strlen(x) && name.compare(name.size() - std::strlen(x), std::string::npos, x) == 0)
+            return true;
+    return false;
 }
 
 void TransformerStep::inputMem(const std::string& name, double bytes, MemKind kind) {
@@ -24,7 +36,13 @@ void TransformerStep::forward() {
         b_.mem("embedding", 2 * c_.re() * T * h);
         tp_.reduce("embedding", c_.ce * T * h);
         if (t_.pos_embedding) b_.mem("pos_embedding add", c_.re() * double(t_.s) * h + 2 * c_.re() * Ts * h);
+        // Gemma: inputs_embeds * normalizer (sqrt(hidden) as a tensor of the embedding's dtype).
+        if (t_.embedding_scale) b_.mem("embedding scale", 2 * c_.re() * Ts * h);
         dropoutForward("embedding dropout", c_.re());
+        if (t_.hf) {
+            hfMaskForward();
+            if (t_.rope) hfRotaryTables();
+        }
     }
     for (int l = slice_.begin; l < layerEnd(); ++l) {
         if (hooks_) hooks_->beforeLayerForward(l);
@@ -35,8 +53,13 @@ void TransformerStep::forward() {
     if (!slice_.head) return;
     norm("norm_f");
     if (c_.autocast) b_.mem("norm_f cast", (4 + c_.ce) * Ts * h, MemKind::cast_down);
-    weightCast("lm_head", double(t_.V) * t_.h);
-    tp_.gatheredGemm("lm_head", t_.T, t_.V, t_.h);
+    // Float8Linear converts the head too where its dimensions allow (its backward, headBackward, already did).
+    if (fp8_ && Fp8Linear::converts(t_.V, t_.h)) {
+        fp8_->forward("lm_head", t_.V, t_.h);
+    } else {
+        weightCast("lm_head", double(t_.V) * t_.h);
+        tp_.gatheredGemm("lm_head", t_.T, t_.V, t_.h);
+    }
     if (hooks_) {
         hooks_->afterForward();
         b_.phase = Phase::forward;
@@ -84,6 +107,7 @@ void TransformerStep::backward(const std::function<void(std::size_t)>& ready, Ba
         tp_.gather("embedding grad", c_.ce * T * h);
         // The embeddings' dropout, backward: on the way to the embedding's gradient (its W part).
         if (t_.dropout) b_.mem("embedding dropout backward", (2 * c_.re() + 1) * T * h, MemKind::dropout_backward);
+        if (t_.embedding_scale) b_.mem("embedding scale backward", 2 * c_.re() * T * h);
         // DDP's grad-ready order on a real run ends with the token embedding, then the position embedding.
         b_.mem("embedding backward", 4 * double(t_.V) * h + 12 * T * h);
         // A tied head's weight gradient arrives first; autograd adds the embedding's to it (one add over the V×h
@@ -210,10 +234,12 @@ void TransformerStep::normKernel(const std::string& name, double passes, MemKind
 }
 
 void TransformerStep::norm(const std::string& name) {
+    if (t_.hf && t_.norm == NormKind::rmsnorm) return hfRmsNorm(name);
     normKernel(name, 2, MemKind::norm_forward, MemKind::rms_forward);
 }
 
 void TransformerStep::normBackward(const std::string& name, const std::string& param) {
+    if (t_.hf && t_.norm == NormKind::rmsnorm) return hfRmsNormBackward(name, param);
     // Two launches, as PyTorch's CUDA norm backward: the input gradient (reads x, dy, writes dx) and the
     // weight (and bias) gradient, a column reduction over x and dy read again.
     if (input()) normKernel(name + " backward", 3, MemKind::norm_backward, MemKind::rms_backward);
@@ -231,7 +257,15 @@ void TransformerStep::weightCast(const std::string& name, double numel) {
 // input gathered first under SP) or row (its partial output reduced).
 void TransformerStep::linearForward(const std::string& name, long out, long in, TpSplit tp) {
     // FP8 linears run without tensor or pipeline parallelism (Expand refuses the two together).
-    if (fp8_ && Fp8Linear::converts(out, in)) return fp8_->forward(name, out, in);
+    if (fp8_ && Fp8Linear::converts(out, in)) {
+        fp8_->forward(name, out, in);
+        // Float8Linear adds the bias after the scaled GEMM: output + bias.to(output.dtype) (torchao float8_linear.py),
+        // the bias cast (fp32 → bf16) and an add over the output.
+        if (!hasBias(name)) return;
+        if (c_.pe != c_.ce) b_.mem(name + " bias cast", (c_.pe + c_.ce) * double(out), MemKind::cast_down);
+        b_.mem(name + " bias add", 3 * c_.ce * double(t_.T) * double(out) + c_.ce * double(out));
+        return;
+    }
     weightCast(name, double(out) * in);
     // With a bias autocast casts it too (fp32 → bf16, `out` elements); cuBLAS adds it in the GEMM's epilogue.
     if (hasBias(name) && c_.autocast) b_.mem(name + " bias cast", (c_.pe + c_.ce) * double(out), MemKind::cast_down);
@@ -268,6 +302,8 @@ void TransformerStep::linearBackward(const std::string& name, long out, long in,
 void TransformerStep::biasBackward(const std::string& name, long out) {
     const double o = double(out);
     b_.mem(name + " bias grad", c_.ce * (double(t_.T) + 1.0) * o, MemKind::bias_grad);
+    // HF's Conv1D and Linear biases: sum over the (B·s, out) gradient in two passes (the captures' aten::sum).
+    if (t_.hf) b_.mem(name + " bias grad (second pass)", 2 * c_.ce * o);
     if (c_.autocast) b_.mem(name + " bias grad cast", (c_.ce + c_.pe) * o, MemKind::cast_up);
     gradReady(paramIndex(name + ".bias"));
 }
@@ -348,6 +384,8 @@ void TransformerStep::separateQkvBackward(int l) {
     const double Ts = double(t_.Ts), h = double(t_.h);
     for (const auto& [x, out] : {std::pair{"attn.v", t_.kv * t_.d}, std::pair{"attn.k", t_.kv * t_.d},
                                  std::pair{"attn.q", t_.heads * t_.d}}) {
+        // HF: the head-major gradient made token-major before the projection's GEMMs (transpose(1, 2) backward).
+        if (t_.hf) inputMem(L(l, (std::string(x) + " grad contiguous").c_str()), 2 * c_.ce * double(t_.T) * double(out));
         linearBackward(L(l, x), out, t_.h, paramIndex(L(l, x) + ".weight"), [&] {
             normCastBackward(L(l, (std::string(x) + " norm1 cast backward").c_str()));
             if (std::string(x) != "attn.v")
@@ -361,6 +399,7 @@ GemmShape TransformerStep::attnShape() const { return {t_.b * t_.heads, t_.s, t_
 void TransformerStep::attentionForward(int l) {
     const double T = double(t_.T);
     const double qkv = double(t_.qkvOut());
+    if (t_.hf) hfMaskLayer(l);
     // SDPA on Hopper (cuDNN's flash kernels): a small memset of its statistics, then the forward kernel.
     b_.mem(L(l, "attn stats memset"), 4 * double(t_.b * t_.heads * t_.s));
     b_.attention(L(l, "attn.flash"), attentionForwardFlops(t_), (T * qkv + T * double(t_.attnOut())) * c_.ce,
@@ -388,7 +427,7 @@ void TransformerStep::layerForward(int l, bool recompute) {
     } else {
         linearForward(L(l, "attn.qkv"), t_.qkvOut(), t_.h, TpSplit::column);
     }
-    if (t_.rope) ropeForward(l);
+    if (t_.rope) t_.hf ? hfRopeForward(l) : ropeForward(l);
     attentionForward(l);
     // y.transpose(1, 2).reshape(B, T, h) is a view: cuDNN's SDPA allocates its output token-major.
     linearForward(L(l, "attn.proj"), t_.h, t_.attnOut(), TpSplit::row);
@@ -401,7 +440,8 @@ void TransformerStep::layerForward(int l, bool recompute) {
         // tanh-approximate GELU at its own rate, memory.kernels.gelu_forward: its math makes it slower per byte
         // than an add (stepsim_torch_bench.py, raw/torch.jsonl: 33.0 µs at 8192 × 3072, where the pointwise rate
         // gives 26.7; a profiled training step's GELU took 33.1)
-        b_.mem(L(l, "gelu"), 2 * c_.ce * T * f, MemKind::gelu_forward);
+        if (t_.hf) hfGeluNewForward(l);
+        else b_.mem(L(l, "gelu"), 2 * c_.ce * T * f, MemKind::gelu_forward);
         if (recompute) return;  // the projection's input is the last saved tensor
         linearForward(L(l, "mlp.proj"), t_.h, t_.f, TpSplit::row);
         dropoutForward(L(l, "mlp residual dropout"), c_.ce);
@@ -409,10 +449,21 @@ void TransformerStep::layerForward(int l, bool recompute) {
         // silu(gate(z)) * up(z), evaluated in that order. Autocast casts an activation at each op that takes it
         // (only weights' casts are cached): z is cast again for the second linear (a SwiGLU/GQA step's profiler
         // trace, H200, PyTorch 2.11: two fp32 → bf16 casts of the norm's output a layer).
-        linearForward(L(l, "mlp.gate"), t_.f, t_.h, TpSplit::column);
-        b_.mem(L(l, "silu"), 2 * c_.ce * T * f);
-        if (c_.autocast) b_.mem(L(l, "norm2 cast 2"), (4 + c_.ce) * Ts * h, MemKind::cast_down);
-        linearForward(L(l, "mlp.up"), t_.f, t_.h);
+        // geglu: the tanh-approximate GELU on the gate, at its rate. With fused_gate_up one Linear makes both halves
+        // (chunk(2, -1): views), so the norm's output is cast once.
+        auto gate = [&] {
+            if (t_.mlp == MlpKind::geglu) b_.mem(L(l, "gelu"), 2 * c_.ce * T * f, MemKind::gelu_forward);
+            else b_.mem(L(l, "silu"), 2 * c_.ce * T * f);
+        };
+        if (t_.fused_gate_up) {
+            linearForward(L(l, "mlp.gate_up"), 2 * t_.f, t_.h, TpSplit::column);
+            gate();
+        } else {
+            linearForward(L(l, "mlp.gate"), t_.f, t_.h, TpSplit::column);
+            gate();
+            if (c_.autocast) b_.mem(L(l, "norm2 cast 2"), (4 + c_.ce) * Ts * h, MemKind::cast_down);
+            linearForward(L(l, "mlp.up"), t_.f, t_.h);
+        }
         b_.mem(L(l, "silu mul"), 3 * c_.ce * T * f);
         if (recompute) return;
         linearForward(L(l, "mlp.down"), t_.h, t_.f, TpSplit::row);
@@ -434,7 +485,8 @@ void TransformerStep::layerBackward(int l) {
     auto reduced = [&](const char* what) { tp_.reduce(L(l, what), c_.ce * T * h); };
     if (t_.mlp == MlpKind::gelu) {
         linearBackward(L(l, "mlp.proj"), t_.h, t_.f, paramIndex(L(l, "mlp.proj.weight")), {}, TpSplit::row);
-        inputMem(L(l, "gelu backward"), 3 * c_.ce * T * f);
+        if (t_.hf) hfGeluNewBackward(l);
+        else inputMem(L(l, "gelu backward"), 3 * c_.ce * T * f);
         linearBackward(L(l, "mlp.fc"), t_.f, t_.h, paramIndex(L(l, "mlp.fc.weight")), [&] {
             reduced("mlp input grad");
             normCastBackward(L(l, "norm2 cast backward"));
@@ -443,15 +495,31 @@ void TransformerStep::layerBackward(int l) {
         // Each linear's input gradient goes back through its own cast; the two meet in the norm output's dtype
         // (fp32 under autocast: in the SwiGLU/GQA step's trace, a 49 µs add over 8192 × 2048).
         linearBackward(L(l, "mlp.down"), t_.h, t_.f, paramIndex(L(l, "mlp.down.weight")), {}, TpSplit::row);
-        inputMem(L(l, "silu mul backward"), 5 * c_.ce * T * f);
-        linearBackward(L(l, "mlp.up"), t_.f, t_.h, paramIndex(L(l, "mlp.up.weight")),
-                       [&] { normCastBackward(L(l, "norm2 cast 2 backward")); });
-        inputMem(L(l, "silu backward"), 3 * c_.ce * T * f);
-        linearBackward(L(l, "mlp.gate"), t_.f, t_.h, paramIndex(L(l, "mlp.gate.weight")), [&] {
-            normCastBackward(L(l, "norm2 cast backward"));
-            inputMem(L(l, "mlp input grad add"), 3 * c_.re() * Ts * h);
-            reduced("mlp input grad");
-        });
+        if (t_.hf) {  // the product's two gradients, one kernel each (the captures' two aten::mul)
+            inputMem(L(l, "silu mul backward"), 3 * c_.ce * T * f);
+            inputMem(L(l, "silu mul backward 2"), 3 * c_.ce * T * f);
+        } else {
+            inputMem(L(l, "silu mul backward"), 5 * c_.ce * T * f);
+        }
+        const char* act = t_.mlp == MlpKind::geglu ? "gelu backward" : "silu backward";
+        if (t_.fused_gate_up) {
+            // The two halves' gradients concatenated into the fused projection's (chunk's backward).
+            inputMem(L(l, act), 3 * c_.ce * T * f);
+            inputMem(L(l, "gate_up grad cat"), 4 * c_.ce * T * f);
+            linearBackward(L(l, "mlp.gate_up"), 2 * t_.f, t_.h, paramIndex(L(l, "mlp.gate_up.weight")), [&] {
+                reduced("mlp input grad");
+                normCastBackward(L(l, "norm2 cast backward"));
+            });
+        } else {
+            linearBackward(L(l, "mlp.up"), t_.f, t_.h, paramIndex(L(l, "mlp.up.weight")),
+                           [&] { normCastBackward(L(l, "norm2 cast 2 backward")); });
+            inputMem(L(l, act), 3 * c_.ce * T * f);
+            linearBackward(L(l, "mlp.gate"), t_.f, t_.h, paramIndex(L(l, "mlp.gate.weight")), [&] {
+                normCastBackward(L(l, "norm2 cast backward"));
+                inputMem(L(l, "mlp input grad add"), 3 * c_.re() * Ts * h);
+                reduced("mlp input grad");
+            });
+        }
     }
     normBackward(L(l, "norm2"), L(l, "norm2"));
     inputMem(L(l, "residual grad add"), 3 * c_.re() * Ts * h);
@@ -467,13 +535,19 @@ void TransformerStep::layerBackward(int l) {
         b_.attention(L(l, "attn.flash backward"), 2.5 * attentionForwardFlops(t_),
                      (2 * T * qkv + 2 * T * double(t_.attnOut())) * c_.ce, attnShape());
         if (t_.dropout) b_.last().work_s *= c_.cost.profile().attention.dropout_backward_ratio;
+        // HF: SDPA given the mask (TransformerStepHf.cpp) launches two more kernels in backward (the captures' op
+        // times: four GPU activities, against a memset and the kernel without one).
+        if (t_.hf)
+            for (const char* k : {"attn backward mask kernel", "attn backward mask kernel 2"})
+                b_.mem(L(l, k), 4 * double(t_.b * t_.heads * t_.s));
         // With GQA cuDNN writes dK and dV per query head, then sums each group of heads into its KV head: one
         // reduction each, reading heads·d and writing kv·d per token (12.7 µs each at 8192 tokens, 16 heads onto 4,
         // head_dim 128, in the SwiGLU/GQA step's trace).
         if (t_.kv < t_.heads)
-            for (const char* g : {"attn k grad head reduce", "attn v grad head reduce"})
-                b_.mem(L(l, g), c_.ce * double(T) * double((t_.heads + t_.kv) * t_.d));
-        if (t_.rope) ropeBackward(l);
+            for (const std::string g : {"attn k grad head reduce", "attn v grad head reduce"})
+                if (!(t_.hf && t_.rope && g == "attn k grad head reduce"))  // HF's k reduce: hfRopeBackward
+                    b_.mem(L(l, g.c_str()), c_.ce * double(T) * double((t_.heads + t_.kv) * t_.d));
+        if (t_.rope) t_.hf ? hfRopeBackward(l) : ropeBackward(l);
         if (t_.qkv == QkvLayout::fused) {
             // split() backward: dq, dk, dv concatenated into the fused QKV output gradient.
             b_.mem(L(l, "qkv grad cat"), 2 * c_.ce * T * qkv);

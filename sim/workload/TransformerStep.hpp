@@ -60,11 +60,21 @@ private:
     void residualGradCast(const std::string& name);
     void normCastBackward(const std::string& name);
     void gradReady(std::size_t i);
-    bool hasBias(const std::string& name) const { return t_.bias && name != "lm_head"; }
+    bool hasBias(const std::string& name) const;
     void biasBackward(const std::string& name, long out);
     void dropoutForward(const std::string& name, double e);
     void dropoutBackward(const std::string& name, double e);
     void separateQkvBackward(int l);
+    // model.implementation: hf (TransformerStepHf.cpp): Hugging Face's kernels where they differ.
+    void hfRmsNorm(const std::string& name);
+    void hfRmsNormBackward(const std::string& name, const std::string& param);
+    void hfRopeForward(int l);
+    void hfRopeBackward(int l);
+    void hfMaskForward();
+    void hfMaskLayer(int l);
+    void hfRotaryTables();
+    void hfGeluNewForward(int l);
+    void hfGeluNewBackward(int l);
     void ropeForward(int l);
     void ropeBackward(int l);
     GemmShape attnShape() const;

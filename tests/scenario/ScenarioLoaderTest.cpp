@@ -135,8 +135,9 @@ TEST(ScenarioLoader, FfnHiddenDefaultsToEightThirdsRoundedTo256ForSwiglu) {
 TEST(ScenarioLoader, UnknownKeyListsAllowedKeysAndSuggestsClosest) {
     EXPECT_EQ(errorOf("stepsim: 1\nmodel:\n  layers: 2\n  hiden: 10\n"),
               "x.yaml:4: model.hiden: unknown key; allowed in model: type, trace, trace_params, trace_host, ops, "
-              "op_times, layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len, mlp, norm, tied_embeddings, "
-              "linear_bias, position_embedding, qkv, loss_dtype, dropout (did you mean 'hidden'?)");
+              "op_times, hf_config, implementation, layers, hidden, heads, kv_heads, head_dim, ffn_hidden, vocab, "
+              "seq_len, mlp, norm, tied_embeddings, linear_bias, qkv_bias, fused_gate_up, embedding_scale, "
+              "position_embedding, qkv, loss_dtype, dropout (did you mean 'hidden'?)");
 }
 
 TEST(ScenarioLoader, UnrelatedUnknownKeyGetsNoSuggestion) {

@@ -170,29 +170,103 @@ TEST(ModelVariants, DropoutNeedsItsMeasurement) {
     EXPECT_THROW(expand(sc, cost), InputError);
 }
 
-TEST(ModelVariants, RefusedWhereNotModelled) {
+// Refused with tensor parallelism only; under torch.compile every variant runs, its elementwise kernels fused by the
+// profile's rates (fewer kernels and less memory-bound time than eager), and with FP8 linears too.
+TEST(ModelVariants, RefusedWithTensorParallelismRunUnderCompileAndFp8) {
     const HardwareProfile prof = builtinProfile("h200x2");
     CostModel cost(prof, NcclSpec{}, true);
-    Scenario sc = tiny(2);
-    sc.parallel.tp = 2;
-    sc.model.linear_bias = true;
-    EXPECT_THROW(expand(sc, cost), InputError);
-    sc = tiny(1);
-    sc.model.position_embedding = PositionEmbedding::rope;
-    sc.compile.enabled = true;
-    EXPECT_THROW(expand(sc, cost), InputError);
-    for (auto set : {+[](Scenario& s) { s.model.qkv = QkvLayout::separate; },
+    auto kernels = [](const Expansion& e, double* memory_s) {
+        int n = 0;
+        *memory_s = 0;
+        for (const Op& op : e.workload.programs[0].ops)
+            if (op.step == 1 && op.kind == OpKind::kernel && (op.phase == Phase::forward || op.phase == Phase::backward)) {
+                ++n;
+                if (op.cls == KernelClass::memory) *memory_s += op.work_s;
+            }
+        return n;
+    };
+    for (auto set : {+[](Scenario& s) { s.model.linear_bias = true; },
+                     +[](Scenario& s) { s.model.position_embedding = PositionEmbedding::rope; },
+                     +[](Scenario& s) { s.model.qkv = QkvLayout::separate; },
                      +[](Scenario& s) { s.model.loss_dtype = LossDtype::fp32; },
                      +[](Scenario& s) { s.model.dropout = 0.1; }}) {
-        sc = tiny(2);
+        Scenario sc = tiny(2);
         sc.parallel.tp = 2;
         set(sc);
         EXPECT_THROW(expand(sc, cost), InputError);
         sc = tiny(1);
-        sc.compile.enabled = true;
         set(sc);
-        EXPECT_THROW(expand(sc, cost), InputError);
+        double eager_s = 0, compiled_s = 0;
+        const int eager = kernels(expand(sc, cost), &eager_s);
+        sc.compile.enabled = true;
+        const int compiled = kernels(expand(sc, cost), &compiled_s);
+        EXPECT_LT(compiled, eager);
+        EXPECT_LT(compiled_s, eager_s);
+        sc.fp8.enabled = true;
+        EXPECT_NO_THROW(expand(sc, cost));
+        sc.compile.enabled = false;
+        EXPECT_NO_THROW(expand(sc, cost));
     }
+}
+
+// Float8Linear with a bias: the bias cast to bf16 and added after the scaled GEMM (torchao's output +
+// bias.to(output.dtype)); its gradient's reduction and cast as in BF16.
+TEST(ModelVariants, Fp8LinearsWithBiasesAddThemAfterTheScaledGemm) {
+    const HardwareProfile prof = builtinProfile("h200x2");
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(1);
+    sc.model.linear_bias = true;
+    sc.fp8.enabled = true;
+    const auto ops = stepOps(expand(sc, cost).workload.programs[0]);
+    const double T = 256, h = 256;
+    ASSERT_EQ(ops.count("h.0.attn.qkv bias add"), 1u);
+    EXPECT_DOUBLE_EQ(ops.at("h.0.attn.qkv bias add")->bytes, 3 * 2 * T * 3 * h + 2 * 3 * h);
+    EXPECT_EQ(ops.at("h.0.attn.qkv bias cast")->mem, MemKind::cast_down);
+    EXPECT_EQ(ops.count("h.0.attn.qkv bias grad"), 1u);
+    EXPECT_EQ(ops.count("h.0.attn.qkv fp8 a transpose") + ops.count("h.0.attn.qkv wgrad fp8 a transpose"), 1u);
+}
+
+}  // namespace
+}  // namespace stepsim
+
+namespace stepsim {
+namespace {
+
+// FP8 linears under torch.compile: each region's casts to FP8 become the compiled Float8Linear's kernels,
+// compile.fp8's kernels_per_cast per cast (2 casts a linear before its forward GEMM, 2 before each backward GEMM), their
+// time × its time_ratio; the rest of the region fuses by the general rule.
+TEST(ModelVariants, Fp8CastsUnderCompileTakeTheCompiledFloat8LinearsRates) {
+    const HardwareProfile prof = builtinProfile("h200x2");
+    ASSERT_TRUE(prof.compile.fp8.measured);
+    CostModel cost(prof, NcclSpec{}, true);
+    Scenario sc = tiny(1);
+    sc.fp8.enabled = true;
+    auto fp8Work = [](const Expansion& e, Phase phase, int* kernels) {
+        double w = 0;
+        *kernels = 0;
+        const Program& p = e.workload.programs[0];
+        for (const Op& op : p.ops) {
+            const std::string& n = p.names[op.name];
+            if (op.step != 1 || op.kind != OpKind::kernel || op.phase != phase || op.cls != KernelClass::memory) continue;
+            if (n.find(" fp8") == std::string::npos && n.find("scale reciprocal") == std::string::npos) continue;
+            w += op.work_s;
+            ++*kernels;
+        }
+        return w;
+    };
+    int eager_f = 0, eager_b = 0, compiled_f = 0, compiled_b = 0;
+    const Expansion eager = expand(sc, cost);
+    const double ef = fp8Work(eager, Phase::forward, &eager_f), eb = fp8Work(eager, Phase::backward, &eager_b);
+    sc.compile.enabled = true;
+    const Expansion compiled = expand(sc, cost);
+    const double cf = fp8Work(compiled, Phase::forward, &compiled_f), cb = fp8Work(compiled, Phase::backward, &compiled_b);
+    const int linears = 2 * 4 + 1;  // per layer qkv, proj, fc, proj; the LM head (1024 × 256)
+    EXPECT_EQ(compiled_f, linears * 2 * 3);      // 3 kernels per cast, tensorwise forward
+    EXPECT_EQ(compiled_b, linears * 2 * 3);      // two regions of 2 casts a linear, round(1.5 · 2) = 3 kernels each
+    EXPECT_NEAR(cf, ef * prof.compile.fp8.tensorwise_forward.time_ratio, 1e-9 * ef);
+    EXPECT_NEAR(cb, eb * prof.compile.fp8.tensorwise_backward.time_ratio, 1e-9 * eb);
+    EXPECT_GT(eager_f, compiled_f);
+    EXPECT_GT(eager_b, compiled_b);
 }
 
 }  // namespace
