@@ -1,6 +1,6 @@
 #!/bin/bash
 # Re-make the committed captures on a GPU machine, from the repository root:
-#   bash calibration/capture/make_captures.sh examples   the example captures (tests/data/ops, scenarios/ops), each
+#   bash calibration/capture/make_captures.sh examples   the example captures (tests/data/ops; scenarios/ops reads them), each
 #                                                        with --second, their op times, and the launch table
 #   bash calibration/capture/make_captures.sh round1     ops-round1's captures, the commands of validation_round.txt,
 #                                                        and their op times
@@ -24,7 +24,6 @@ examples)
   wait
   cat $E/*.capture.log
   times $E/*.ops.json.gz
-  cp $E/*.ops.json.gz scenarios/ops/
   pairs=""; for f in $E/*.ops.json.gz $V/*.ops.json.gz; do pairs="$pairs $f ${f%.ops.json.gz}.op_times.json"; done
   python3 $C/kernel_table.py $pairs -o $C/data/kernel_counts.json ;;
 round1)
