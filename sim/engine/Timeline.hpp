@@ -49,6 +49,13 @@ struct LinkSample {
     double Bps = 0.0;
 };
 
+// What one rank's host thread did for one op of its Program: a launch (the op's host cost, after which it joined its
+// stream), host work, or, for a host_sync, the time it was blocked on the event. Zero-length for an op that cost the
+// host nothing (an event record, a step end).
+struct HostSpan {
+    Time start, end;
+};
+
 struct Timeline {
     int ranks = 0;
     std::vector<Span> spans;                   // in completion order
@@ -60,6 +67,9 @@ struct Timeline {
     std::vector<std::vector<double>> clock_mhz;  // [rank][step]: the SM clock it ran at (0: power not modelled)
     std::vector<double> host_speed;              // [rank]: the factor on its host costs (Engine's hostSpeedFactors)
     std::vector<TransferRecord> transfers;     // in completion order
+    // [rank][op]: when the rank's host spent its time on each op of its Program (Hosts.hpp): the host track of a trace,
+    // and the issue times the step breakdown's host-bound part reads (Breakdown.hpp). Empty for a hand-built timeline.
+    std::vector<std::vector<HostSpan>> host_ops;
     std::vector<LinkSample> link_samples;      // in time order (EngineConfig::link_usage)
     std::vector<Link> links;                   // the flow network's links, when link_samples were recorded
     std::vector<std::string> warnings;

@@ -253,6 +253,7 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
         const MemoryEstimate& m = sim.expansion.memory;
         sim.results.peak_memory_gib = m.peak() / (1024.0 * 1024.0 * 1024.0);
         sim.results.memory_gib = memoryBreakdown(m);
+        for (const MemoryEstimate& phase : m.phases) sim.results.memory_phases_gib.push_back(memoryBreakdown(phase));
     }
     std::vector<std::string> warnings = sim.expansion.warnings;
     for (const std::string& w : sim.results.warnings)
