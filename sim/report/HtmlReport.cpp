@@ -270,10 +270,10 @@ std::string memorySection(const Results& r, double gpu_gib) {
                         40 + phases.size() * W, gy, gy, gy - 3, gpu_gib);
     std::vector<std::pair<std::string, std::size_t>> items;
     for (std::size_t t = 0; t < 5; ++t) items.push_back({terms[t], t});
-    return s + fmt::format("<figure class=\"chart\" id=\"memory\"><svg viewBox=\"0 0 {:.0f} {:.0f}\" width=\"{:.0f}\" "
+    return s + fmt::format("<figure class=\"chart\" id=\"memory\"><svg viewBox=\"0 -16 {:.0f} {:.0f}\" width=\"{:.0f}\" "
                            "height=\"{:.0f}\">{}</svg>{}<figcaption>the memory model's terms per GPU at each phase of "
                            "the step (GiB); the peak is the largest</figcaption></figure>\n",
-                           60 + phases.size() * W, H + 20, 60 + phases.size() * W, H + 20, bars, legend(items));
+                           60 + phases.size() * W, H + 36, 60 + phases.size() * W, H + 36, bars, legend(items));
 }
 
 std::string adviceSection(const Results& r) {
