@@ -32,6 +32,7 @@ struct RankActivity {
     IntervalSet compute[std::size(kComputeOrder)];
     std::vector<IntervalSet> comm;  // [label]: exposed-comm candidates by group label
     IntervalSet pp_wait, checkpoint, loader;
+    IntervalSet host_loader;  // the host preparing a batch on the main thread (host work named "loader: ...")
     std::vector<std::pair<std::int64_t, std::int64_t>> starts;  // (start, issue end) of every GPU span, by start
 };
 
@@ -98,6 +99,14 @@ public:
             (c.checkpoint >= 0 ? ranks_[t.rank].checkpoint : ranks_[t.rank].loader)
                 .add(Interval(t.start.count(), t.end.count()));
         }
+        for (std::size_t r = 0; r < ranks && r < tl.host_ops.size() && r < wl.programs.size(); ++r) {
+            const Program& p = wl.programs[r];
+            for (std::size_t i = 0; i < p.ops.size() && i < tl.host_ops[r].size(); ++i) {
+                const HostSpan& h = tl.host_ops[r][i];
+                if (p.ops[i].kind == OpKind::host_work && h.end > h.start && p.names[p.ops[i].name].rfind("loader:", 0) == 0)
+                    ranks_[r].host_loader.add(Interval(h.start.count(), h.end.count()));
+            }
+        }
         for (RankActivity& a : ranks_) std::sort(a.starts.begin(), a.starts.end());
         if (wl.pipeline_stages > 1) pipelineWindows();
     }
@@ -128,7 +137,9 @@ public:
         take(bubble, act.pp_wait);
         take(parts[nc + nl + 1], act.checkpoint);
         take(parts[nc + nl + 2], act.loader);
-        take(parts[nc + nl + 3], hostBound(act, IntervalSet(win) - taken));
+        const IntervalSet waiting = hostBound(act, IntervalSet(win) - taken);
+        take(parts[nc + nl + 2], waiting & act.host_loader);
+        take(parts[nc + nl + 3], waiting);
         if (std::size_t(step) < pipeline_.size() && pipeline_[std::size_t(step)].second > pipeline_[std::size_t(step)].first)
             take(bubble, IntervalSet(Interval(pipeline_[std::size_t(step)].first, pipeline_[std::size_t(step)].second)));
         parts[nc + nl + 4] = IntervalSet(win) - taken;

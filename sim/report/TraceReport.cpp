@@ -174,9 +174,10 @@ void writeBreakdownTracks(EventWriter& emit, const Timeline& tl, const Workload&
 void writeMemoryCounters(EventWriter& emit, const Timeline& tl, const Workload& wl,
                          const std::vector<MemoryBreakdown>& phases) {
     if (phases.size() != 4) return;
-    // [rank][step]: first backward kernel's start and end, last backward kernel's end, first optimizer kernel's start.
+    // [rank][step]: the first backward kernel's start, the first backward GEMM's end (the LM head's), the last backward
+    // kernel's end, the first optimizer kernel's start.
     struct Marks {
-        std::optional<Time> bwd_start, bwd_first_end, bwd_end, opt_start;
+        std::optional<Time> bwd_start, gemm_start, bwd_first_end, bwd_end, opt_start;
     };
     std::vector<std::vector<Marks>> marks(wl.programs.size(), std::vector<Marks>(std::size_t(std::max(1, wl.steps))));
     for (const Span& s : tl.spans) {
@@ -185,7 +186,9 @@ void writeMemoryCounters(EventWriter& emit, const Timeline& tl, const Workload& 
         if (op.kind != OpKind::kernel || op.step < 0 || op.step >= wl.steps) continue;
         Marks& m = marks[std::size_t(s.rank)][std::size_t(op.step)];
         if (op.phase == Phase::backward) {
-            if (!m.bwd_start || s.start < *m.bwd_start) m.bwd_start = s.start, m.bwd_first_end = s.end;
+            if (!m.bwd_start || s.start < *m.bwd_start) m.bwd_start = s.start;
+            if (s.cls == KernelClass::gemm && (!m.gemm_start || s.start < *m.gemm_start))
+                m.gemm_start = s.start, m.bwd_first_end = s.end;
             if (!m.bwd_end || s.end > *m.bwd_end) m.bwd_end = s.end;
         }
         if (op.phase == Phase::optimizer && (!m.opt_start || s.start < *m.opt_start)) m.opt_start = s.start;

@@ -28,8 +28,9 @@
 //     (Breakdown.hpp), its parts other than compute.* as slices named by part (comm.dp, host_bound, idle, ...);
 //   - with `memory_phases` (Results::memory_phases_gib, four phases): a counter "memory (GiB)" per rank, one series per
 //     term, set at each step's phases as the spans place them: loss_backward at the first backward kernel's start,
-//     blocks_backward_start at its end, backward_end at the last backward kernel's end, optimizer_step at the first
-//     optimizer kernel's start (the memory model's per-GPU estimate, the same on every rank).
+//     blocks_backward_start at the first backward GEMM's end (the LM head's), backward_end at the last backward
+//     kernel's end, optimizer_step at the first optimizer kernel's start (the memory model's per-GPU estimate, the
+//     same on every rank).
 //
 // Events are written one by one to the stream (no document is built in memory); equal inputs give
 // byte-identical output. A span whose rank or op does not exist in the Workload is std::invalid_argument.

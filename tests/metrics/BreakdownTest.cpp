@@ -113,19 +113,26 @@ TEST(Breakdown, TheSlowestRankOfEachStepIsSplit) {
     EXPECT_EQ(parts.at("compute.gemm"), 0.0);
 }
 
-// The overrides that make a scenario quick to run: at most 16 GPUs (two data-parallel replicas of tp × pp, pp at most
-// 2) and a few layers where it has more.
+// The overrides that make a scenario quick to run: over 16 GPUs, two data-parallel replicas of tp × pp (pp at most
+// 2); over 8 GPUs or a model wider than 24 layers of 2048, a few layers (a multiple of the pipeline's chunks).
 std::vector<std::string> reduced(const Scenario& sc) {
     const int world = sc.cluster.nodes * sc.cluster.gpus_per_node;
     std::vector<std::string> sets;
-    if (world <= 16 && sc.model.layers * double(sc.model.hidden) <= 48 * 8192.0) return sets;
-    const int pp = std::min(sc.parallel.pp, 2), tp = sc.parallel.tp, v = std::max(1, sc.parallel.pp_virtual_stages);
-    const int gpus = std::min(world, std::max(tp * pp * 2, 1));
-    sets.push_back(fmt::format("parallel.pp={}", pp));
-    sets.push_back(fmt::format("model.layers={}", pp * v * 2));
-    if (gpus % sc.cluster.gpus_per_node == 0) sets.push_back(fmt::format("cluster.nodes={}", gpus / sc.cluster.gpus_per_node));
-    sets.push_back(fmt::format("training.grad_accum={}", std::min(sc.training.grad_accum, 4)));
-    sets.push_back("sim.steps=2");
+    int pp = sc.parallel.pp;
+    if (world > 16) {
+        pp = std::min(pp, 2);
+        const int gpus = sc.parallel.tp * pp * 2;
+        sets.push_back(fmt::format("parallel.pp={}", pp));
+        if (gpus % sc.cluster.gpus_per_node == 0)
+            sets.push_back(fmt::format("cluster.nodes={}", gpus / sc.cluster.gpus_per_node));
+        sets.push_back(fmt::format("training.grad_accum={}", std::min(sc.training.grad_accum, 4)));
+        sets.push_back("sim.steps=2");
+    }
+    const int chunks = pp * std::max(1, sc.parallel.pp_virtual_stages);
+    const int layers = std::max(4, 2 * chunks);
+    if (sc.model.type != "trace" && sc.model.layers > layers &&
+        (world > 8 || sc.model.layers * double(sc.model.hidden) > 24 * 2048.0))
+        sets.push_back(fmt::format("model.layers={}", layers));
     return sets;
 }
 
