@@ -10,14 +10,14 @@ namespace stepsim {
 
 Hosts::Hosts(EngineContext& ctx, Streams& streams, Jitter& jitter, std::vector<double> speed)
     : ctx_(ctx), streams_(streams), jitter_(jitter), speed_(std::move(speed)), hosts_(ctx.w.programs.size()) {
-    ctx_.tl.host_ops.resize(ctx.w.programs.size());
-    for (std::size_t r = 0; r < ctx.w.programs.size(); ++r) ctx_.tl.host_ops[r].resize(ctx.w.programs[r].ops.size());
+    ctx_.tl.host_op_end.resize(ctx.w.programs.size());
+    for (std::size_t r = 0; r < ctx.w.programs.size(); ++r) ctx_.tl.host_op_end[r].resize(ctx.w.programs[r].ops.size());
 }
 
 void Hosts::wake(int rank) {
     Host& h = hosts_[rank];
     const Program& p = ctx_.w.programs[rank];
-    std::vector<HostSpan>& spans = ctx_.tl.host_ops[std::size_t(rank)];
+    Time* done = ctx_.tl.host_op_end[std::size_t(rank)].data();
     if (h.pending) {
         const std::uint32_t op = *h.pending;
         h.pending.reset();
@@ -29,25 +29,22 @@ void Hosts::wake(int rank) {
         if (op.kind == OpKind::host_work) {
             ++h.next;
             const Time end = ctx_.now + fromSeconds(launchSeconds(rank, op.step, op.host_s));
-            spans[i] = HostSpan{ctx_.now, end};
+            done[i] = end;
             ctx_.queue.push(end, kHostWake, std::uint32_t(rank));
             return;
         }
         if (op.kind == OpKind::host_sync) {
-            if (!h.syncing) spans[i].start = ctx_.now;  // the wait begins when the host first reaches it
             if (!streams_.eventDone(rank, op.event)) {
                 h.blocked_on = op.event;
-                h.syncing = true;
                 return;
             }
-            h.syncing = false;
-            spans[i].end = ctx_.now;
+            done[i] = ctx_.now;
             ++h.next;
             continue;
         }
         ++h.next;
         const Time d = fromSeconds(launchSeconds(rank, op.step, op.host_s));
-        spans[i] = HostSpan{ctx_.now, ctx_.now + d};
+        done[i] = ctx_.now + d;
         if (d == Time{}) {
             streams_.enqueue(rank, i);
             continue;

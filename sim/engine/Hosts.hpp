@@ -44,7 +44,6 @@ private:
         std::uint32_t next = 0;                    // the next op to issue
         std::optional<std::uint32_t> pending;      // op launched, joining its stream when the host wakes
         std::optional<std::uint32_t> blocked_on;   // event the host waits for
-        bool syncing = false;                      // blocked at its next op, a host_sync, since Timeline::host_ops' start
     };
     // A launch's host time: the op's mean host cost at the rank's host speed, with its jitter.
     double launchSeconds(int rank, int step, double mean_s) {

@@ -49,13 +49,6 @@ struct LinkSample {
     double Bps = 0.0;
 };
 
-// What one rank's host thread did for one op of its Program: a launch (the op's host cost, after which it joined its
-// stream), host work, or, for a host_sync, the time it was blocked on the event. Zero-length for an op that cost the
-// host nothing (an event record, a step end).
-struct HostSpan {
-    Time start, end;
-};
-
 struct Timeline {
     int ranks = 0;
     std::vector<Span> spans;                   // in completion order
@@ -67,9 +60,12 @@ struct Timeline {
     std::vector<std::vector<double>> clock_mhz;  // [rank][step]: the SM clock it ran at (0: power not modelled)
     std::vector<double> host_speed;              // [rank]: the factor on its host costs (Engine's hostSpeedFactors)
     std::vector<TransferRecord> transfers;     // in completion order
-    // [rank][op]: when the rank's host spent its time on each op of its Program (Hosts.hpp): the host track of a trace,
-    // and the issue times the step breakdown's host-bound part reads (Breakdown.hpp). Empty for a hand-built timeline.
-    std::vector<std::vector<HostSpan>> host_ops;
+    // [rank][op]: when the rank's host was done with each op of its Program (Hosts.hpp): its launch's end (the op then
+    // joined its stream), its host work's end, or for a host_sync the end of its wait. The host takes each op up when
+    // it is done with the one before, so op i held it over [end[i−1], end[i]) (from 0 for the first): the host track of
+    // a trace, and the issue times the step breakdown's host-bound part reads (Breakdown.hpp). Empty for a hand-built
+    // timeline.
+    std::vector<std::vector<Time>> host_op_end;
     std::vector<LinkSample> link_samples;      // in time order (EngineConfig::link_usage)
     std::vector<Link> links;                   // the flow network's links, when link_samples were recorded
     std::vector<std::string> warnings;

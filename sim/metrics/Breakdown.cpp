@@ -67,11 +67,16 @@ const CollectiveCall* callOf(const Workload& wl, const Span& s) {
 
 // Each comm span's collective start (the last member's arrival), by span index: the k-th collective op of group g on a
 // rank is the k-th record of g by seq.
-std::vector<std::optional<std::int64_t>> collectiveStarts(const Timeline& tl, const Workload& wl) {
+// Only the ranks `wanted` marks.
+std::vector<std::optional<std::int64_t>> collectiveStarts(const Timeline& tl, const Workload& wl,
+                                                          const std::vector<char>& wanted) {
     std::vector<std::optional<std::int64_t>> out(tl.spans.size());
     std::map<std::pair<int, int>, std::vector<std::size_t>> spans;  // (rank, group) → span indices
-    for (std::size_t i = 0; i < tl.spans.size(); ++i)
+    for (std::size_t i = 0; i < tl.spans.size(); ++i) {
+        const std::size_t r = std::size_t(tl.spans[i].rank);
+        if (r < wanted.size() && !wanted[r]) continue;
         if (const CollectiveCall* c = callOf(wl, tl.spans[i])) spans[{tl.spans[i].rank, c->group}].push_back(i);
+    }
     std::map<int, std::vector<const CollectiveRecord*>> records;
     for (const CollectiveRecord& r : tl.collectives) records[r.group].push_back(&r);
     for (auto& [g, v] : records)
@@ -87,24 +92,29 @@ std::vector<std::optional<std::int64_t>> collectiveStarts(const Timeline& tl, co
 
 class Attributor {
 public:
-    Attributor(const Timeline& tl, const Workload& wl) : tl_(tl), wl_(wl), labels_(labelsOf(wl)) {
+    // `wanted`: the ranks to attribute (empty: all); the others' activity is not gathered.
+    Attributor(const Timeline& tl, const Workload& wl, std::vector<char> wanted = {})
+        : tl_(tl), wl_(wl), labels_(labelsOf(wl)), wanted_(std::move(wanted)) {
         const std::size_t ranks = std::size_t(std::max(0, tl.ranks));
+        if (wanted_.empty()) wanted_.assign(ranks, 1);
         ranks_.resize(ranks);
         for (std::size_t r = 0; r < ranks; ++r) ranks_[r].comm.resize(labels_.names.size());
-        const auto starts = collectiveStarts(tl, wl);
+        const auto starts = collectiveStarts(tl, wl, wanted_);
         for (std::size_t i = 0; i < tl.spans.size(); ++i) add(tl.spans[i], starts[i]);
         for (const TransferRecord& t : tl.transfers) {
-            if (std::size_t(t.rank) >= ranks || t.end <= t.start) continue;
+            if (std::size_t(t.rank) >= ranks || t.end <= t.start || !wanted_[std::size_t(t.rank)]) continue;
             const TransferCall& c = wl.programs[std::size_t(t.rank)].transfers[t.call];
             (c.checkpoint >= 0 ? ranks_[t.rank].checkpoint : ranks_[t.rank].loader)
                 .add(Interval(t.start.count(), t.end.count()));
         }
-        for (std::size_t r = 0; r < ranks && r < tl.host_ops.size() && r < wl.programs.size(); ++r) {
+        for (std::size_t r = 0; r < ranks && r < tl.host_op_end.size() && r < wl.programs.size(); ++r) {
+            if (!wanted_[r]) continue;
             const Program& p = wl.programs[r];
-            for (std::size_t i = 0; i < p.ops.size() && i < tl.host_ops[r].size(); ++i) {
-                const HostSpan& h = tl.host_ops[r][i];
-                if (p.ops[i].kind == OpKind::host_work && h.end > h.start && p.names[p.ops[i].name].rfind("loader:", 0) == 0)
-                    ranks_[r].host_loader.add(Interval(h.start.count(), h.end.count()));
+            const std::vector<Time>& end = tl.host_op_end[r];
+            for (std::size_t i = 0; i < p.ops.size() && i < end.size(); ++i) {
+                const std::int64_t from = i == 0 ? 0 : end[i - 1].count(), to = end[i].count();
+                if (p.ops[i].kind == OpKind::host_work && to > from && p.names[p.ops[i].name].rfind("loader:", 0) == 0)
+                    ranks_[r].host_loader.add(Interval(from, to));
             }
         }
         for (RankActivity& a : ranks_) std::sort(a.starts.begin(), a.starts.end());
@@ -148,12 +158,12 @@ public:
 
 private:
     void add(const Span& s, const std::optional<std::int64_t>& collective_start) {
-        if (std::size_t(s.rank) >= ranks_.size() || s.end <= s.start) return;
+        if (std::size_t(s.rank) >= ranks_.size() || s.end <= s.start || !wanted_[std::size_t(s.rank)]) return;
         RankActivity& a = ranks_[std::size_t(s.rank)];
         const std::int64_t from = s.start.count(), to = s.end.count();
-        const auto& host = tl_.host_ops;
+        const auto& host = tl_.host_op_end;
         const bool issued = std::size_t(s.rank) < host.size() && s.op < host[std::size_t(s.rank)].size();
-        a.starts.push_back({from, issued ? host[std::size_t(s.rank)][s.op].end.count() : 0});
+        a.starts.push_back({from, issued ? host[std::size_t(s.rank)][s.op].count() : 0});
         if (s.cls != KernelClass::comm) {
             for (std::size_t c = 0; c < std::size(kComputeOrder); ++c)
                 if (kComputeOrder[c] == s.cls) a.compute[c].add(Interval(from, to));
@@ -174,7 +184,7 @@ private:
     // first span starting at or after b, e its launch's end (the earliest of spans starting together).
     IntervalSet hostBound(const RankActivity& act, const IntervalSet& idle) const {
         IntervalSet out;
-        if (tl_.host_ops.empty()) return out;
+        if (tl_.host_op_end.empty()) return out;
         for (const Interval& iv : idle) {
             const std::int64_t a = iv.lower(), b = iv.upper();
             auto it = std::lower_bound(act.starts.begin(), act.starts.end(), std::pair{b, std::int64_t(-1)});
@@ -204,6 +214,7 @@ private:
     const Timeline& tl_;
     const Workload& wl_;
     Labels labels_;
+    std::vector<char> wanted_;
     std::vector<RankActivity> ranks_;
     std::vector<std::pair<std::int64_t, std::int64_t>> pipeline_;  // [step]
 };
@@ -222,18 +233,24 @@ std::string groupLabel(const std::string& name) {
 
 std::vector<BreakdownPart> stepBreakdown(const Timeline& tl, const Workload& wl, int first) {
     if (tl.ranks <= 0 || tl.step_end.empty()) return {};
-    const Attributor at(tl, wl);
-    const std::vector<std::string> names = at.partNames();
-    std::vector<std::int64_t> sum(names.size(), 0);
     const int steps = static_cast<int>(tl.step_end.front().size());
     first = std::clamp(first, 0, std::max(0, steps - 1));
+    // Each measured step's slowest rank (the lowest of equal ones); only those are attributed.
+    std::vector<std::size_t> slowest_of(std::size_t(steps), 0);
+    std::vector<char> wanted(tl.step_end.size(), 0);
     for (int s = first; s < steps; ++s) {
-        std::size_t slowest = 0;
         std::int64_t longest = -1;
         for (std::size_t r = 0; r < tl.step_end.size(); ++r) {
             const std::int64_t len = tl.step_end[r][std::size_t(s)].count() - windowStart(tl, r, std::size_t(s));
-            if (len > longest) longest = len, slowest = r;
+            if (len > longest) longest = len, slowest_of[std::size_t(s)] = r;
         }
+        wanted[slowest_of[std::size_t(s)]] = 1;
+    }
+    const Attributor at(tl, wl, wanted);
+    const std::vector<std::string> names = at.partNames();
+    std::vector<std::int64_t> sum(names.size(), 0);
+    for (int s = first; s < steps; ++s) {
+        const std::size_t slowest = slowest_of[std::size_t(s)];
         const std::int64_t a = windowStart(tl, slowest, std::size_t(s));
         const auto parts = at.attribute(int(slowest), s, a, tl.step_end[slowest][std::size_t(s)].count());
         for (std::size_t p = 0; p < parts.size(); ++p) sum[p] += boost::icl::length(parts[p]);

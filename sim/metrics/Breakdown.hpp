@@ -15,7 +15,7 @@
 //   4. checkpoint: a checkpoint's transfer of the rank (staging copy, storage write) is in flight;
 //   5. loader: an input-pipeline transfer of the rank (H2D copy, a loader worker's batch) is in flight;
 //   6. host_bound: the GPU waits for its host: the first GPU op to start after the instant's idle interval [a, b) had
-//      not been issued yet (Timeline::host_ops' launch end e > a); [a, min(b, e)) is host-bound, except where the host
+//      not been issued yet (its launch's end e, Timeline::host_op_end, > a); [a, min(b, e)) is host-bound, except where the host
 //      was preparing a batch on the main thread then (host work named "loader: ...", data_loader.num_workers: 0),
 //      which is loader;
 //   7. pipeline_bubble: with parallel.pp > 1, idle within the step's pipeline window (the first forward or backward

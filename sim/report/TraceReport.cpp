@@ -122,22 +122,25 @@ std::string hostCallName(const Program& p, const Op& op) {
     return "host";
 }
 
-// Each rank's host thread: its time on each op (Timeline::host_ops), a launch linked to its kernel by a flow ("ac2g",
+// Each rank's host thread: its time on each op (Timeline::host_op_end), a launch linked to its kernel by a flow ("ac2g",
 // as the profiler links them).
 void writeHostTracks(EventWriter& emit, const Timeline& tl, const Workload& wl) {
-    std::vector<std::vector<std::optional<Time>>> gpu_start(tl.host_ops.size());
-    for (std::size_t r = 0; r < tl.host_ops.size(); ++r) gpu_start[r].resize(tl.host_ops[r].size());
+    std::vector<std::vector<std::optional<Time>>> gpu_start(tl.host_op_end.size());
+    for (std::size_t r = 0; r < tl.host_op_end.size(); ++r) gpu_start[r].resize(tl.host_op_end[r].size());
     for (const Span& s : tl.spans)
         if (std::size_t(s.rank) < gpu_start.size() && s.op < gpu_start[std::size_t(s.rank)].size())
             gpu_start[std::size_t(s.rank)][s.op] = s.start;
     std::uint64_t flow = 0;
-    for (std::size_t r = 0; r < tl.host_ops.size() && r < wl.programs.size(); ++r) {
+    for (std::size_t r = 0; r < tl.host_op_end.size() && r < wl.programs.size(); ++r) {
         const Program& p = wl.programs[r];
         const std::size_t tid = hostTid(p);
         emit(fmt::format(R"~({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"host (Python thread)"}}}})~", r, tid));
         emit(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":-1}}}})", r, tid));
-        for (std::size_t i = 0; i < tl.host_ops[r].size() && i < p.ops.size(); ++i) {
-            const HostSpan& h = tl.host_ops[r][i];
+        const std::vector<Time>& end = tl.host_op_end[r];
+        for (std::size_t i = 0; i < end.size() && i < p.ops.size(); ++i) {
+            const struct {
+                Time start, end;
+            } h{i == 0 ? Time{} : end[i - 1], end[i]};  // the host takes op i up when done with op i − 1
             if (h.end <= h.start) continue;
             const Op& op = p.ops[i];
             const std::string kernel = op.name < p.names.size() ? p.names[op.name] : std::string();

@@ -21,7 +21,7 @@
 // without seq and without flow.
 //
 //   - a host track per rank (tid = the rank's stream count, "host (Python thread)", sorted first): a slice for every
-//     op its host spent time on (Timeline::host_ops), named as the PyTorch profiler's CPU track names the runtime call
+//     op its host spent time on (Timeline::host_op_end), named as the PyTorch profiler's CPU track names the runtime call
 //     (cudaLaunchKernel, cudaMemcpyAsync, cudaEventRecord, cudaStreamWaitEvent, cudaEventSynchronize for a host_sync's
 //     wait, the host work's own name), args {op, name, step}, each launch linked to its kernel by an "ac2g" flow;
 //   - a "breakdown (not compute)" track per rank (the next tid): the step breakdown's attribution of every step window

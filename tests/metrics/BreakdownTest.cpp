@@ -42,8 +42,8 @@ TEST(Breakdown, EachInstantGoesToTheFirstPartOfThePriorityOrder) {
     const std::uint32_t late = run.kernel(0, KernelClass::attention, 190, 200, 1);
     run.steps(0, {100, 200});
     // The host issued the attention kernel at 180 µs: the GPU waited for it over [160, 180), then 10 µs of launch.
-    run.tl.host_ops.assign(1, std::vector<HostSpan>(run.wl.programs[0].ops.size()));
-    run.tl.host_ops[0][late] = {Time::us(175), Time::us(180)};
+    run.tl.host_op_end.assign(1, std::vector<Time>(run.wl.programs[0].ops.size()));
+    run.tl.host_op_end[0][late] = Time::us(180);
     const auto parts = partsOf(stepBreakdown(run.tl, run.wl, 1));
     EXPECT_NEAR(parts.at("compute.gemm"), 30 * test::kUs, 1e-12);
     EXPECT_NEAR(parts.at("compute.memory"), 10 * test::kUs, 1e-12);
