@@ -23,7 +23,7 @@
 //   8. idle: the rest (launch gaps, waits for events, the tail after the host's issue).
 // A collective span is matched to its CollectiveRecord by order, as the trace does (TraceReport.hpp): the k-th
 // collective op of group g on a rank is the k-th record of g by seq; a span without one counts whole in part 2.
-// Every fixed part is listed, 0 where nothing fell in it; comm parts only for groups with NCCL spans. With several
+// Every fixed part is listed, 0 where nothing fell in it; a comm part only for a group with exposed time. With several
 // Monte-Carlo samples aggregateSamples averages each part (the mean of sums is the sum of means).
 #include <string>
 #include <vector>

@@ -82,7 +82,7 @@ std::string valueOf(const std::string& set) {
 // What a knob costs beyond its time: memory, compile time, tokens per step.
 std::string costOf(const AdviceItem& a, const Results& given, const Results& r) {
     std::vector<std::string> parts;
-    if (a.memory_delta_gib && a.peak_memory_gib)
+    if (a.memory_delta_gib && a.peak_memory_gib && (std::abs(*a.memory_delta_gib) >= 0.005 || !a.fits_memory))
         parts.push_back(fmt::format("peak memory {:+.2f} GiB ({:.2f} GiB{})", *a.memory_delta_gib, *a.peak_memory_gib,
                                     a.fits_memory ? "" : ", does not fit"));
     if (a.compile_time_s && !given.compile_time_s)
