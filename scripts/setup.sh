@@ -7,6 +7,7 @@ packages=(cmake g++ ninja-build pkg-config
           zlib1g-dev                   # gzip-compressed profiler traces (model.type: trace)
           libopenmpi-dev openmpi-bin   # the MPI sweep runner
           gnuplot-nox                  # sweep plots, stepsim run --plot: the link-utilization heat map
+          chromium                     # tests/report/HtmlReportTest: run --report's page in headless Chromium
           clang libclang-rt-14-dev)    # scripts/fuzz.sh: libFuzzer
 missing=()
 for p in "${packages[@]}"; do

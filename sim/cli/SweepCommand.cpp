@@ -3,7 +3,11 @@
 #include <iostream>
 #include <memory>
 
+#include "sim/report/HtmlReport.hpp"
+#include "sim/scenario/SweepYaml.hpp"
+#include "sim/sweep/Objective.hpp"
 #include "sim/sweep/Sweep.hpp"
+#include "sim/sweep/SweepFiles.hpp"
 
 namespace stepsim {
 
@@ -30,6 +34,10 @@ void addSweepCommand(CLI::App& app) {
     auto* p = cmd->add_flag("--progress", *progress, "Show progress even when stdout is not a terminal");
     cmd->add_flag("--no-progress", *no_progress, "Show no progress line")->excludes(p);
     cmd->add_flag("-q,--quiet", o->quiet, "Print nothing on stdout");
+    auto report = std::make_shared<std::string>();
+    cmd->add_option("--report", *report, "Also write one self-contained HTML page into this folder (report.html): the "
+                                         "objective against the two most influential knobs and the Pareto front of "
+                                         "step time and memory");
     cmd->callback([=] {
         SweepOptions opt = *o;
         opt.file = *file;
@@ -37,7 +45,22 @@ void addSweepCommand(CLI::App& app) {
         if (mp->count()) opt.max_points = *max_points;
         if (*progress) opt.progress = true;
         if (*no_progress) opt.progress = false;
-        runSweep(opt, std::cout);
+        const SweepOutcome outcome = runSweep(opt, std::cout);
+        if (!report->empty() && outcome.root) {
+            const Objective objective = objectiveOf(loadSweepSpec(opt.file, opt.overrides));
+            HtmlSweep page{opt.file.filename().string(), objective.key, objective.goal == SweepGoal::maximize,
+                           variedKeys(outcome.records), {}};
+            for (const PointRecord& r : outcome.records) {
+                HtmlSweepPoint p;
+                for (const SweepSetting& x : r.settings) p.knobs[x.key] = x.value;
+                p.feasible = r.feasible;
+                p.objective = objective.of(r);
+                p.step_time_ms = r.value("step_time_ms");
+                p.peak_memory_gib = r.value("peak_memory_gib");
+                page.points.push_back(std::move(p));
+            }
+            writeHtmlReport(*report, htmlSweepReport(page));
+        }
     });
 }
 

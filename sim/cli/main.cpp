@@ -9,18 +9,22 @@
 
 #include "sim/cli/CalibrateCommand.hpp"
 #include "sim/cli/CollectiveCommand.hpp"
+#include "sim/cli/CompareCommand.hpp"
 #include "sim/cli/SweepCommand.hpp"
 #include "sim/cli/TopoCommand.hpp"
 #include "sim/base/Files.hpp"
 #include "sim/base/InputError.hpp"
 #include "sim/base/Time.hpp"
 #include "sim/report/HeatMap.hpp"
+#include "sim/report/HtmlReport.hpp"
 #include "sim/report/JsonReport.hpp"
 #include "sim/report/TextSummary.hpp"
 #include "sim/report/TraceReport.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/ScenarioLoader.hpp"
 #include "sim/scenario/SweepYaml.hpp"
+#include "sim/run/Advice.hpp"
+#include "sim/run/Explain.hpp"
 #include "sim/run/Simulate.hpp"
 #include "sim/run/PublishedValidation.hpp"
 #include "sim/run/Validation.hpp"
@@ -73,6 +77,15 @@ void addRunCommand(CLI::App& app) {
     run->add_flag("--require-fit", *require_fit,
                   "Exit with status 4 when the estimated peak memory exceeds the GPU's (the results are written "
                   "all the same, with fits_memory: false)");
+    auto advice = std::make_shared<bool>(false);
+    run->add_flag("--advice", *advice,
+                  "Try the few knobs the step's breakdown suggests, each in a what-if run of the same scenario and "
+                  "seed, and list those that help, best first (text, --json's advice, --report)");
+    auto report = std::make_shared<std::string>();
+    run->add_option("--report", *report,
+                    "Write one self-contained HTML page into this folder (report.html): the configuration, the "
+                    "breakdown, the timeline per stream, the link heat map, memory by phase, the advice (--report "
+                    "implies --advice) and the warnings");
     run->callback([=] {
         const stepsim::Scenario sc = stepsim::loadScenario(*file, *sets);
         if (stepsim::hasSweepSection(*file))
@@ -84,9 +97,11 @@ void addRunCommand(CLI::App& app) {
         for (const std::string* out : {json.get(), trace.get()})
             if (!out->empty()) openOutput(*out, inputs);
         // Link usage is recorded when a report that shows it is asked for (it costs nothing otherwise).
-        const stepsim::Simulation sim = [&] {
+        stepsim::Simulation sim = [&] {
             try {
-                return stepsim::simulate(sc, profile, !json->empty() || !trace->empty() || !plot->empty(), *threads);
+                return stepsim::simulate(sc, profile,
+                                         !json->empty() || !trace->empty() || !plot->empty() || !report->empty(),
+                                         *threads);
             } catch (const stepsim::TimeOverflow& e) {
                 // The inputs ask for a run longer than the simulator's time holds: bad input, not a bug.
                 throw stepsim::inputError(*file, 0, "",
@@ -94,6 +109,8 @@ void addRunCommand(CLI::App& app) {
                                                                   "or a rate too small, for a run this simulator holds");
             }
         }();
+        if (*advice || !report->empty())
+            sim.results.advice = stepsim::advise(*file, *sets, sim.results, profile, *threads);
         if (!plot->empty() && sim.results.link_utilization) {
             const auto gp = stepsim::writeHeatMap(*sim.results.link_utilization, sc.name, *plot);
             if (!stepsim::runGnuplot(gp))
@@ -106,8 +123,15 @@ void addRunCommand(CLI::App& app) {
         }
         if (!trace->empty()) {
             std::ofstream os = openOutput(*trace, inputs);
-            stepsim::writeTrace(os, sim.timeline, sim.expansion.workload);
+            stepsim::writeTrace(os, sim.timeline, sim.expansion.workload, sim.results.memory_phases_gib);
             closeOutput(os, *trace);
+        }
+        if (!report->empty()) {
+            stepsim::HtmlRun page{sc.name, stepsim::profileLine(profile), stepsim::scenarioSettings(sc), &sim.results,
+                                  &sim.timeline, &sim.expansion.workload, sim.gpu_memory_gib};
+            if (!page.profile.empty() && page.profile.back() == '\n') page.profile.pop_back();
+            const auto path = stepsim::writeHtmlReport(*report, stepsim::htmlRunReport(page));
+            if (*quiet == false) std::cerr << "report: " << path.string() << '\n';
         }
         if (!*quiet) {
             std::cout << stepsim::profileLine(profile);
@@ -125,7 +149,11 @@ void addExplainCommand(CLI::App& app) {
     cmd->add_option("--set", *sets, "Override a scenario key by its path (repeatable)")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    cmd->callback([=] { std::cout << stepsim::explainScenario(stepsim::loadScenario(*file, *sets)); });
+    cmd->callback([=] {
+        const stepsim::Scenario sc = stepsim::loadScenario(*file, *sets);
+        std::cout << stepsim::explainScenario(sc);
+        std::cout << stepsim::explainDerived(sc, stepsim::resolveProfile(sc.cluster, *file));
+    });
 }
 
 void addValidateCommand(CLI::App& app) {
@@ -200,6 +228,7 @@ int main(int argc, char** argv) {
     addRunCommand(app);
     addExplainCommand(app);
     addValidateCommand(app);
+    stepsim::addCompareCommand(app);
     stepsim::addCollectiveCommand(app);
     stepsim::addTopoCommand(app);
     stepsim::addSweepCommand(app);

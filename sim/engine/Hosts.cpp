@@ -9,11 +9,15 @@
 namespace stepsim {
 
 Hosts::Hosts(EngineContext& ctx, Streams& streams, Jitter& jitter, std::vector<double> speed)
-    : ctx_(ctx), streams_(streams), jitter_(jitter), speed_(std::move(speed)), hosts_(ctx.w.programs.size()) {}
+    : ctx_(ctx), streams_(streams), jitter_(jitter), speed_(std::move(speed)), hosts_(ctx.w.programs.size()) {
+    ctx_.tl.host_op_end.resize(ctx.w.programs.size());
+    for (std::size_t r = 0; r < ctx.w.programs.size(); ++r) ctx_.tl.host_op_end[r].resize(ctx.w.programs[r].ops.size());
+}
 
 void Hosts::wake(int rank) {
     Host& h = hosts_[rank];
     const Program& p = ctx_.w.programs[rank];
+    Time* done = ctx_.tl.host_op_end[std::size_t(rank)].data();
     if (h.pending) {
         const std::uint32_t op = *h.pending;
         h.pending.reset();
@@ -24,7 +28,9 @@ void Hosts::wake(int rank) {
         const Op& op = p.ops[i];
         if (op.kind == OpKind::host_work) {
             ++h.next;
-            ctx_.queue.push(ctx_.now + fromSeconds(hostSeconds(rank, i, op.step, op.host_s, false)), kHostWake, std::uint32_t(rank));
+            const Time end = ctx_.now + fromSeconds(hostSeconds(rank, i, op.step, op.host_s, false));
+            done[i] = end;
+            ctx_.queue.push(end, kHostWake, std::uint32_t(rank));
             return;
         }
         if (op.kind == OpKind::host_sync) {
@@ -32,11 +38,13 @@ void Hosts::wake(int rank) {
                 h.blocked_on = op.event;
                 return;
             }
+            done[i] = ctx_.now;
             ++h.next;
             continue;
         }
         ++h.next;
         const Time d = fromSeconds(hostSeconds(rank, i, op.step, op.host_s, true));
+        done[i] = ctx_.now + d;
         if (d == Time{}) {
             streams_.enqueue(rank, i);
             continue;

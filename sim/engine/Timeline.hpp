@@ -60,6 +60,12 @@ struct Timeline {
     std::vector<std::vector<double>> clock_mhz;  // [rank][step]: the SM clock it ran at (0: power not modelled)
     std::vector<double> host_speed;              // [rank]: the factor on its host costs (Engine's hostSpeedFactors)
     std::vector<TransferRecord> transfers;     // in completion order
+    // [rank][op]: when the rank's host was done with each op of its Program (Hosts.hpp): its launch's end (the op then
+    // joined its stream), its host work's end, or for a host_sync the end of its wait. The host takes each op up when
+    // it is done with the one before, so op i held it over [end[i−1], end[i]) (from 0 for the first): the host track of
+    // a trace, and the issue times the step breakdown's host-bound part reads (Breakdown.hpp). Empty for a hand-built
+    // timeline.
+    std::vector<std::vector<Time>> host_op_end;
     std::vector<LinkSample> link_samples;      // in time order (EngineConfig::link_usage)
     std::vector<Link> links;                   // the flow network's links, when link_samples were recorded
     std::vector<std::string> warnings;

@@ -1,5 +1,6 @@
 #include "sim/metrics/Metrics.hpp"
 
+#include "sim/metrics/Breakdown.hpp"
 #include "sim/metrics/IoMetrics.hpp"
 #include "sim/metrics/LinkUtilization.hpp"
 
@@ -427,6 +428,7 @@ Results computeMetrics(const Timeline& tl, const Workload& wl, double peak_flops
     out.checkpoint = checkpointResults(tl, wl, wl.checkpoint_interval);
     out.link_utilization = linkUtilization(tl);
     if (wl.pipeline_stages > 1) out.pp_bubble_ratio = pipelineBubble(tl, wl, m);
+    out.breakdown_ms = stepBreakdown(tl, wl, m.first);
     return out;
 }
 
@@ -521,6 +523,17 @@ Results aggregateSamples(const std::vector<Results>& samples) {
         out.checkpoint->ms_per_step = mean([](const Results& s) { return s.checkpoint ? s.checkpoint->ms_per_step : 0.0; });
         out.checkpoint->write_ms = mean([](const Results& s) { return s.checkpoint ? s.checkpoint->write_ms : 0.0; });
     }
+
+    // The breakdown's parts, each the mean over the samples (0 in a sample without it), in first-seen order.
+    for (const Results& s : samples)
+        for (const BreakdownPart& p : s.breakdown_ms)
+            if (std::none_of(out.breakdown_ms.begin(), out.breakdown_ms.end(),
+                             [&](const BreakdownPart& q) { return q.part == p.part; }))
+                out.breakdown_ms.push_back({p.part, 0.0});
+    for (BreakdownPart& p : out.breakdown_ms)
+        for (const Results& s : samples)
+            for (const BreakdownPart& q : s.breakdown_ms)
+                if (q.part == p.part) p.ms += q.ms / static_cast<double>(samples.size());
 
     std::set<std::string> seen;
     for (const Results& s : samples)

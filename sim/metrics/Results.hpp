@@ -93,6 +93,27 @@ struct MemoryBreakdown {
     double sum() const { return params + grads + optimizer + activations + buffers; }
 };
 
+// One part of the step's breakdown (Breakdown.hpp): its name (compute.gemm, comm.dp, host_bound, ...) and its mean
+// time over the measured steps (ms). The parts of a step sum to step_time_ms.
+struct BreakdownPart {
+    std::string part;
+    double ms = 0.0;
+};
+
+// One knob the advice tried (sim/run/Advice.hpp): `key` set to `value` in a what-if run of the same scenario and seed,
+// its gain in throughput over the scenario as given (percent, positive: faster), and what it costs.
+struct AdviceItem {
+    std::string key, value;
+    std::vector<std::string> sets;  // every override of the what-if run (key=value), `key`'s first
+    std::string reason;            // the breakdown's part that suggested it
+    double gain_pct = 0.0;         // 100 · (tokens_per_s / the scenario's − 1)
+    double step_time_ms = 0.0;     // the what-if run's
+    std::optional<double> peak_memory_gib, memory_delta_gib;
+    std::optional<double> compile_time_s;  // the first step's compile time, when the knob compiles
+    bool fits_memory = true;
+    std::string cost;              // in words: memory, compile time, tokens per step
+};
+
 struct Results {
     // Pipeline bubble (parallel.pp > 1): per measured step, the window W from the first forward or backward kernel
     // of any rank to the last one's end; per rank 1 − |its forward and backward compute and its own collectives
@@ -151,6 +172,14 @@ struct Results {
     std::optional<InputResults> input;            // a data_loader section (IoMetrics.hpp)
     std::optional<CheckpointResults> checkpoint;  // checkpoint.interval_steps > 0
     std::optional<LinkUtilization> link_utilization;  // when the engine recorded link usage
+
+    // The step split into parts that sum to step_time_ms (Breakdown.hpp has the attribution and its order).
+    std::vector<BreakdownPart> breakdown_ms;
+    // The memory model's terms at each phase of the step (MemoryEstimate.hpp's four phases, in step order; filled with
+    // peak_memory_gib where the estimate has phases).
+    std::vector<MemoryBreakdown> memory_phases_gib;
+    // The knobs a what-if run found to help, best first (sim/run/Advice.hpp; filled only when asked).
+    std::vector<AdviceItem> advice;
 
     std::vector<std::string> warnings;
     // The measured steps are [measured_from_step, steps) (Metrics.hpp's steadyWindow); steps_to_steady > 0: the run

@@ -146,6 +146,29 @@ nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name
         j["accumulation_idle"] = {{"grad_accum", a.grad_accum}, {"ranks", a.ranks}, {"mean_ms", num(a.mean_ms)},
                                   {"var_ms2", num(a.var_ms2)}, {"observations", a.observations}};
     }
+    if (!r.breakdown_ms.empty()) {
+        ordered_json b = ordered_json::object();
+        for (const BreakdownPart& p : r.breakdown_ms) b[p.part] = num(p.ms);
+        j["breakdown_ms"] = std::move(b);
+    }
+    if (!r.memory_phases_gib.empty()) {
+        ordered_json phases = ordered_json::array();
+        for (const MemoryBreakdown& m : r.memory_phases_gib)
+            phases.push_back({{"phase", m.phase}, {"params", num(m.params)}, {"grads", num(m.grads)},
+                              {"optimizer", num(m.optimizer)}, {"activations", num(m.activations)},
+                              {"buffers", num(m.buffers)}, {"total", num(m.sum())}});
+        j["memory_phases_gib"] = std::move(phases);
+    }
+    if (!r.advice.empty()) {
+        ordered_json advice = ordered_json::array();
+        for (const AdviceItem& a : r.advice)
+            advice.push_back({{"key", a.key}, {"value", a.value}, {"gain_pct", num(a.gain_pct)}, {"cost", a.cost},
+                              {"reason", a.reason}, {"step_time_ms", num(a.step_time_ms)},
+                              {"peak_memory_gib", num(a.peak_memory_gib)},
+                              {"memory_delta_gib", num(a.memory_delta_gib)},
+                              {"compile_time_s", num(a.compile_time_s)}, {"fits_memory", a.fits_memory}});
+        j["advice"] = std::move(advice);
+    }
     j["warnings"] = ordered_json::array();
     for (const std::string& w : r.warnings) j["warnings"].push_back(w);
 

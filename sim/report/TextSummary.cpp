@@ -119,6 +119,20 @@ std::string textSummary(const Results& r, const std::string& name) {
              fmt::format("{:.1f} GB/s; steps H2D-bound {}, compute-idle {} of {}", r.input->h2d_GBps, h2d, idle,
                          r.input->steps.size()));
     }
+    if (!r.breakdown_ms.empty()) {
+        fmt::format_to(out, "  where the step goes (the slowest rank's window; parts sum to the step)\n");
+        for (const BreakdownPart& p : r.breakdown_ms) {
+            if (p.ms <= 0.0) continue;
+            fmt::format_to(out, "    {:<22}{:>10.3f} ms  {:5.1f}%\n", p.part, p.ms,
+                           r.step_time_ms > 0 ? 100.0 * p.ms / r.step_time_ms : 0.0);
+        }
+    }
+    if (!r.advice.empty()) {
+        fmt::format_to(out, "  what to change (each a what-if run of the same scenario and seed, best first)\n");
+        for (const AdviceItem& a : r.advice)
+            fmt::format_to(out, "    {}={}: {:+.1f}% tokens/s ({:.3f} ms a step); {}; for {}\n", a.key, a.value,
+                           a.gain_pct, a.step_time_ms, a.cost, a.reason);
+    }
     if (r.warnings.empty()) {
         fmt::format_to(out, "  no warnings\n");
     } else {

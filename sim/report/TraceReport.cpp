@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "sim/metrics/Breakdown.hpp"
 #include "sim/report/EnumNames.hpp"
 
 namespace stepsim {
@@ -102,9 +103,115 @@ private:
     bool first_ = true;
 };
 
+// The host thread's track: after the rank's streams (tid = stream index); the breakdown's track after it.
+std::size_t hostTid(const Program& p) { return p.streams.size(); }
+
+// What the host's time on an op is called, as the PyTorch profiler's CPU track names the runtime calls.
+std::string hostCallName(const Program& p, const Op& op) {
+    const std::string name = op.name < p.names.size() ? p.names[op.name] : std::string();
+    switch (op.kind) {
+        case OpKind::kernel:
+        case OpKind::collective: return "cudaLaunchKernel";
+        case OpKind::transfer: return "cudaMemcpyAsync";
+        case OpKind::record_event: return "cudaEventRecord";
+        case OpKind::wait_event: return "cudaStreamWaitEvent";
+        case OpKind::host_sync: return "cudaEventSynchronize";
+        case OpKind::host_work: return name.empty() ? std::string("host work") : name;
+        case OpKind::step_end: return "step end";
+    }
+    return "host";
+}
+
+// Each rank's host thread: its time on each op (Timeline::host_op_end), a launch linked to its kernel by a flow ("ac2g",
+// as the profiler links them).
+void writeHostTracks(EventWriter& emit, const Timeline& tl, const Workload& wl) {
+    std::vector<std::vector<std::optional<Time>>> gpu_start(tl.host_op_end.size());
+    for (std::size_t r = 0; r < tl.host_op_end.size(); ++r) gpu_start[r].resize(tl.host_op_end[r].size());
+    for (const Span& s : tl.spans)
+        if (std::size_t(s.rank) < gpu_start.size() && s.op < gpu_start[std::size_t(s.rank)].size())
+            gpu_start[std::size_t(s.rank)][s.op] = s.start;
+    std::uint64_t flow = 0;
+    for (std::size_t r = 0; r < tl.host_op_end.size() && r < wl.programs.size(); ++r) {
+        const Program& p = wl.programs[r];
+        const std::size_t tid = hostTid(p);
+        emit(fmt::format(R"~({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"host (Python thread)"}}}})~", r, tid));
+        emit(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":-1}}}})", r, tid));
+        const std::vector<Time>& end = tl.host_op_end[r];
+        for (std::size_t i = 0; i < end.size() && i < p.ops.size(); ++i) {
+            const struct {
+                Time start, end;
+            } h{i == 0 ? Time{} : end[i - 1], end[i]};  // the host takes op i up when done with op i − 1
+            if (h.end <= h.start) continue;
+            const Op& op = p.ops[i];
+            const std::string kernel = op.name < p.names.size() ? p.names[op.name] : std::string();
+            const char* cat = op.kind == OpKind::host_sync ? "host_sync" : op.kind == OpKind::host_work ? "host_work" : "launch";
+            emit(fmt::format(R"({{"ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"op":{},"name":{},"step":{}}}}})",
+                             jsonString(hostCallName(p, op)), cat, r, tid, micros(h.start), micros(h.end - h.start), i,
+                             jsonString(kernel), op.step));
+            if ((op.kind == OpKind::kernel || op.kind == OpKind::collective) && gpu_start[r][i]) {
+                emit(fmt::format(R"({{"ph":"s","id":{},"cat":"ac2g","name":"ac2g","pid":{},"tid":{},"ts":{}}})", flow, r,
+                                 tid, micros(h.start)));
+                emit(fmt::format(R"({{"ph":"f","id":{},"cat":"ac2g","name":"ac2g","pid":{},"tid":{},"ts":{},"bp":"e"}})",
+                                 flow, r, int(op.stream), micros(*gpu_start[r][i])));
+                ++flow;
+            }
+        }
+    }
+}
+
+// The step breakdown's attribution (Breakdown.hpp) of every rank's windows, its parts other than compute, as slices of
+// a "breakdown" track.
+void writeBreakdownTracks(EventWriter& emit, const Timeline& tl, const Workload& wl) {
+    for (std::size_t r = 0; r < std::size_t(std::max(0, tl.ranks)) && r < wl.programs.size(); ++r)
+        emit(fmt::format(R"~({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"breakdown (not compute)"}}}})~",
+                         r, hostTid(wl.programs[r]) + 1));
+    for (const AttributedInterval& a : attributeWindows(tl, wl)) {
+        if (std::size_t(a.rank) >= wl.programs.size()) continue;
+        emit(fmt::format(R"({{"ph":"X","name":{},"cat":"breakdown","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"step":{}}}}})",
+                         jsonString(a.part), a.rank, hostTid(wl.programs[std::size_t(a.rank)]) + 1, micros(a.start),
+                         micros(a.end - a.start), a.step));
+    }
+}
+
+// The memory model's terms at each phase of each step, as a counter per rank (GiB; args one series per term).
+void writeMemoryCounters(EventWriter& emit, const Timeline& tl, const Workload& wl,
+                         const std::vector<MemoryBreakdown>& phases) {
+    if (phases.size() != 4) return;
+    // [rank][step]: the first backward kernel's start, the first backward GEMM's end (the LM head's), the last backward
+    // kernel's end, the first optimizer kernel's start.
+    struct Marks {
+        std::optional<Time> bwd_start, gemm_start, bwd_first_end, bwd_end, opt_start;
+    };
+    std::vector<std::vector<Marks>> marks(wl.programs.size(), std::vector<Marks>(std::size_t(std::max(1, wl.steps))));
+    for (const Span& s : tl.spans) {
+        if (std::size_t(s.rank) >= wl.programs.size()) continue;
+        const Op& op = wl.programs[std::size_t(s.rank)].ops[s.op];
+        if (op.kind != OpKind::kernel || op.step < 0 || op.step >= wl.steps) continue;
+        Marks& m = marks[std::size_t(s.rank)][std::size_t(op.step)];
+        if (op.phase == Phase::backward) {
+            if (!m.bwd_start || s.start < *m.bwd_start) m.bwd_start = s.start;
+            if (s.cls == KernelClass::gemm && (!m.gemm_start || s.start < *m.gemm_start))
+                m.gemm_start = s.start, m.bwd_first_end = s.end;
+            if (!m.bwd_end || s.end > *m.bwd_end) m.bwd_end = s.end;
+        }
+        if (op.phase == Phase::optimizer && (!m.opt_start || s.start < *m.opt_start)) m.opt_start = s.start;
+    }
+    for (std::size_t r = 0; r < marks.size(); ++r)
+        for (const Marks& m : marks[r]) {
+            const std::optional<Time> at[4] = {m.bwd_start, m.bwd_first_end, m.bwd_end, m.opt_start};
+            for (std::size_t k = 0; k < 4; ++k) {
+                if (!at[k]) continue;
+                const MemoryBreakdown& b = phases[k];
+                emit(fmt::format(R"~({{"ph":"C","name":"memory (GiB)","pid":{},"ts":{},"args":{{"params":{},"grads":{},"optimizer":{},"activations":{},"buffers":{}}}}})~",
+                                 r, micros(*at[k]), number(b.params), number(b.grads), number(b.optimizer),
+                                 number(b.activations), number(b.buffers)));
+            }
+        }
+}
+
 }  // namespace
 
-void writeTrace(std::ostream& os, const Timeline& tl, const Workload& wl) {
+void writeTrace(std::ostream& os, const Timeline& tl, const Workload& wl, const std::vector<MemoryBreakdown>& memory_phases) {
     const Links L = link(tl, wl);
     os << R"({"displayTimeUnit":"ns","otherData":{"generator":"stepsim"},"traceEvents":[)";
     EventWriter emit(os);
@@ -180,6 +287,10 @@ void writeTrace(std::ostream& os, const Timeline& tl, const Workload& wl) {
                          transferKindName(c.kind), t.rank, int(stream), micros(t.start), micros(t.end - t.start),
                          number(c.bytes), c.pinned ? "true" : "false", c.checkpoint, t.step));
     }
+
+    writeHostTracks(emit, tl, wl);
+    writeBreakdownTracks(emit, tl, wl);
+    writeMemoryCounters(emit, tl, wl, memory_phases);
 
     // Link utilization as counter tracks (one process "links", a counter per link), when recorded.
     if (!tl.link_samples.empty()) {

@@ -20,15 +20,31 @@
 // collectives in the same order. A span without a matching record (kind differs, or no record) is written
 // without seq and without flow.
 //
+//   - a host track per rank (tid = the rank's stream count, "host (Python thread)", sorted first): a slice for every
+//     op its host spent time on (Timeline::host_op_end), named as the PyTorch profiler's CPU track names the runtime call
+//     (cudaLaunchKernel, cudaMemcpyAsync, cudaEventRecord, cudaStreamWaitEvent, cudaEventSynchronize for a host_sync's
+//     wait, the host work's own name), args {op, name, step}, each launch linked to its kernel by an "ac2g" flow;
+//   - a "breakdown (not compute)" track per rank (the next tid): the step breakdown's attribution of every step window
+//     (Breakdown.hpp), its parts other than compute.* as slices named by part (comm.dp, host_bound, idle, ...);
+//   - with `memory_phases` (Results::memory_phases_gib, four phases): a counter "memory (GiB)" per rank, one series per
+//     term, set at each step's phases as the spans place them: loss_backward at the first backward kernel's start,
+//     blocks_backward_start at the first backward GEMM's end (the LM head's), backward_end at the last backward
+//     kernel's end, optimizer_step at the first optimizer kernel's start (the memory model's per-GPU estimate, the
+//     same on every rank).
+//
 // Events are written one by one to the stream (no document is built in memory); equal inputs give
 // byte-identical output. A span whose rank or op does not exist in the Workload is std::invalid_argument.
 #include <ostream>
 
+#include <vector>
+
 #include "sim/engine/Timeline.hpp"
+#include "sim/metrics/Results.hpp"
 #include "sim/base/Program.hpp"
 
 namespace stepsim {
 
-void writeTrace(std::ostream& os, const Timeline& timeline, const Workload& workload);
+void writeTrace(std::ostream& os, const Timeline& timeline, const Workload& workload,
+                const std::vector<MemoryBreakdown>& memory_phases = {});
 
 }  // namespace stepsim

@@ -255,6 +255,7 @@ Simulation simulate(const Scenario& sc, const HardwareProfile& profile, const Co
         const MemoryEstimate& m = sim.expansion.memory;
         sim.results.peak_memory_gib = m.peak() / (1024.0 * 1024.0 * 1024.0);
         sim.results.memory_gib = memoryBreakdown(m);
+        for (const MemoryEstimate& phase : m.phases) sim.results.memory_phases_gib.push_back(memoryBreakdown(phase));
     }
     std::vector<std::string> warnings = sc.warnings;  // the loader's: keys with no effect here
     for (const std::string& w : sim.expansion.warnings) warnings.push_back(w);

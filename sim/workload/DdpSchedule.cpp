@@ -217,7 +217,9 @@ void DdpSchedule::report(Expansion& out) const {
             buckets.emplace_back();
             for (std::size_t j : bk.params) buckets.back().push_back(order_[j]);
         }
-        out.memory.buckets += powerSgdStateBytes(c_, buckets);
+        const double state = powerSgdStateBytes(c_, buckets);
+        out.memory.buckets += state;
+        for (MemoryEstimate& phase : out.memory.phases) phase.buckets += state;  // resident in every phase
     }
 }
 

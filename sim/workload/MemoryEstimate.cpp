@@ -135,6 +135,7 @@ MemoryEstimate phasePeak(const StepTransients& s, const PhaseTerms& t) {
     MemoryEstimate best = loss;
     for (const MemoryEstimate* m : {&start, &end, &step})
         if (m->peak() > best.peak()) best = *m;
+    best.phases = {loss, start, end, step};
     return best;
 }
 

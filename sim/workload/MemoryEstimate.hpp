@@ -31,6 +31,7 @@
 // all-gathered at once and `buckets` its communication buffers; FSDP1's and ZeRO-1/2/3's are in ShardedMemory.hpp.
 // Checked against torch.cuda.max_memory_allocated in results/validation/memory/compare.md.
 #include <string>
+#include <vector>
 
 #include "sim/workload/StepContext.hpp"
 
@@ -40,6 +41,9 @@ struct MemoryEstimate {
     double params = 0, grads = 0, buckets = 0, optimizer = 0, weight_cache = 0, activations = 0, loss = 0;
     double gathered = 0;  // FSDP: unsharded parameters alive at once
     std::string phase;    // where in the step this peak falls (empty: every term at its largest)
+    // phasePeak's four phases in step order (loss_backward … optimizer_step), each with its own terms and no phases of
+    // its own: memory by phase in the reports. Empty where the estimate is not a phase's.
+    std::vector<MemoryEstimate> phases;
     double peak() const { return params + grads + buckets + optimizer + weight_cache + activations + loss + gathered; }
 };
 

@@ -44,7 +44,7 @@ TEST(JsonReport, HasExactlyTheStableKeys) {
                            "name", "step_time_ms", "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s", "mfu",
                            "compute_busy_ms", "copy_busy_ms", "comm_busy_ms", "overlap_ms", "overlap_ratio",
                            "exposed_comm_ms", "idle_ms", "gpu_busy_pct", "kernel_gap_us_mean", "sm_clock_mhz", "collectives",
-                           "kernels_per_step", "peak_memory_gib", "warnings", "per_rank", "per_step"}));
+                           "kernels_per_step", "peak_memory_gib", "breakdown_ms", "warnings", "per_rank", "per_step"}));
     EXPECT_EQ(keys(j["collectives"]), (std::vector<std::string>{"count", "bytes", "algbw_GBps", "busbw_GBps",
                                                                 "barrier_wait_ms_mean", "barrier_wait_ms_max"}));
     EXPECT_EQ(keys(j["per_rank"][0]),

@@ -11,6 +11,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "sim/run/Simulate.hpp"
+#include "sim/scenario/ProfileYaml.hpp"
+#include "sim/scenario/ScenarioLoader.hpp"
 #include "tests/metrics/TestTimeline.hpp"
 
 namespace stepsim {
@@ -36,14 +39,15 @@ nlohmann::json parse(const test::TestRun& t) {
     return nlohmann::json::parse(os.str());  // throws on invalid JSON
 }
 
-// Valid JSON with displayTimeUnit ns, and exactly one complete event per span with its name and times.
+// Valid JSON with displayTimeUnit ns, and exactly one complete event per span with its name and times (besides the
+// breakdown's annotations; a hand-built timeline has no host track).
 TEST(TraceReport, OneCompleteEventPerSpan) {
     const test::TestRun t = someRun();
     const auto j = parse(t);
     EXPECT_EQ(j["displayTimeUnit"], "ns");
     std::size_t x = 0;
     for (const auto& e : j["traceEvents"])
-        if (e["ph"] == "X") ++x;
+        if (e["ph"] == "X" && e["cat"] != "breakdown") ++x;
     EXPECT_EQ(x, t.tl.spans.size());
     const auto& first = *std::find_if(j["traceEvents"].begin(), j["traceEvents"].end(),
                                       [](const auto& e) { return e["ph"] == "X"; });
@@ -127,7 +131,7 @@ TEST(TraceReport, ProcessAndThreadNames) {
         if (e["name"] == "thread_name") threads.insert(e["args"]["name"]);
     }
     EXPECT_EQ(processes, (std::set<std::string>{"rank 0", "rank 1", "rank 2"}));
-    EXPECT_EQ(threads, (std::set<std::string>{"compute", "nccl world"}));
+    EXPECT_EQ(threads, (std::set<std::string>{"compute", "nccl world", "breakdown (not compute)"}));
 }
 
 // Timestamps are exact to the picosecond: a span at 1.234567 µs prints as such.
@@ -140,6 +144,38 @@ TEST(TraceReport, SubMicrosecondTimestamps) {
     std::ostringstream os;
     writeTrace(os, t.tl, t.wl);
     EXPECT_NE(os.str().find(R"("ts":1.234567,"dur":0.765434)"), std::string::npos);
+}
+
+// A simulated run's trace: a host track per rank with its launches (each linked to its kernel), its waits at syncs,
+// the memory counter at the step's phases, and the breakdown's parts as slices.
+TEST(TraceReport, HostTrackMemoryCounterAndBreakdownOfARun) {
+    const std::string file = std::string(STEPSIM_SOURCE_DIR) + "/scenarios/io/gpt2-small-loader-1xh200.yaml";
+    const Scenario sc = loadScenario(file, {"sim.steps=2", "model.layers=2"});
+    const Simulation sim = simulate(sc, resolveProfile(sc.cluster, file));
+    std::ostringstream os;
+    writeTrace(os, sim.timeline, sim.expansion.workload, sim.results.memory_phases_gib);
+    const auto j = nlohmann::json::parse(os.str());
+    const int host_tid = static_cast<int>(sim.expansion.workload.programs[0].streams.size());
+    std::map<std::string, int> host_names;
+    int launches = 0, flows_s = 0, flows_f = 0, memory = 0;
+    std::set<std::string> parts;
+    for (const auto& e : j["traceEvents"]) {
+        if (e["ph"] == "X" && e["tid"] == host_tid) host_names[e["name"]]++;
+        if (e["ph"] == "X" && e["cat"] == "launch") ++launches;
+        if (e["cat"] == "ac2g") (e["ph"] == "s" ? flows_s : flows_f)++;
+        if (e["ph"] == "C" && e["name"] == "memory (GiB)") {
+            ++memory;
+            EXPECT_TRUE(e["args"].contains("activations"));
+        }
+        if (e["ph"] == "X" && e["cat"] == "breakdown") parts.insert(e["name"]);
+    }
+    EXPECT_GT(host_names["cudaLaunchKernel"], 100);
+    EXPECT_GT(launches, 100);
+    EXPECT_EQ(flows_s, flows_f);
+    EXPECT_GT(flows_s, 100);
+    EXPECT_GT(host_names.size(), 1u);          // launches and the loader's work on the main thread
+    EXPECT_EQ(memory, 4 * sc.sim.steps);       // four phases a step
+    EXPECT_TRUE(parts.count("host_bound"));    // the main thread's batches keep the GPU waiting
 }
 
 }  // namespace
