@@ -135,8 +135,8 @@ void addCollectiveCommand(CLI::App& app) {
         q.nccl.proto = pick(protos, "--proto", o->proto);
         q.nccl.nvls = pick(switches, "--nvls", o->nvls);
         // NVLink SHARP runs in NVSwitch chips: a built-in node without them (pcie-8gpu) cannot run it.
-        if (builtinNode(o->node) && !nvSwitchNode(o->node) &&
-            (q.nccl.nvls == Switch::on || q.nccl.algo == NcclAlgo::nvls))
+        const auto node = builtinNode(o->node);
+        if (node && !node->hasNvSwitch() && (q.nccl.nvls == Switch::on || q.nccl.algo == NcclAlgo::nvls))
             throw inputError("command line", 0, q.nccl.nvls == Switch::on ? "--nvls" : "--algo",
                              fmt::format("NVLS runs in NVSwitch chips, and a {} node has none", o->node));
         checkLimits(q);

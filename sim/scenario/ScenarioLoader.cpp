@@ -711,7 +711,7 @@ void refuseUnmodelledValues(const YamlReader& r, Scenario& s) {
     };
     if (s.nccl.algo == NcclAlgo::collnet) refuse("nccl.algo", "CollNet (NCCL's in-network reduction)");
     // NVLink SHARP runs in NVSwitch chips: a built-in node without them (pcie-8gpu) never runs it.
-    if (builtinNode(s.cluster.node) && !nvSwitchNode(s.cluster.node)) {
+    if (const auto node = builtinNode(s.cluster.node); node && !node->hasNvSwitch()) {
         if (s.nccl.algo == NcclAlgo::nvls)
             r.fail("nccl.algo", fmt::format("expected auto, ring or tree: NVLS runs in NVSwitch chips, and a {} node has "
                                             "none",

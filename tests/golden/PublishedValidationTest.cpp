@@ -36,7 +36,7 @@ TEST(PublishedValidation, ScoresAskedRowsAndKeepsWhyTheOthersCannotBe) {
     f.write("small.yaml", kScenario);
     f.write("small4.yaml", std::string(kScenario).replace(std::string(kScenario).find("micro_batch: 2"), 14,
                                                             "micro_batch: 4"));
-    f.write("refused.yaml", std::string(kScenario) + "compile: {enabled: true}\nfp8: {enabled: true}\n");
+    f.write("refused.yaml", std::string(kScenario) + "nccl: {algo: collnet}\n");
     f.write("rows.jsonl", row("a", "\"small.yaml\"", 1000) + row("b", "\"small4.yaml\"", 2000) +
                               row("cp", "null", 50, ", \"cannot_ask\": \"context parallelism\"") +
                               row("r", "\"refused.yaml\"", 10) +

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "sim/base/InputError.hpp"
 #include "sim/base/ParallelFor.hpp"
 #include "sim/metrics/Breakdown.hpp"
 #include "sim/metrics/Metrics.hpp"
@@ -130,7 +131,7 @@ std::vector<std::string> reduced(const Scenario& sc) {
     }
     const int chunks = pp * std::max(1, sc.parallel.pp_virtual_stages);
     const int layers = std::max(4, 2 * chunks);
-    if (sc.model.type != "trace" && sc.model.layers > layers &&
+    if (sc.model.type == "transformer" && sc.model.layers > layers &&
         (world > 8 || sc.model.layers * double(sc.model.hidden) > 24 * 2048.0))
         sets.push_back(fmt::format("model.layers={}", layers));
     return sets;
@@ -143,9 +144,20 @@ TEST(Breakdown, PartsSumToTheStepOnEveryScenario) {
     std::sort(files.begin(), files.end());
     ASSERT_GT(files.size(), 100u);
     std::vector<std::string> failures(files.size());
+    // The published runs this version cannot ask stay as scenarios (docs/validation.md lists them with the refusal):
+    // refused as not modelled, they are the only files skipped.
+    std::vector<char> skipped(files.size(), 0);
     parallelFor(files.size(), 0, [&](std::size_t i) {
         const std::string f = files[i].string();
-        const Scenario sc = loadScenario(f, reduced(loadScenario(f)));
+        Scenario sc;
+        try {
+            sc = loadScenario(f, reduced(loadScenario(f)));
+        } catch (const InputError& e) {
+            const bool published = f.find("/scenarios/published/") != std::string::npos;
+            if (published && std::string(e.what()).find("is not modelled yet") != std::string::npos) skipped[i] = 1;
+            else failures[i] = e.what();
+            return;
+        }
         const Simulation sim = simulate(sc, resolveProfile(sc.cluster, f), false, 1);
         const Results& r = sim.results;
         const double sum = sumOf(r.breakdown_ms);
@@ -155,6 +167,7 @@ TEST(Breakdown, PartsSumToTheStepOnEveryScenario) {
             if (p.ms < 0) failures[i] = fmt::format("{}: part {} is negative", f, p.part);
     });
     for (const std::string& f : failures) EXPECT_EQ(f, "");
+    EXPECT_GT(std::count(skipped.begin(), skipped.end(), 0), 200);
 }
 
 }  // namespace

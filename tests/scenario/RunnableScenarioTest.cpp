@@ -187,7 +187,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(std::tuple{"training", "micro_batch", "2147483647", "expected at most 65536"},
                       std::tuple{"model", "seq_len", "100000000", "expected at most 1048576"},
                       std::tuple{"cluster", "gpus_per_node", "100000", "expected at most 8 (the GPUs of a hgx-h200 node)"},
-                      std::tuple{"cluster", "nodes", "100000", "expected at most 1024"},
+                      std::tuple{"cluster", "nodes", "100000", "expected at most 4096"},
                       std::tuple{"sim", "steps", "1000000", "expected at most 1000"},
                       std::tuple{"sim", "samples", "100000", "expected at most 1000"},
                       std::tuple{"training", "grad_accum", "10000", "expected at most 4096"},

@@ -197,7 +197,7 @@ def build():
                       "parameters": sum(p["shape"][0] * (p["shape"][1] if len(p["shape"]) > 1 else 1) for p in g.params)},
             "step": {"micro_batch": B, "seq_len": S, "dtype_policy": "fp32_autocast_bf16", "optimizer": "adamw",
                      "optimizer_impl": "foreach", "loss": "cross_entropy", "activation_checkpointing": "none"},
-            "symbols": {"B": B, "S": S}, "scaled": True,
+            "symbols": {"B": B, "S": S}, "scaled": True, "second_symbols": {"B": 3 * B, "S": 2 * S},
             "modules": g.modules, "params": g.params, "tensors": g.tensors, "ops": g.ops}
 
 
