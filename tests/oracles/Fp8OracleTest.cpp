@@ -147,11 +147,10 @@ TEST(Fp8Oracle, RowwiseCastsAndAmaxesPerBlockLinear) {
     for (const Linear& l : kBlockLinears) expectRowwise(sim.expansion.workload.programs[0], l);
 }
 
-// Disabled: a model bug. convert_to_float8_training swaps the LM head (V × h, multiples of 16) for a Float8Linear,
-// and Fp8Linear.hpp says it is converted; its backward is (the casts, scaled_mm dgrad and wgrad), but its forward is
-// not: TransformerStep::forward emits the LM head as autocast's weight cast and a BF16 GEMM (weightCast and
-// gatheredGemm, not linearForward), so the forward has no casts and its GEMM runs at the BF16 rate.
-TEST(Fp8Oracle, DISABLED_TheLmHeadIsAFloat8LinearForwardAsWellAsBackward) {
+// convert_to_float8_training swaps the LM head (V × h, multiples of 16) for a Float8Linear (Fp8Linear.hpp): its
+// forward as well as its backward carries the casts and runs its GEMM at the FP8 rate. (Written while the forward
+// was still autocast's weight cast and a BF16 GEMM; it failed then.)
+TEST(Fp8Oracle, TheLmHeadIsAFloat8LinearForwardAsWellAsBackward) {
     expectTensorwise(run(Fp8Recipe::tensorwise).expansion.workload.programs[0], kLmHead);
     expectRowwise(run(Fp8Recipe::rowwise).expansion.workload.programs[0], kLmHead);
 }
