@@ -49,7 +49,7 @@ for op in ("all_reduce", "all_gather", "reduce_scatter"):
 print("### GEMMs: TFLOP/s by shape\n")
 print("bench = stepsim-bench cuBLASLt TN, cold L2, inside the full grid (sustained load); torch = "
       "stepsim_torch_bench.py in the same run (torch.mm / torch._scaled_mm, NT, rotating inputs); micro = "
-      "shared/data/h200x2-pytorch-micro.jsonl (FP8 there: torch._scaled_mm tensorwise).\n")
+      "h200x2-pytorch-micro.jsonl in the folder given (FP8 there: torch._scaled_mm tensorwise).\n")
 print("| dtype | m | n | k | bench | bench fast-acc | torch | torch fast-acc | micro | bench vs micro |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 

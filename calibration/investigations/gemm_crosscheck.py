@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Why do GEMM rates differ between stepsim-bench and ../shared/data/h200x2-pytorch-micro.jsonl? Times BF16 torch.mm
+"""Why do GEMM rates differ between stepsim-bench and a PyTorch micro-benchmark file of torch.mm timings (h200x2-pytorch-micro.jsonl)? Times BF16 torch.mm
 over a few shapes while varying one thing at a time: the data (randn, uniform [-1, 1), zeros), the layout (NN: a @ b
 with b (k×n) row-major; NT: a @ w.t() with w (n×k) row-major, what stepsim-bench's TN cuBLASLt call is), and the L2
 (warm: the same buffers every call; cold: rotating sets), plus FP8 _scaled_mm for randn vs uniform.
