@@ -4,7 +4,8 @@ set -euo pipefail
 packages=(cmake g++ ninja-build pkg-config
           libboost-graph-dev libeigen3-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
           libcli11-dev nlohmann-json3-dev libfmt-dev
-          zlib1g-dev                   # gzip-compressed profiler traces (model.type: trace)
+          zlib1g-dev                   # gzip-compressed profiler traces (model.type: trace) and op graphs
+          libssl-dev                   # SHA-256 of an op graph, which its op-times table names (model.type: ops)
           libopenmpi-dev openmpi-bin   # the MPI sweep runner
           gnuplot-nox                  # sweep plots, stepsim run --plot: the link-utilization heat map
           chromium                     # tests/report/HtmlReportTest: run --report's page in headless Chromium
