@@ -405,21 +405,75 @@ double dtypeBytes(const std::string& dtype) {
     return it == dtypeSizes().end() ? 0.0 : it->second;
 }
 
+namespace {
+
+// The aten ops (their bare names) of each family that is a plain list of names; opFamily applies them in its order.
+// clang-format off
+const std::set<std::string>& gemmOps() {
+    static const std::set<std::string> names = {
+        "mm", "addmm", "bmm", "baddbmm", "addbmm", "linear", "matmul", "convolution", "_convolution",
+        "cudnn_convolution", "convolution_backward",
+    };
+    return names;
+}
+
+const std::set<std::string>& indexOps() {
+    static const std::set<std::string> names = {
+        "embedding", "index", "index_select", "gather", "_unsafe_index", "index_put_", "index_put",
+        "_index_put_impl_", "index_add_", "index_add", "scatter", "scatter_", "scatter_add", "scatter_add_",
+        "scatter_reduce", "masked_select", "take",
+    };
+    return names;
+}
+
+const std::set<std::string>& catSplitOps() {
+    static const std::set<std::string> names = {
+        "cat", "stack", "split_with_sizes_copy", "split_copy", "_chunk_cat", "unbind_copy", "chunk_cat",
+    };
+    return names;
+}
+
+const std::set<std::string>& padScatterOps() {
+    static const std::set<std::string> names = {
+        "slice_backward", "select_backward", "constant_pad_nd", "index_select_backward", "as_strided_backward",
+        "diagonal_backward", "slice_scatter", "select_scatter",
+    };
+    return names;
+}
+
+const std::set<std::string>& reductionOps() {
+    static const std::set<std::string> names = {
+        "sum", "mean", "amax", "amin", "max", "min", "norm", "linalg_vector_norm", "var", "std", "var_mean", "argmax",
+        "argmin", "any", "all", "prod", "logsumexp", "cumsum", "_log_softmax_backward",
+    };
+    return names;
+}
+
+const std::set<std::string>& elementwiseOps() {
+    static const std::set<std::string> names = {
+        "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "neg", "exp", "log", "pow", "rsqrt", "sqrt",
+        "silu", "silu_", "silu_backward", "gelu", "gelu_backward", "tanh", "tanh_backward", "sigmoid",
+        "sigmoid_backward", "relu", "relu_", "threshold_backward", "where", "masked_fill", "masked_fill_", "clamp",
+        "clamp_", "clamp_min", "clamp_max", "fill_", "zero_", "zeros", "ones", "full", "zeros_like", "ones_like",
+        "full_like", "new_zeros", "new_ones", "new_full", "arange", "scalar_tensor", "reciprocal", "abs", "sign",
+        "sin", "cos", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not", "bitwise_and",
+        "bitwise_or", "bitwise_not", "addcmul", "addcmul_", "addcdiv", "addcdiv_", "lerp", "lerp_", "triu", "tril",
+        "erf", "exp_", "mul_", "rsub", "hardtanh", "hardtanh_backward", "leaky_relu", "maximum", "minimum", "floor",
+        "ceil", "round", "remainder", "fmod", "isinf", "isnan", "nan_to_num", "pow_", "sqrt_", "div_", "rand",
+        "rand_like", "randn", "bernoulli_", "uniform_", "normal_", "square", "erfinv", "log1p", "expm1", "softplus",
+        "softplus_backward", "elu", "mish", "mish_backward", "hardswish", "hardswish_backward", "hardsigmoid", "lerp",
+        "_to_dtype",
+    };
+    return names;
+}
+// clang-format on
+
+}  // namespace
+
 OpFamily opFamily(const OpNode& n) {
     const std::string b = bare(n.op);
     if (n.view || noKernelOps().count(b)) return OpFamily::view;
-    static const std::set<std::string> gemm = {"mm",
-                                               "addmm",
-                                               "bmm",
-                                               "baddbmm",
-                                               "addbmm",
-                                               "linear",
-                                               "matmul",
-                                               "convolution",
-                                               "_convolution",
-                                               "cudnn_convolution",
-                                               "convolution_backward"};
-    if (gemm.count(b)) return OpFamily::gemm;
+    if (gemmOps().count(b)) return OpFamily::gemm;
     if (isSdpa(b)) return OpFamily::attention;
     if (b.find("_foreach_") == 0 || b.find("_fused_adam") == 0 || b.find("_fused_sgd") == 0 ||
         b == "_amp_foreach_non_finite_check_and_unscale_")
@@ -433,38 +487,10 @@ OpFamily opFamily(const OpNode& n) {
         return OpFamily::softmax;
     if (b.find("nll_loss") == 0 || b.find("cross_entropy") == 0) return OpFamily::loss;
     if (b == "embedding_dense_backward") return OpFamily::embedding_backward;
-    static const std::set<std::string> index = {
-        "embedding",        "index",         "index_select", "gather",  "_unsafe_index", "index_put_",  "index_put",
-        "_index_put_impl_", "index_add_",    "index_add",    "scatter", "scatter_",      "scatter_add", "scatter_add_",
-        "scatter_reduce",   "masked_select", "take"};
-    if (index.count(b)) return OpFamily::index;
-    static const std::set<std::string> cat = {
-        "cat", "stack", "split_with_sizes_copy", "split_copy", "_chunk_cat", "unbind_copy", "chunk_cat"};
-    if (cat.count(b)) return OpFamily::cat_split;
-    static const std::set<std::string> pad = {"slice_backward",        "select_backward",     "constant_pad_nd",
-                                              "index_select_backward", "as_strided_backward", "diagonal_backward",
-                                              "slice_scatter",         "select_scatter"};
-    if (pad.count(b)) return OpFamily::pad_scatter;
-    static const std::set<std::string> red = {"sum",
-                                              "mean",
-                                              "amax",
-                                              "amin",
-                                              "max",
-                                              "min",
-                                              "norm",
-                                              "linalg_vector_norm",
-                                              "var",
-                                              "std",
-                                              "var_mean",
-                                              "argmax",
-                                              "argmin",
-                                              "any",
-                                              "all",
-                                              "prod",
-                                              "logsumexp",
-                                              "cumsum",
-                                              "_log_softmax_backward"};
-    if (red.count(b)) return OpFamily::reduction;
+    if (indexOps().count(b)) return OpFamily::index;
+    if (catSplitOps().count(b)) return OpFamily::cat_split;
+    if (padScatterOps().count(b)) return OpFamily::pad_scatter;
+    if (reductionOps().count(b)) return OpFamily::reduction;
     if (b == "_to_copy" || b == "copy_" || b == "clone" || b == "contiguous" || b == "_copy_from" || b == "to" ||
         b == "lift_fresh_copy") {
         const OpTensorRef* i = tensor(n.in, b == "copy_" ? 1 : 0);
@@ -472,118 +498,7 @@ OpFamily opFamily(const OpNode& n) {
         if (i && o && i->dtype != o->dtype) return OpFamily::cast;
         return OpFamily::copy;
     }
-    static const std::set<std::string> ew = {"add",
-                                             "add_",
-                                             "sub",
-                                             "sub_",
-                                             "mul",
-                                             "mul_",
-                                             "div",
-                                             "div_",
-                                             "neg",
-                                             "exp",
-                                             "log",
-                                             "pow",
-                                             "rsqrt",
-                                             "sqrt",
-                                             "silu",
-                                             "silu_",
-                                             "silu_backward",
-                                             "gelu",
-                                             "gelu_backward",
-                                             "tanh",
-                                             "tanh_backward",
-                                             "sigmoid",
-                                             "sigmoid_backward",
-                                             "relu",
-                                             "relu_",
-                                             "threshold_backward",
-                                             "where",
-                                             "masked_fill",
-                                             "masked_fill_",
-                                             "clamp",
-                                             "clamp_",
-                                             "clamp_min",
-                                             "clamp_max",
-                                             "fill_",
-                                             "zero_",
-                                             "zeros",
-                                             "ones",
-                                             "full",
-                                             "zeros_like",
-                                             "ones_like",
-                                             "full_like",
-                                             "new_zeros",
-                                             "new_ones",
-                                             "new_full",
-                                             "arange",
-                                             "scalar_tensor",
-                                             "reciprocal",
-                                             "abs",
-                                             "sign",
-                                             "sin",
-                                             "cos",
-                                             "eq",
-                                             "ne",
-                                             "lt",
-                                             "le",
-                                             "gt",
-                                             "ge",
-                                             "logical_and",
-                                             "logical_or",
-                                             "logical_not",
-                                             "bitwise_and",
-                                             "bitwise_or",
-                                             "bitwise_not",
-                                             "addcmul",
-                                             "addcmul_",
-                                             "addcdiv",
-                                             "addcdiv_",
-                                             "lerp",
-                                             "lerp_",
-                                             "triu",
-                                             "tril",
-                                             "erf",
-                                             "exp_",
-                                             "mul_",
-                                             "rsub",
-                                             "hardtanh",
-                                             "hardtanh_backward",
-                                             "leaky_relu",
-                                             "maximum",
-                                             "minimum",
-                                             "floor",
-                                             "ceil",
-                                             "round",
-                                             "remainder",
-                                             "fmod",
-                                             "isinf",
-                                             "isnan",
-                                             "nan_to_num",
-                                             "pow_",
-                                             "sqrt_",
-                                             "div_",
-                                             "rand",
-                                             "rand_like",
-                                             "randn",
-                                             "bernoulli_",
-                                             "uniform_",
-                                             "normal_",
-                                             "square",
-                                             "erfinv",
-                                             "log1p",
-                                             "expm1",
-                                             "softplus",
-                                             "softplus_backward",
-                                             "elu",
-                                             "mish",
-                                             "mish_backward",
-                                             "hardswish",
-                                             "hardswish_backward",
-                                             "hardsigmoid",
-                                             "lerp",
-                                             "_to_dtype"};
-    if (ew.count(b)) return OpFamily::elementwise;
+    if (elementwiseOps().count(b)) return OpFamily::elementwise;
     return OpFamily::other;
 }
 

@@ -21,76 +21,11 @@ nlohmann::ordered_json num(double x) {
 
 nlohmann::ordered_json num(const std::optional<double>& x) { return x ? num(*x) : nlohmann::ordered_json(nullptr); }
 
-}  // namespace
 
-nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name, std::optional<double> gpu_memory_gib) {
+// The result's optional sections beyond the step's figures: checkpoints, the input pipeline, links, overlap
+// windows, the idle at the accumulation boundary, the breakdown, memory by phase, the advice.
+void addSections(nlohmann::ordered_json& j, const Results& r) {
     using nlohmann::ordered_json;
-    ordered_json j;
-    j["name"] = scenario_name;
-    j["step_time_ms"] = num(r.step_time_ms);
-    if (r.step_time_ms_p50 || r.step_time_ms_p99) {
-        j["samples"] = r.samples;
-        j["step_time_ms_p50"] = num(r.step_time_ms_p50);
-        j["step_time_ms_p99"] = num(r.step_time_ms_p99);
-        j["step_time_ms_p90"] = num(r.step_time_ms_p90);
-        j["step_time_ms_std"] = num(r.step_time_ms_std);
-        j["noise_band_ms"] = num(r.noise_band_ms);
-        for (const auto& [key, spread] : {std::pair{"exposed_comm_ms", &r.exposed_comm_ms_spread},
-                                          std::pair{"idle_ms", &r.idle_ms_spread}})
-            if (*spread) {
-                j[fmt::format("{}_p50", key)] = num((*spread)->p50);
-                j[fmt::format("{}_p90", key)] = num((*spread)->p90);
-                j[fmt::format("{}_p99", key)] = num((*spread)->p99);
-                j[fmt::format("{}_std", key)] = num((*spread)->std);
-            }
-        if (r.step_time_ms_histogram) {
-            ordered_json h;
-            h["lo_ms"] = num(r.step_time_ms_histogram->lo_ms);
-            h["bin_ms"] = num(r.step_time_ms_histogram->bin_ms);
-            h["counts"] = r.step_time_ms_histogram->counts;
-            j["step_time_ms_histogram"] = std::move(h);
-        }
-    }
-    if (r.step_time_ms_host_range)
-        j["step_time_ms_host_range"] = {num(r.step_time_ms_host_range->first), num(r.step_time_ms_host_range->second)};
-    j["tokens_per_s"] = num(r.tokens_per_s);
-    j["tokens_per_s_per_gpu"] = num(r.tokens_per_s_per_gpu);
-    j["samples_per_s"] = num(r.samples_per_s);
-    j["mfu"] = num(r.mfu);
-    j["compute_busy_ms"] = num(r.compute_busy_ms);
-    j["copy_busy_ms"] = num(r.copy_busy_ms);
-    j["comm_busy_ms"] = num(r.comm_busy_ms);
-    j["overlap_ms"] = num(r.overlap_ms);
-    j["overlap_ratio"] = num(r.overlap_ratio);
-    j["exposed_comm_ms"] = num(r.exposed_comm_ms);
-    j["idle_ms"] = num(r.idle_ms);
-    j["gpu_busy_pct"] = num(r.gpu_busy_pct);
-    j["kernel_gap_us_mean"] = num(r.kernel_gap_us_mean);
-    j["sm_clock_mhz"] = num(r.sm_clock_mhz);
-    if (r.pp_bubble_ratio) j["pp_bubble_ratio"] = num(r.pp_bubble_ratio);
-
-    ordered_json c;
-    c["count"] = num(r.collectives.count);
-    c["bytes"] = num(r.collectives.bytes);
-    c["algbw_GBps"] = num(r.collectives.algbw_GBps);
-    c["busbw_GBps"] = num(r.collectives.busbw_GBps);
-    c["barrier_wait_ms_mean"] = num(r.collectives.barrier_wait_ms_mean);
-    c["barrier_wait_ms_max"] = num(r.collectives.barrier_wait_ms_max);
-    j["collectives"] = std::move(c);
-
-    j["kernels_per_step"] = r.kernels_per_step;
-    if (r.compile_time_s) j["compile_time_s"] = num(r.compile_time_s);
-    if (r.compiled_graphs_per_step) j["compiled_graphs_per_step"] = *r.compiled_graphs_per_step;
-    j["peak_memory_gib"] = num(r.peak_memory_gib);
-    if (r.memory_gib)
-        j["memory_gib"] = {{"params", num(r.memory_gib->params)}, {"grads", num(r.memory_gib->grads)},
-                           {"optimizer", num(r.memory_gib->optimizer)}, {"activations", num(r.memory_gib->activations)},
-                           {"buffers", num(r.memory_gib->buffers)}};
-    if (r.memory_gib && !r.memory_gib->phase.empty()) j["memory_peak_phase"] = r.memory_gib->phase;
-    if (gpu_memory_gib && r.peak_memory_gib) {
-        j["fits_memory"] = *r.peak_memory_gib <= *gpu_memory_gib;
-        j["memory_shortfall_gib"] = num(std::max(0.0, *r.peak_memory_gib - *gpu_memory_gib));
-    }
     if (r.checkpoint) {
         j["checkpoint_blocking_ms"] = num(r.checkpoint->blocking_ms);
         j["checkpoint_ms_per_step"] = num(r.checkpoint->ms_per_step);
@@ -169,9 +104,11 @@ nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name
                               {"compile_time_s", num(a.compile_time_s)}, {"fits_memory", a.fits_memory}});
         j["advice"] = std::move(advice);
     }
-    j["warnings"] = ordered_json::array();
-    for (const std::string& w : r.warnings) j["warnings"].push_back(w);
+}
 
+// Each rank's and each measured step's figures.
+void addPerRankAndStep(nlohmann::ordered_json& j, const Results& r) {
+    using nlohmann::ordered_json;
     j["per_rank"] = ordered_json::array();
     for (const RankResults& x : r.per_rank) {
         ordered_json e;
@@ -198,6 +135,83 @@ nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name
         e["idle_ms"] = num(x.idle_ms);
         j["per_step"].push_back(std::move(e));
     }
+}
+
+}  // namespace
+
+nlohmann::ordered_json toJson(const Results& r, const std::string& scenario_name, std::optional<double> gpu_memory_gib) {
+    using nlohmann::ordered_json;
+    ordered_json j;
+    j["name"] = scenario_name;
+    j["step_time_ms"] = num(r.step_time_ms);
+    if (r.step_time_ms_p50 || r.step_time_ms_p99) {
+        j["samples"] = r.samples;
+        j["step_time_ms_p50"] = num(r.step_time_ms_p50);
+        j["step_time_ms_p99"] = num(r.step_time_ms_p99);
+        j["step_time_ms_p90"] = num(r.step_time_ms_p90);
+        j["step_time_ms_std"] = num(r.step_time_ms_std);
+        j["noise_band_ms"] = num(r.noise_band_ms);
+        for (const auto& [key, spread] : {std::pair{"exposed_comm_ms", &r.exposed_comm_ms_spread},
+                                          std::pair{"idle_ms", &r.idle_ms_spread}})
+            if (*spread) {
+                j[fmt::format("{}_p50", key)] = num((*spread)->p50);
+                j[fmt::format("{}_p90", key)] = num((*spread)->p90);
+                j[fmt::format("{}_p99", key)] = num((*spread)->p99);
+                j[fmt::format("{}_std", key)] = num((*spread)->std);
+            }
+        if (r.step_time_ms_histogram) {
+            ordered_json h;
+            h["lo_ms"] = num(r.step_time_ms_histogram->lo_ms);
+            h["bin_ms"] = num(r.step_time_ms_histogram->bin_ms);
+            h["counts"] = r.step_time_ms_histogram->counts;
+            j["step_time_ms_histogram"] = std::move(h);
+        }
+    }
+    if (r.step_time_ms_host_range)
+        j["step_time_ms_host_range"] = {num(r.step_time_ms_host_range->first), num(r.step_time_ms_host_range->second)};
+    j["tokens_per_s"] = num(r.tokens_per_s);
+    j["tokens_per_s_per_gpu"] = num(r.tokens_per_s_per_gpu);
+    j["samples_per_s"] = num(r.samples_per_s);
+    j["mfu"] = num(r.mfu);
+    j["compute_busy_ms"] = num(r.compute_busy_ms);
+    j["copy_busy_ms"] = num(r.copy_busy_ms);
+    j["comm_busy_ms"] = num(r.comm_busy_ms);
+    j["overlap_ms"] = num(r.overlap_ms);
+    j["overlap_ratio"] = num(r.overlap_ratio);
+    j["exposed_comm_ms"] = num(r.exposed_comm_ms);
+    j["idle_ms"] = num(r.idle_ms);
+    j["gpu_busy_pct"] = num(r.gpu_busy_pct);
+    j["kernel_gap_us_mean"] = num(r.kernel_gap_us_mean);
+    j["sm_clock_mhz"] = num(r.sm_clock_mhz);
+    if (r.pp_bubble_ratio) j["pp_bubble_ratio"] = num(r.pp_bubble_ratio);
+
+    ordered_json c;
+    c["count"] = num(r.collectives.count);
+    c["bytes"] = num(r.collectives.bytes);
+    c["algbw_GBps"] = num(r.collectives.algbw_GBps);
+    c["busbw_GBps"] = num(r.collectives.busbw_GBps);
+    c["barrier_wait_ms_mean"] = num(r.collectives.barrier_wait_ms_mean);
+    c["barrier_wait_ms_max"] = num(r.collectives.barrier_wait_ms_max);
+    j["collectives"] = std::move(c);
+
+    j["kernels_per_step"] = r.kernels_per_step;
+    if (r.compile_time_s) j["compile_time_s"] = num(r.compile_time_s);
+    if (r.compiled_graphs_per_step) j["compiled_graphs_per_step"] = *r.compiled_graphs_per_step;
+    j["peak_memory_gib"] = num(r.peak_memory_gib);
+    if (r.memory_gib)
+        j["memory_gib"] = {{"params", num(r.memory_gib->params)}, {"grads", num(r.memory_gib->grads)},
+                           {"optimizer", num(r.memory_gib->optimizer)}, {"activations", num(r.memory_gib->activations)},
+                           {"buffers", num(r.memory_gib->buffers)}};
+    if (r.memory_gib && !r.memory_gib->phase.empty()) j["memory_peak_phase"] = r.memory_gib->phase;
+    if (gpu_memory_gib && r.peak_memory_gib) {
+        j["fits_memory"] = *r.peak_memory_gib <= *gpu_memory_gib;
+        j["memory_shortfall_gib"] = num(std::max(0.0, *r.peak_memory_gib - *gpu_memory_gib));
+    }
+    addSections(j, r);
+    j["warnings"] = ordered_json::array();
+    for (const std::string& w : r.warnings) j["warnings"].push_back(w);
+
+    addPerRankAndStep(j, r);
     return j;
 }
 
