@@ -431,12 +431,69 @@ void checkOpsKeys(const YamlReader& r, Scenario& s) {
                              "ops and parallel.data: fsdp2");
 }
 
+// An integer key at least `lo`, refused at its line otherwise.
+void requireAtLeast(const YamlReader& r, const std::string& path, long long v, long long lo) {
+    if (v < lo)
+        r.fail(path, lo == 1 ? fmt::format("expected a positive integer, got {}", v)
+                             : fmt::format("expected an integer >= {}, got {}", lo, v));
+}
+
+// The parallel section against the cluster and the model: degrees that divide the world, the heads, the layers;
+// pipeline and sequence-parallel keys that have no effect without pp or tp.
+void validateParallel(const YamlReader& r, Scenario& s) {
+    auto atLeast = [&](const std::string& path, long long v, long long lo) { requireAtLeast(r, path, v, lo); };
+    const ClusterSpec& c = s.cluster;
+    const ModelSpec& m = s.model;
+    const TrainingSpec& t = s.training;
+    ParallelSpec& p = s.parallel;
+    atLeast("parallel.tp", p.tp, 1);
+    atLeast("parallel.pp", p.pp, 1);
+    const int world = c.worldSize();
+    if (world % (p.tp * p.pp) != 0)
+        r.fail(p.tp > 1 ? "parallel.tp" : "parallel.pp",
+               fmt::format("tp*pp = {}*{} = {} must divide the world size {} (cluster.nodes*cluster.gpus_per_node)",
+                           p.tp, p.pp, p.tp * p.pp, world));
+    if (m.heads % p.tp != 0)
+        r.fail("parallel.tp", fmt::format("expected a divisor of model.heads ({}), got {}", m.heads, p.tp));
+    if (p.pp > m.layers)
+        r.fail("parallel.pp", fmt::format("expected at most model.layers ({}) stages, got {}", m.layers, p.pp));
+    atLeast("parallel.pp_virtual_stages", p.pp_virtual_stages, 1);
+    if (p.pp == 1)
+        noEffect(r, p.pp_schedule, PipelineSchedule::one_f_one_b, "parallel.pp_schedule",
+                 "parallel.pp: 1 (a pipeline schedule needs pp > 1)");
+    if (p.pp_schedule != PipelineSchedule::interleaved)
+        noEffect(r, p.pp_virtual_stages, 1, "parallel.pp_virtual_stages",
+                 fmt::format("parallel.pp_schedule: {} (virtual stages are the interleaved schedule's)",
+                             toString(p.pp_schedule)));
+    // Layers not divisible by the virtual stages are split as torchtitan splits them (PipelineStage.hpp).
+    if (p.pp * p.pp_virtual_stages > m.layers)
+        r.fail("parallel.pp_virtual_stages",
+               fmt::format("expected at most model.layers ({}) virtual stages, got pp*pp_virtual_stages = {}", m.layers,
+                           p.pp * p.pp_virtual_stages));
+    if (p.pp_schedule == PipelineSchedule::interleaved && p.pp > 1 && t.grad_accum % p.pp != 0)
+        r.fail("training.grad_accum",
+               fmt::format("interleaved 1F1B runs micro-batches in groups of pp: grad_accum must be a multiple of "
+                           "parallel.pp ({}), got {}", p.pp, t.grad_accum));
+    if (p.tp > 1 && kvHeads(m) % p.tp != 0 && p.tp % kvHeads(m) != 0)
+        r.fail("parallel.tp", fmt::format("expected a divisor or a multiple of model.kv_heads ({}), got {}", kvHeads(m),
+                                          p.tp));
+    // FSDP2 under pipeline parallelism reduces once a step already.
+    if (p.pp > 1 && s.parallel.data == DataParallel::fsdp2)
+        noEffect(r, s.fsdp.sync_every_micro_batch, true, "fsdp.sync_every_micro_batch",
+                 fmt::format("parallel.pp: {} (FSDP2 under pipeline parallelism reduces once a step already)", p.pp));
+    if (p.tp == 1)
+        noEffect(r, p.sequence_parallel, false, "parallel.sequence_parallel",
+                 "parallel.tp: 1 (sequence parallelism splits a tensor-parallel group's sequence)");
+    if (!p.sequence_parallel)
+        noEffect(r, p.async_tp, false, "parallel.async_tp",
+                 "parallel.sequence_parallel: false (async TP micro-pipelines sequence parallelism's collectives)");
+    if (p.sequence_parallel && m.seq_len % p.tp != 0)
+        r.fail("parallel.sequence_parallel", fmt::format("model.seq_len ({}) must be a multiple of parallel.tp ({})",
+                                                         m.seq_len, p.tp));
+}
+
 void validate(const YamlReader& r, Scenario& s) {
-    auto atLeast = [&](const std::string& path, long long v, long long lo) {
-        if (v < lo)
-            r.fail(path, lo == 1 ? fmt::format("expected a positive integer, got {}", v)
-                                 : fmt::format("expected an integer >= {}, got {}", lo, v));
-    };
+    auto atLeast = [&](const std::string& path, long long v, long long lo) { requireAtLeast(r, path, v, lo); };
     auto positive = [&](const std::string& path, double v) {
         if (!(v > 0.0)) r.fail(path, fmt::format("expected a positive number, got {}", v));
     };
@@ -513,51 +570,7 @@ void validate(const YamlReader& r, Scenario& s) {
     if (t.compute_dtype == DType::fp32)
         r.fail("training.compute_dtype", "expected one of bf16, fp16, fp8, got fp32");
 
-    ParallelSpec& p = s.parallel;
-    atLeast("parallel.tp", p.tp, 1);
-    atLeast("parallel.pp", p.pp, 1);
-    const int world = c.worldSize();
-    if (world % (p.tp * p.pp) != 0)
-        r.fail(p.tp > 1 ? "parallel.tp" : "parallel.pp",
-               fmt::format("tp*pp = {}*{} = {} must divide the world size {} (cluster.nodes*cluster.gpus_per_node)",
-                           p.tp, p.pp, p.tp * p.pp, world));
-    if (m.heads % p.tp != 0)
-        r.fail("parallel.tp", fmt::format("expected a divisor of model.heads ({}), got {}", m.heads, p.tp));
-    if (p.pp > m.layers)
-        r.fail("parallel.pp", fmt::format("expected at most model.layers ({}) stages, got {}", m.layers, p.pp));
-    atLeast("parallel.pp_virtual_stages", p.pp_virtual_stages, 1);
-    if (p.pp == 1)
-        noEffect(r, p.pp_schedule, PipelineSchedule::one_f_one_b, "parallel.pp_schedule",
-                 "parallel.pp: 1 (a pipeline schedule needs pp > 1)");
-    if (p.pp_schedule != PipelineSchedule::interleaved)
-        noEffect(r, p.pp_virtual_stages, 1, "parallel.pp_virtual_stages",
-                 fmt::format("parallel.pp_schedule: {} (virtual stages are the interleaved schedule's)",
-                             toString(p.pp_schedule)));
-    // Layers not divisible by the virtual stages are split as torchtitan splits them (PipelineStage.hpp).
-    if (p.pp * p.pp_virtual_stages > m.layers)
-        r.fail("parallel.pp_virtual_stages",
-               fmt::format("expected at most model.layers ({}) virtual stages, got pp*pp_virtual_stages = {}", m.layers,
-                           p.pp * p.pp_virtual_stages));
-    if (p.pp_schedule == PipelineSchedule::interleaved && p.pp > 1 && t.grad_accum % p.pp != 0)
-        r.fail("training.grad_accum",
-               fmt::format("interleaved 1F1B runs micro-batches in groups of pp: grad_accum must be a multiple of "
-                           "parallel.pp ({}), got {}", p.pp, t.grad_accum));
-    if (p.tp > 1 && kvHeads(m) % p.tp != 0 && p.tp % kvHeads(m) != 0)
-        r.fail("parallel.tp", fmt::format("expected a divisor or a multiple of model.kv_heads ({}), got {}", kvHeads(m),
-                                          p.tp));
-    // FSDP2 under pipeline parallelism reduces once a step already.
-    if (p.pp > 1 && s.parallel.data == DataParallel::fsdp2)
-        noEffect(r, s.fsdp.sync_every_micro_batch, true, "fsdp.sync_every_micro_batch",
-                 fmt::format("parallel.pp: {} (FSDP2 under pipeline parallelism reduces once a step already)", p.pp));
-    if (p.tp == 1)
-        noEffect(r, p.sequence_parallel, false, "parallel.sequence_parallel",
-                 "parallel.tp: 1 (sequence parallelism splits a tensor-parallel group's sequence)");
-    if (!p.sequence_parallel)
-        noEffect(r, p.async_tp, false, "parallel.async_tp",
-                 "parallel.sequence_parallel: false (async TP micro-pipelines sequence parallelism's collectives)");
-    if (p.sequence_parallel && m.seq_len % p.tp != 0)
-        r.fail("parallel.sequence_parallel", fmt::format("model.seq_len ({}) must be a multiple of parallel.tp ({})",
-                                                         m.seq_len, p.tp));
+    validateParallel(r, s);
 
     if (!(s.training.grad_clip_norm >= 0.0))
         r.fail("training.grad_clip_norm",
