@@ -1,4 +1,5 @@
 #include "sim/metrics/Breakdown.hpp"
+#include "sim/metrics/IntervalSet.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -8,18 +9,9 @@
 #include <optional>
 #include <utility>
 
-// GCC 12 at -O3 reports a false -Wdangling-pointer inside boost::icl's intersection (Metrics.cpp says why).
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#pragma GCC diagnostic ignored "-Wdangling-pointer"
-#endif
-#include <boost/icl/interval_set.hpp>
-#include <boost/icl/right_open_interval.hpp>
 
 namespace stepsim {
 namespace {
-
-using Interval = boost::icl::right_open_interval<std::int64_t>;
-using IntervalSet = boost::icl::interval_set<std::int64_t, std::less, Interval>;
 
 // The compute parts, in priority order, by KernelClass.
 constexpr KernelClass kComputeOrder[] = {KernelClass::gemm,  KernelClass::attention, KernelClass::memory,

@@ -1,4 +1,5 @@
 #include "sim/metrics/Metrics.hpp"
+#include "sim/metrics/IntervalSet.hpp"
 
 #include "sim/metrics/Breakdown.hpp"
 #include "sim/metrics/IoMetrics.hpp"
@@ -12,22 +13,12 @@
 #include <set>
 #include <stdexcept>
 
-// GCC 12 at -O3 reports a false -Wdangling-pointer inside std::set's swap, inlined from boost::icl's
-// intersection (a local tree's header address is stored and then swapped away); the code is correct.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#pragma GCC diagnostic ignored "-Wdangling-pointer"
-#endif
-#include <boost/icl/interval_set.hpp>
-#include <boost/icl/right_open_interval.hpp>
 #include <fmt/format.h>
 
 #include "sim/base/BusBandwidth.hpp"
 
 namespace stepsim {
 namespace {
-
-using Interval = boost::icl::right_open_interval<std::int64_t>;
-using IntervalSet = boost::icl::interval_set<std::int64_t, std::less, Interval>;
 
 // The three activity sets of one rank, over the whole run.
 struct RankSets {
