@@ -60,7 +60,8 @@ TEST(ModelVariants, LinearBiasKernelsArePricedAsTheirKinds) {
     EXPECT_EQ(ops.at("h.1.mlp.fc bias cast")->mem, MemKind::cast_down);
     EXPECT_DOUBLE_EQ(ops.at("h.1.mlp.fc bias cast")->bytes, 6 * 4 * h);
     Scenario plain = tiny(1);
-    const auto plainOps = stepOps(expand(plain, cost).workload.programs[0]);
+    const Expansion plainExpansion = expand(plain, cost);
+    const auto plainOps = stepOps(plainExpansion.workload.programs[0]);
     EXPECT_EQ(countContaining(plainOps, "bias cast") + countContaining(plainOps, "bias grad"), 0);
 }
 
@@ -217,7 +218,8 @@ TEST(ModelVariants, Fp8LinearsWithBiasesAddThemAfterTheScaledGemm) {
     Scenario sc = tiny(1);
     sc.model.linear_bias = true;
     sc.fp8.enabled = true;
-    const auto ops = stepOps(expand(sc, cost).workload.programs[0]);
+    const Expansion e = expand(sc, cost);
+    const auto ops = stepOps(e.workload.programs[0]);
     const double T = 256, h = 256;
     ASSERT_EQ(ops.count("h.0.attn.qkv bias add"), 1u);
     EXPECT_DOUBLE_EQ(ops.at("h.0.attn.qkv bias add")->bytes, 3 * 2 * T * 3 * h + 2 * 3 * h);
