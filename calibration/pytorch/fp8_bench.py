@@ -226,7 +226,7 @@ def main():
             except Exception as e:  # keep what the other parts measured
                 import traceback
                 traceback.print_exc()
-                out.write(json.dumps({"kind": "error", "part": part, "error": repr(e)}) + "\n")
+                out.write(json.dumps({"kind": "error", "group": f"fp8_bench {part}", "message": repr(e)}) + "\n")
             out.flush()
     print(f"done in {time.perf_counter() - t0:.0f} s", flush=True)
 

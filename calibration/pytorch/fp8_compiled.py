@@ -121,8 +121,9 @@ def main():
                         try:
                             r = measure(T, i, o, recipe, bias, version)
                         except Exception as e:  # keep the rest
-                            r = {"kind": "error", "tokens": T, "in": i, "out": o, "recipe": recipe, "bias": bias,
-                                 "version": version, "error": repr(e)[:500]}
+                            r = {"kind": "error", "group": f"fp8_compiled {T}x{i}->{o} {recipe} bias={bias} {version}",
+                                 "message": repr(e)[:500], "tokens": T, "in": i, "out": o, "recipe": recipe,
+                                 "bias": bias, "version": version}
                         out.write(json.dumps(r) + "\n")
                         out.flush()
                         if r["kind"] != "error":
