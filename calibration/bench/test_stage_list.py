@@ -194,6 +194,13 @@ class StageLists(unittest.TestCase):
             # the held-out file lists the GEMMs the first one lacks
             self.assertEqual(set(listed["gemm_shapes.txt"]) & set(listed["gemm_shapes_heldout.txt"]), set())
 
+    def test_placeholders_are_filled_from_the_run(self):
+        a = argparse.Namespace(python="py", harness="", out_dir="o", gemm_shapes="g.txt")
+        cmd = stages.command("{torchrunall} x --deadline {deadline} --budget {budget} {harness}", a, 4, "o/r", 20.0)
+        self.assertEqual(cmd, "py -m torch.distributed.run --standalone --nproc-per-node 4 x --deadline 14 "
+                              "--budget 20 stepsim-bench")
+        self.assertIn("--deadline 3", stages.command("--deadline {deadline}", a, 1, "o/r", 5.0))  # never below 3 s
+
     def test_one_gpu_stages_come_before_two_gpu_stages(self):
         # stages.txt's order is its run order; the two-GPU stages last, so a one-GPU run's budget is the prefix
         g = [s[1] for s in stages.parse_stages(os.path.join(HERE, "stages.txt"))]
