@@ -64,8 +64,15 @@ def parse_with_script(script, args):
         errors.append(message)
         raise SystemExit(2)
 
+    real_init = argparse.ArgumentParser.__init__
+
+    def whole_flags(self, *a, **kw):  # a stage's flag is spelled in full: --round is not --rounds
+        kw["allow_abbrev"] = False
+        real_init(self, *a, **kw)
+
     saved_error = argparse.ArgumentParser.error
     argparse.ArgumentParser.parse_args, argparse.ArgumentParser.error = stop, error
+    argparse.ArgumentParser.__init__ = whole_flags
     try:
         with stub_torch():
             sys.argv = [script, *args]
@@ -77,6 +84,7 @@ def parse_with_script(script, args):
         raise AssertionError(f"{os.path.basename(script)} {' '.join(args)}: {errors or e}")
     finally:
         argparse.ArgumentParser.parse_args, argparse.ArgumentParser.error = real, saved_error
+        argparse.ArgumentParser.__init__ = real_init
     raise AssertionError(f"{script} ended without parsing its arguments")
 
 
@@ -142,6 +150,8 @@ class StageLists(unittest.TestCase):
         script = os.path.join(CAL, "pytorch", "kernel_gaps.py")
         with self.assertRaisesRegex(AssertionError, "unrecognized arguments: --no-such-flag"):
             parse_with_script(script, ["--out", "x.jsonl", "--no-such-flag"])
+        with self.assertRaisesRegex(AssertionError, "unrecognized arguments: --bucket"):  # --bucket-mib, abbreviated
+            parse_with_script(script, ["--out", "x.jsonl", "--bucket", "25"])
 
     def test_numeric_arguments_parse_as_numbers(self):
         tmpl = dict((s[0], s[4]) for s in stages.parse_stages(os.path.join(HERE, "stages.txt")))
@@ -149,6 +159,35 @@ class StageLists(unittest.TestCase):
         self.assertEqual((ns.seconds, ns.sustained_from, ns.rest), (2.2, 1.2, 0.5))
         ns = parse_with_script(*invocations(substituted(tmpl["ddp_host"]))[0])
         self.assertEqual(ns.rounds, 6)
+
+    def test_names_a_stage_passes_are_names_its_script_knows(self):
+        # lists the scripts look up by name after parsing, where a typo fails on the GPU machine only
+        st = {s[0]: s[4] for s in stages.parse_stages(os.path.join(HERE, "stages.txt"))}
+        st.update({"check_" + s[0]: s[4] for s in stages.parse_stages(os.path.join(HERE, "check.txt"))})
+        sys.path.insert(0, os.path.join(CAL, "validation"))
+        import configs
+        with open(os.path.join(CAL, "pytorch", "stepsim_torch_bench.py")) as f:
+            groups = set(re.findall(r'g == "(\w+)"', f.read()))
+        seen = set()
+        for stage, tmpl in st.items():
+            for prog, args in invocations(substituted(tmpl)):
+                ns = parse_with_script(prog, args) if prog != HARNESS else None
+                script = os.path.basename(prog)
+                if script == "ddp_host.py":
+                    for cid in ns.ids.split(","):
+                        self.assertEqual(configs.by_id(cid)["world"], 2, f"{stage}: {cid}")
+                    seen.add(script)
+                elif script == "stepsim_torch_bench.py":
+                    self.assertLessEqual(set(ns.groups.split(",")), groups, stage)
+                    seen.add(script)
+                elif script == "model_variants.py":
+                    with stub_torch():
+                        sys.path.insert(0, os.path.dirname(prog))
+                        mv = runpy.run_path(prog)
+                    self.assertLessEqual(set(ns.shapes.split(",")), set(mv["SHAPES"]), stage)
+                    self.assertLessEqual(set(ns.variants.split(",")), set(mv["VARIANTS"]), stage)
+                    seen.add(script)
+        self.assertEqual(seen, {"ddp_host.py", "stepsim_torch_bench.py", "model_variants.py"})
 
     def test_harness_stages_use_the_harness_flags_and_groups(self):
         valued, plain, groups = harness_flags()

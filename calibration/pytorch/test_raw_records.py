@@ -5,6 +5,7 @@ record literal the scripts write held to them (read from the scripts' source), v
 their recorded inputs, and the statistics helpers that fill `time_us`. Standard library only:
 python3 -m unittest -v test_raw_records (in calibration/pytorch)."""
 import ast
+import functools
 import glob
 import json
 import os
@@ -338,9 +339,10 @@ def records_in(path):
     return list(seen_where.values())
 
 
+@functools.lru_cache(maxsize=None)
 def script_records():
     paths = sorted(glob.glob(os.path.join(CAL, "pytorch", "*.py")) + glob.glob(os.path.join(CAL, "validation", "*.py")))
-    return [r for p in paths if not os.path.basename(p).startswith("test_") for r in records_in(p)]
+    return tuple(r for p in paths if not os.path.basename(p).startswith("test_") for r in records_in(p))
 
 
 def stage_scripts():
