@@ -404,6 +404,44 @@ class ScriptRecords(unittest.TestCase):
             self.assertEqual({r["kind"] for _, r in read_jsonl(path)}, {"ddp_find_unused"}, path)
 
 
+# --- the harness's records (calibration/bench/src, C++; read, not built) ----------------------------------------------
+
+def harness_records():
+    """[(kind, keys, where)] of every JsonObject record the harness writes: a chain from .str("kind", ...) to the end of
+    its statement, or, for a named JsonObject, to the write of it."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(CAL, "bench", "src", "*.cu"))):
+        with open(path) as f:
+            src = f.read()
+        for m in re.finditer(r'(\w*)\.str\("kind", "(\w+)"\)', src):
+            var, kind = m.group(1), m.group(2)
+            rest = src[m.start():]
+            end = rest.find(f"write({var})") if var and var != "JsonObject()" else -1
+            text = rest[:end] if end >= 0 else rest[:rest.find(";")]
+            keys = set(re.findall(r'\.(?:str|num|integer|boolean|raw|summary|samples)\("(\w+)"', text))
+            out.append((kind, keys, f"{os.path.relpath(path, REPO)}:{src.count(chr(10), 0, m.start()) + 1}"))
+    return out
+
+
+class HarnessRecords(unittest.TestCase):
+    def test_the_harness_writes_kinds_the_fit_reads_with_their_keys(self):
+        recs = harness_records()
+        self.assertLessEqual({"collective", "gemm", "memory", "transfer", "launch", "interference", "metadata"},
+                             {r[0] for r in recs})
+        for kind, keys, where in recs:
+            with self.subTest(where=where):
+                self.assertIn(kind, FIT)
+                missing = {p.split(".")[0] for p in FIT[kind]} - keys
+                self.assertEqual(missing, set(), f"{where}: a {kind!r} record without {sorted(missing)}")
+
+    def test_the_harness_time_object_has_the_fields_the_fit_reads(self):
+        with open(os.path.join(CAL, "bench", "src", "Kernels.cu")) as f:
+            src = f.read()
+        body = src[src.index("JsonObject& JsonObject::summary("):]
+        body = body[:body.index("\n}\n")]
+        self.assertLessEqual({"median", "mean", "p10", "p90", "p99", "n"}, set(re.findall(r'\("(\w+)"', body)))
+
+
 # --- variant_raw.py (torch-free) -----------------------------------------------------------------------------------
 
 def variant(vid, kernels, step_ms=10.0, **cfg):
