@@ -16,15 +16,10 @@ REPO = os.path.dirname(CAL)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(CAL, "pytorch"))
 import stages  # noqa: E402
-from test_support import stub_torch  # noqa: E402
+from test_support import parse_with_script, stub_torch  # noqa: E402
 
 LISTS = ("stages.txt", "check.txt")
 HARNESS = "/stub/stepsim-bench"
-
-
-class Parsed(Exception):
-    def __init__(self, ns):
-        self.ns = ns
 
 
 def substituted(template, gpus=2):
@@ -49,43 +44,6 @@ def invocations(cmd):
                 i += 1 if w[i] == "--standalone" else 2
         out.append((w[i], w[i + 1:]))
     return out
-
-
-def parse_with_script(script, args):
-    """The Namespace the script's own parser makes of `args` (the script run as __main__ under a stand-in torch up to
-    its parse_args), or an AssertionError with argparse's message."""
-    real = argparse.ArgumentParser.parse_args
-    errors = []
-
-    def stop(self, a=None, namespace=None):
-        raise Parsed(real(self, a, namespace))
-
-    def error(self, message):
-        errors.append(message)
-        raise SystemExit(2)
-
-    real_init = argparse.ArgumentParser.__init__
-
-    def whole_flags(self, *a, **kw):  # a stage's flag is spelled in full: --round is not --rounds
-        kw["allow_abbrev"] = False
-        real_init(self, *a, **kw)
-
-    saved_error = argparse.ArgumentParser.error
-    argparse.ArgumentParser.parse_args, argparse.ArgumentParser.error = stop, error
-    argparse.ArgumentParser.__init__ = whole_flags
-    try:
-        with stub_torch():
-            sys.argv = [script, *args]
-            sys.path.insert(0, os.path.dirname(script))
-            runpy.run_path(script, run_name="__main__")
-    except Parsed as p:
-        return p.ns
-    except SystemExit as e:
-        raise AssertionError(f"{os.path.basename(script)} {' '.join(args)}: {errors or e}")
-    finally:
-        argparse.ArgumentParser.parse_args, argparse.ArgumentParser.error = real, saved_error
-        argparse.ArgumentParser.__init__ = real_init
-    raise AssertionError(f"{script} ended without parsing its arguments")
 
 
 def harness_flags():

@@ -8,10 +8,16 @@ record writers' statistics, stage commands) import and run on a machine without 
 The stand-in module answers every attribute, call, index and operator with another stand-in (`Anything`), so module-
 level code (`torch.bfloat16`, `class Block(nn.Module)`, `@torch.no_grad()`) runs; nothing it returns is a number. On
 leaving, every module imported inside the block is dropped from sys.modules (they hold the stand-in) and sys.path and
-sys.argv are restored."""
+sys.argv are restored.
+
+parse_with_script(script, args) runs a script as __main__ under the stand-in up to its parse_args and gives the
+Namespace its own parser made of `args` (flags spelled in full), or an AssertionError with argparse's message."""
+import argparse
 import contextlib
 import importlib.abc
 import importlib.util
+import os
+import runpy
 import sys
 import types
 
@@ -113,3 +119,45 @@ def stub_torch():
         for name in set(sys.modules) - saved_modules:
             del sys.modules[name]
         sys.path[:], sys.argv[:] = saved_path, saved_argv
+
+
+class Parsed(Exception):
+    def __init__(self, ns):
+        self.ns = ns
+
+
+def parse_with_script(script, args):
+    """The Namespace the script's own parser makes of `args` (the script run as __main__ under a stand-in torch up to
+    its parse_args), or an AssertionError with argparse's message."""
+    real = argparse.ArgumentParser.parse_args
+    errors = []
+
+    def stop(self, a=None, namespace=None):
+        raise Parsed(real(self, a, namespace))
+
+    def error(self, message):
+        errors.append(message)
+        raise SystemExit(2)
+
+    real_init = argparse.ArgumentParser.__init__
+
+    def whole_flags(self, *a, **kw):  # a stage's flag is spelled in full: --round is not --rounds
+        kw["allow_abbrev"] = False
+        real_init(self, *a, **kw)
+
+    saved_error = argparse.ArgumentParser.error
+    argparse.ArgumentParser.parse_args, argparse.ArgumentParser.error = stop, error
+    argparse.ArgumentParser.__init__ = whole_flags
+    try:
+        with stub_torch():
+            sys.argv = [script, *args]
+            sys.path.insert(0, os.path.dirname(script))
+            runpy.run_path(script, run_name="__main__")
+    except Parsed as p:
+        return p.ns
+    except SystemExit as e:
+        raise AssertionError(f"{os.path.basename(script)} {' '.join(args)}: {errors or e}")
+    finally:
+        argparse.ArgumentParser.parse_args, argparse.ArgumentParser.error = real, saved_error
+        argparse.ArgumentParser.__init__ = real_init
+    raise AssertionError(f"{script} ended without parsing its arguments")

@@ -19,9 +19,12 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "pytorch"))
 import collect  # noqa: E402
 import configs  # noqa: E402
 import make_scenarios  # noqa: E402
+import sweep  # noqa: E402
+from test_support import parse_with_script  # noqa: E402
 import variant_scenarios  # noqa: E402
 
 MEASURED = os.path.join(REPO, "results", "validation", "measured", "measured.jsonl")
@@ -229,6 +232,37 @@ class Scenarios(unittest.TestCase):
         s = variant_scenarios.scenario(variant_scenarios.complete({"id": "x", "pos": "rope", "bias": True}))
         self.assertIn("position_embedding: rope\n", s)
         self.assertIn("linear_bias: true\n", s)
+
+
+class Sweep(unittest.TestCase):
+    def plan(self, *flags):
+        r = subprocess.run([sys.executable, os.path.join(HERE, "sweep.py"), "--out", tempfile.mkdtemp(), "--dry-run",
+                            *flags], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return [l.split()[:2] for l in r.stdout.splitlines() if l.startswith("w")]
+
+    def test_the_plan_is_every_configuration_ddp_first(self):
+        plan = self.plan()
+        self.assertEqual([cid for _, cid in plan], [c["id"] for c in configs.CONFIGS if c["world"] == 2] +
+                         [c["id"] for c in configs.CONFIGS if c["world"] == 1])
+        self.assertTrue(all(w == f"w{configs.by_id(cid)['world']}" for w, cid in plan))
+        self.assertEqual([cid for _, cid in self.plan("--smoke")],
+                         [c["id"] for c in configs.SMOKE if c["world"] == 2] +
+                         [c["id"] for c in configs.SMOKE if c["world"] == 1])
+
+    def test_the_worker_accepts_the_sweeps_command(self):
+        # sweep.py's flags to train_gpt.py, with every option it forwards set: train_gpt's own parser takes them
+        for world in (1, 2):
+            args = type("A", (), dict(worker=os.path.join(HERE, "train_gpt.py"), gqa="repeat", profile_cpu="off",
+                                      steady_steps=3, host_probe=50, timed_seconds=0.5, max_steps=12,
+                                      trace_dir="/tmp/t"))()
+            cmd = sweep.worker_cmd(world, ["s1-l12-h768-s1024-mb8"], "o.jsonl", "p.jsonl", args)
+            i = cmd.index(args.worker)
+            ns = parse_with_script(cmd[i], cmd[i + 1:])
+            self.assertEqual((ns.ids, ns.gqa, ns.profile_cpu, ns.steady_steps, ns.host_probe, ns.max_steps,
+                              ns.trace_dir), ("s1-l12-h768-s1024-mb8", "repeat", "off", 3, 50, 12, "/tmp/t"))
+            self.assertEqual(ns.timed_seconds, 0.5)
+            self.assertEqual(world == 2, "torch.distributed.run" in cmd)
 
 
 def run_record(cid, status="ok", median=10.0, exposed=1.0):
