@@ -59,7 +59,9 @@ class NanoGPT(torch.nn.Module):
         def attn(self, x):
             B, T, C = x.size()
             q, k, v = self.c_attn(x).split(self.n, dim=2)
-            q, k, v = (t.view(B, T, self.nh, C // self.nh).transpose(1, 2) for t in (q, k, v))
+            k = k.view(B, T, self.nh, C // self.nh).transpose(1, 2)
+            q = q.view(B, T, self.nh, C // self.nh).transpose(1, 2)
+            v = v.view(B, T, self.nh, C // self.nh).transpose(1, 2)
             y = torch.nn.functional.scaled_dot_product_attention(
                 q, k, v, attn_mask=None, dropout_p=self.p if self.training else 0, is_causal=True)
             y = y.transpose(1, 2).contiguous().view(B, T, C)
