@@ -477,7 +477,8 @@ CompileReport compileProgram(Program& p, const Scenario& sc, const HardwareProfi
                           sc.compile.mode == CompileMode::max_autotune_no_cudagraphs;
     const CostModel cost(profile, sc.nccl, false);
     const DType gemm_dtype = sc.training.compute_dtype == DType::fp8 ? DType::bf16 : sc.training.compute_dtype;
-    Rates r{c, cost, gemm_dtype, usesCudaGraphs(sc.compile.mode), autotune ? c.gemm_time_ratio_max_autotune : c.gemm_time_ratio,
+    Rates r{c, cost, gemm_dtype, usesCudaGraphs(sc.compile.mode),
+            autotune ? c.gemm_time_ratio_max_autotune : c.gemm_time_ratio,
             !sc.compile.async_collectives};
     if (fp8Training(sc)) {
         const bool rowwise = sc.fp8.recipe == Fp8Recipe::rowwise;

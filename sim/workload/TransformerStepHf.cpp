@@ -72,8 +72,8 @@ void TransformerStep::hfRmsNormBackward(const std::string& name, const std::stri
 // tensor of e elements: mul (ce·e + rd·sd + ro·e), neg of a half (ce·e), cat (2ce·e), mul, add (3ro·e); ro the
 // products' dtype. Then, with fewer KV heads, repeat_kv's copies of k and v to every query head (SDPA gets a mask, so
 // no enable_gqa), and autocast's casts of q and k to bf16 for SDPA when the products are fp32.
-// Fused (Op::fused_bytes), per tensor: x read (ce·e) with the tables (2ro·sd), the result written once in SDPA's dtype
-// (ce), k's at every query head where repeat_kv copies it; v's copy is no part of the chain.
+// Fused (Op::fused_bytes), per tensor: x read (ce·e) with the tables (2ro·sd), the result written once in SDPA's
+// dtype (ce), k's at every query head where repeat_kv copies it; v's copy is no part of the chain.
 void TransformerStep::hfRopeForward(int l) {
     const double sd = double(t_.s) * double(t_.d), ce = c_.ce, ro = c_.autocast ? 4.0 : ce;
     const double full = double(t_.T) * double(t_.heads * t_.d);
