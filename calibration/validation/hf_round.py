@@ -11,6 +11,12 @@ labels = input_ids, torch.optim.AdamW (foreach, PyTorch's default); `compile`: t
 and loss, backward, optimizer step. 5 warm-up steps, then 20 steps timed back to back between CUDA events; the median
 step and the host-free device time are written, one JSON line per row, with the machine and versions.
 
+A row with "nanogpt": {n_layer, n_head, n_embd, vocab_size, block_size, bias, dropout} builds nanoGPT's model instead
+(Karpathy's model.py as written there: LayerNorm with an optional bias, c_attn split and transposed into causal SDPA,
+y.transpose(1, 2).contiguous(), nn.GELU(), wte + wpe(arange), tied lm_head, F.cross_entropy inside the forward) and
+trains it as nanoGPT's train.py does: AdamW fused with weight decay on the 2-D parameters (configure_optimizers), the
+row's "grad_clip" (train.py's default 1.0) by clip_grad_norm_ before the step.
+
 Usage: python3 hf_round.py ROUNDS.json --out FILE.jsonl [--configs scenarios/hf] [--budget-s 200]
 """
 import argparse
@@ -27,7 +33,79 @@ sys.path.insert(0, os.path.join(HERE, "..", "pytorch"))
 sys.path.insert(0, HERE)  # a copy of fp8_linear.py beside this file
 
 
+class NanoGPT(torch.nn.Module):
+    """nanoGPT's GPT (model.py), the parts a training step runs."""
+
+    class LayerNorm(torch.nn.Module):
+        def __init__(self, n, bias):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.ones(n))
+            self.bias = torch.nn.Parameter(torch.zeros(n)) if bias else None
+
+        def forward(self, x):
+            return torch.nn.functional.layer_norm(x, self.weight.shape, self.weight, self.bias, 1e-5)
+
+    class Block(torch.nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            nn, n, b = torch.nn, c["n_embd"], c["bias"]
+            self.nh, self.n, self.p = c["n_head"], n, c["dropout"]
+            self.ln_1, self.ln_2 = NanoGPT.LayerNorm(n, b), NanoGPT.LayerNorm(n, b)
+            self.c_attn, self.c_proj = nn.Linear(n, 3 * n, bias=b), nn.Linear(n, n, bias=b)
+            self.attn_dropout, self.resid_dropout = nn.Dropout(self.p), nn.Dropout(self.p)
+            self.c_fc, self.mlp_proj, self.gelu = nn.Linear(n, 4 * n, bias=b), nn.Linear(4 * n, n, bias=b), nn.GELU()
+            self.mlp_dropout = nn.Dropout(self.p)
+
+        def attn(self, x):
+            B, T, C = x.size()
+            q, k, v = self.c_attn(x).split(self.n, dim=2)
+            k = k.view(B, T, self.nh, C // self.nh).transpose(1, 2)
+            q = q.view(B, T, self.nh, C // self.nh).transpose(1, 2)
+            v = v.view(B, T, self.nh, C // self.nh).transpose(1, 2)
+            y = torch.nn.functional.scaled_dot_product_attention(
+                q, k, v, attn_mask=None, dropout_p=self.p if self.training else 0, is_causal=True)
+            y = y.transpose(1, 2).contiguous().view(B, T, C)
+            return self.resid_dropout(self.c_proj(y))
+
+        def forward(self, x):
+            x = x + self.attn(self.ln_1(x))
+            return x + self.mlp_dropout(self.mlp_proj(self.gelu(self.c_fc(self.ln_2(x)))))
+
+    def __init__(self, c):
+        super().__init__()
+        nn = torch.nn
+        self.wte, self.wpe = nn.Embedding(c["vocab_size"], c["n_embd"]), nn.Embedding(c["block_size"], c["n_embd"])
+        self.drop = nn.Dropout(c["dropout"])
+        self.h = nn.ModuleList(NanoGPT.Block(c) for _ in range(c["n_layer"]))
+        self.ln_f = NanoGPT.LayerNorm(c["n_embd"], c["bias"])
+        self.lm_head = nn.Linear(c["n_embd"], c["vocab_size"], bias=False)
+        self.wte.weight = self.lm_head.weight
+        self.vocab_size = c["vocab_size"]
+
+    def forward(self, input_ids, labels):
+        t = input_ids.size(1)
+        pos = torch.arange(0, t, dtype=torch.long, device=input_ids.device)
+        x = self.drop(self.wte(input_ids) + self.wpe(pos))
+        for block in self.h:
+            x = block(x)
+        logits = self.lm_head(self.ln_f(x))
+        loss = torch.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1), ignore_index=-1)
+        return logits, loss
+
+
+def nanogpt_optimizer(model, lr=1e-4, weight_decay=0.1):
+    """configure_optimizers: decay on the parameters of 2 or more dimensions, fused AdamW."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
+              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95), fused=True)
+
+
 def build(row, base):
+    if "nanogpt" in row:
+        torch.manual_seed(0)
+        model = NanoGPT(row["nanogpt"]).cuda().train()
+        return model, model
     import transformers
     cfg_dict = json.load(open(os.path.join(base, row["config"])))
     cls = getattr(transformers, cfg_dict["architectures"][0])
@@ -47,7 +125,8 @@ def build(row, base):
 
 def measure(row, base):
     model, cfg = build(row, base)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    opt = nanogpt_optimizer(model) if "nanogpt" in row else torch.optim.AdamW(model.parameters(), lr=1e-4)
+    clip = row.get("grad_clip", 0.0)
     fwd = torch.compile(model) if row.get("compile") else model
     B, S = row["micro_batch"], row["seq_len"]
     x = torch.randint(0, cfg.vocab_size, (B, S), device="cuda")
@@ -55,8 +134,11 @@ def measure(row, base):
     def step():
         opt.zero_grad(set_to_none=True)
         with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = fwd(input_ids=x, labels=x).loss
+            out = fwd(input_ids=x, labels=x)
+            loss = out[1] if isinstance(out, tuple) else out.loss  # nanoGPT returns (logits, loss)
         loss.backward()
+        if clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
         opt.step()
 
     t0 = time.perf_counter()

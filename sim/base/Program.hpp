@@ -155,8 +155,13 @@ struct Op {
     float beside_nccl = 0.0f;
     float gap_s = 0.0f;
     float gap_transfer_s = 0.0f;
+    // A memory-bound kernel in a chain of eager ops that torch.compile fuses into one (Hugging Face's decomposed
+    // norms, activations and rotary products): the bytes its tensors add to the fused kernel, the chain's external
+    // inputs and outputs only, 0 for an intermediate (CompileTransform.hpp); < 0: not in such a chain.
+    float fused_bytes = -1.0f;
     bool operator==(const Op&) const = default;
 };
+static_assert(sizeof(Op) == 96, "the engine streams through millions of ops: keep Op at 96 bytes");
 
 enum class StreamKind : std::uint8_t { compute, comm, copy };
 

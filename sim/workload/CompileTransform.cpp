@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "sim/base/InputError.hpp"
+#include "sim/cost/CostModel.hpp"
 
 namespace stepsim {
 
@@ -102,6 +103,8 @@ std::vector<char> graphStarts(const Program& p, const std::vector<Span>& spans, 
 // What the rewrite needs of the scenario and the profile.
 struct Rates {
     const CompileRates& c;
+    const CostModel& cost;  // the memory-bound rate of a decomposed chain's fused bytes, padded GEMMs
+    DType compute;
     bool cuda_graphs;
     double gemm_ratio;
     bool sync_collectives;
@@ -116,16 +119,37 @@ double kernelHost(const Rates& r, double eager_host_s) {
     return r.cuda_graphs ? r.c.cudagraph_kernel_host_us * 1e-6 : r.c.kernel_host_ratio * eager_host_s;
 }
 
-// The ops p.ops[idx...] as `k` kernels of their summed work and bytes × `ratio`, launched at the compiled rate.
+// The ops p.ops[idx...] as `k` kernels of their summed work and bytes × `ratio`, launched at the compiled rate. An op
+// of a decomposed chain (Op::fused_bytes ≥ 0: Hugging Face's eager RMSNorm, rotary products, gelu_new, mask) adds not
+// its eager time but its share of the chain's external bytes; those bytes together are priced as one elementwise
+// kernel at the profile's memory-bound rate (CostModel::memorySeconds):
+//   W = ratio · Σ_{own ops} work_s + memorySeconds(Σ_{chain ops} fused_bytes),  each fused kernel W / k.
+// `ratio` (compile.*.time_ratio) is fitted on blocks whose every op is one eager kernel already
+// (calibration/pytorch/compile_kernels.py): what Inductor saves across such ops (a norm and its cast, a residual add
+// and the next norm). A decomposed chain's saving is its intermediates', priced by the bytes that remain. Checked on
+// round faithful-round1's three compiled rows (docs/compile.md, "Hugging Face's decomposed ops").
 void emitKernels(Program& p, const std::vector<std::size_t>& idx, long k, double ratio, const Rates& r,
                  std::vector<Op>& out) {
     const Op first = p.ops[idx.front()];
-    double work = 0, bytes = 0, host = 0, flops = 0;
+    double work = 0, bytes = 0, host = 0, flops = 0, chain_bytes = 0;
+    bool chain = false;
     for (std::size_t i : idx) {
-        work += p.ops[i].work_s;
-        bytes += p.ops[i].bytes;
-        host += p.ops[i].host_s;
-        flops += p.ops[i].flops;
+        const Op& op = p.ops[i];
+        if (op.fused_bytes >= 0) {
+            chain = true;
+            chain_bytes += double(op.fused_bytes);
+        } else {
+            work += op.work_s;
+            bytes += op.bytes;
+        }
+        host += op.host_s;
+        flops += op.flops;
+    }
+    work *= ratio;
+    bytes *= ratio;
+    if (chain) {
+        work += r.cost.memorySeconds(chain_bytes);
+        bytes += chain_bytes;
     }
     const double n = double(idx.size());
     const std::uint32_t name =
@@ -135,8 +159,8 @@ void emitKernels(Program& p, const std::vector<std::size_t>& idx, long k, double
         Op op = first;
         op.name = name;
         op.mem = MemKind::elementwise;
-        op.work_s = work * ratio / double(k);
-        op.bytes = bytes * ratio / double(k);
+        op.work_s = work / double(k);
+        op.bytes = bytes / double(k);
         op.flops = flops / double(k);
         op.host_s = kernelHost(r, host / n);
         out.push_back(op);
@@ -173,6 +197,20 @@ void emitRegion(Program& p, std::size_t b, std::size_t e, const Rates& r, double
         const long k = std::clamp(std::lround(f8->kernels_per_cast * quantized), 1L, long(casts.size()));
         emitKernels(p, casts, k, f8->time_ratio, r, out);
     }
+}
+
+// Inductor's pad_mm pass (torch._inductor.config.shape_padding, on by default) pads a GEMM's dimensions that are not a
+// multiple of 8 elements in 16-bit (4 in fp32) and slices the result, the pads fused into the producers: GPT-2's
+// unpadded vocabulary (50257) runs its LM head's GEMMs at the aligned rate, not the unaligned one (GemmModel.hpp). The
+// op's time × padded time / its own time (1 where every dimension is aligned). Round faithful-round1's compiled GPT-2
+// (26.1 ms measured) is shorter than its three LM-head GEMMs at the unaligned rate and the rest of its step.
+double paddedGemmRatio(const GemmShape& g, const Rates& r) {
+    const long a = r.compute == DType::fp32 ? 4 : 8;
+    const auto pad = [a](long x) { return (x + a - 1) / a * a; };
+    const GemmShape padded{pad(g.m), pad(g.n), pad(g.k)};
+    if (padded == g || g.m <= 0 || g.n <= 0 || g.k <= 0) return 1.0;
+    const double own = r.cost.gemmSeconds(g, r.compute);
+    return own > 0 ? r.cost.gemmSeconds(padded, r.compute) / own : 1.0;
 }
 
 Op hostWork(Program& p, const Op& at, const std::string& name, double seconds) {
@@ -215,7 +253,7 @@ int rewrite(Program& p, const std::vector<Span>& spans, const std::vector<char>&
         }
         Op o = op;
         if (inTerritory(o, p)) {
-            if (o.cls == KernelClass::gemm) o.work_s *= r.gemm_ratio;
+            if (o.cls == KernelClass::gemm) o.work_s *= r.gemm_ratio * paddedGemmRatio(o.gemm, r);
             o.host_s = kernelHost(r, o.host_s);
         }
         out.push_back(o);
@@ -437,7 +475,10 @@ CompileReport compileProgram(Program& p, const Scenario& sc, const HardwareProfi
     }
     const bool autotune = sc.compile.mode == CompileMode::max_autotune ||
                           sc.compile.mode == CompileMode::max_autotune_no_cudagraphs;
-    Rates r{c, usesCudaGraphs(sc.compile.mode), autotune ? c.gemm_time_ratio_max_autotune : c.gemm_time_ratio,
+    const CostModel cost(profile, sc.nccl, false);
+    const DType gemm_dtype = sc.training.compute_dtype == DType::fp8 ? DType::bf16 : sc.training.compute_dtype;
+    Rates r{c, cost, gemm_dtype, usesCudaGraphs(sc.compile.mode),
+            autotune ? c.gemm_time_ratio_max_autotune : c.gemm_time_ratio,
             !sc.compile.async_collectives};
     if (fp8Training(sc)) {
         const bool rowwise = sc.fp8.recipe == Fp8Recipe::rowwise;

@@ -15,7 +15,11 @@
 // Fusion. Inside a graph, a region (a maximal run of memory-bound kernels between GEMM/attention kernels, events,
 //   collectives and graph starts) of n eager kernels with time W and bytes B becomes k kernels, k the running
 //   rounding of kernels_per_region (forward or backward) capped at n, each W·time_ratio / k long. Their bytes: B·time_ratio / k
-//   (the fused kernels stream at the eager kernels' achieved bandwidth; the bytes are not measured).
+//   (the fused kernels stream at the eager kernels' achieved bandwidth; the bytes are not measured). The kernels of a
+//   decomposed chain (Op::fused_bytes ≥ 0: Hugging Face's eager RMSNorm, rotary products, gelu_new, mask) add not
+//   their time but the memory-bound time of the bytes the chain's fused kernel moves (docs/compile.md).
+// Padding: a GEMM with a dimension not a multiple of 8 elements (16-bit; 4 in fp32) runs at its padded shape's rate
+//   (Inductor's pad_mm: GPT-2's vocabulary 50257).
 // FP8 linears (fp8.enabled): a region's casts to FP8 become kernels_per_cast kernels per cast at time_ratio of their
 //   eager time (the profile's compile.fp8, fitted from calibration/pytorch/fp8_compiled.py's compiled Float8Linear).
 // GEMMs keep their library kernels, their time × gemm_time_ratio (max-autotune modes: gemm_time_ratio_max_autotune);

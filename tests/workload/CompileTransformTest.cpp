@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/base/InputError.hpp"
+#include "sim/cost/CostModel.hpp"
 #include "sim/run/Simulate.hpp"
 #include "sim/scenario/ProfileYaml.hpp"
 #include "sim/scenario/ScenarioLoader.hpp"
@@ -213,6 +214,72 @@ TEST(CompileTransform, ProfileWithoutCompileRatesIsRefused) {
         FAIL() << "expected an InputError";
     } catch (const InputError& e) {
         EXPECT_NE(std::string(e.what()).find("compile.enabled"), std::string::npos) << e.what();
+    }
+}
+
+// A forward kernel on the compute stream: a GEMM of `shape`, or a memory-bound one of `bytes` (its eager time
+// `work_s`; `fused` ≥ 0: a kernel of a decomposed chain, Op::fused_bytes).
+Op kernel(Program& p, const std::string& name, KernelClass cls, double work_s, double bytes = 0, double fused = -1,
+          GemmShape shape = {}) {
+    Op op;
+    op.kind = OpKind::kernel;
+    op.cls = cls;
+    op.phase = Phase::forward;
+    op.name = p.intern(name);
+    op.work_s = work_s;
+    op.bytes = bytes;
+    op.fused_bytes = float(fused);
+    op.gemm = shape;
+    op.host_s = 5e-6;
+    return op;
+}
+
+double fusedWork(const Program& p) {
+    double w = 0;
+    for (const Op& op : p.ops)
+        if (op.kind == OpKind::kernel && p.names[op.name].rfind("triton", 0) == 0) w += op.work_s;
+    return w;
+}
+
+// A decomposed chain's kernels (Hugging Face's eager RMSNorm, say) take not a ratio of their eager time but the
+// memory-bound time of the bytes the fused kernel moves; a kernel of its own in the region keeps the fitted ratio.
+TEST(CompileTransform, DecomposedChainIsPricedByItsFusedBytes) {
+    const HardwareProfile prof = builtinProfile("h200x2");
+    const CostModel cost(prof, NcclSpec{}, false);
+    Scenario sc = compiled(tiny(1));
+    sc.sim.steps = 1;
+    Program p;
+    p.streams = {{StreamKind::compute, "compute"}};
+    const GemmShape g{4096, 2048, 2048};
+    p.ops.push_back(kernel(p, "a", KernelClass::gemm, 1e-4, 0, -1, g));
+    for (const auto& [what, fused] : {std::pair{"x pow", 1e8}, std::pair{"x mean", 0.0}, std::pair{"x mul", 1e8}})
+        p.ops.push_back(kernel(p, what, KernelClass::memory, 2e-4, 8e8, fused));
+    p.ops.push_back(kernel(p, "b", KernelClass::gemm, 1e-4, 0, -1, g));
+    Program q = p;
+    compileProgram(p, sc, prof);
+    EXPECT_NEAR(fusedWork(p), cost.memorySeconds(2e8), 1e-12);  // not 0.57 × 600 µs of eager time
+    q.ops[2].fused_bytes = -1;  // the mean as a kernel of its own: its eager time × the forward ratio on top
+    compileProgram(q, sc, prof);
+    EXPECT_NEAR(fusedWork(q), cost.memorySeconds(2e8) + prof.compile.forward.time_ratio * 2e-4, 1e-12);
+}
+
+// Inductor pads a GEMM dimension that is not a multiple of 8 (GPT-2's vocabulary 50257): under compile the LM head's
+// GEMM runs at the padded shape's rate, an aligned GEMM as it was.
+TEST(CompileTransform, UnalignedGemmRunsAtThePaddedShapesRate) {
+    const HardwareProfile prof = builtinProfile("h200x2");
+    const CostModel cost(prof, NcclSpec{}, false);
+    Scenario sc = compiled(tiny(1));
+    sc.sim.steps = 1;
+    const GemmShape odd{8192, 50257, 768}, padded{8192, 50264, 768}, even{8192, 50304, 768};
+    for (const GemmShape& s : {odd, even}) {
+        Program p;
+        p.streams = {{StreamKind::compute, "compute"}};
+        const double eager = cost.gemmSeconds(s, DType::bf16);
+        p.ops.push_back(kernel(p, "lm_head", KernelClass::gemm, eager, 0, -1, s));
+        compileProgram(p, sc, prof);
+        const double want = (s == odd ? cost.gemmSeconds(padded, DType::bf16) : eager) * prof.compile.gemm_time_ratio;
+        EXPECT_NEAR(p.ops.back().work_s, want, 1e-12);
+        if (s == odd) EXPECT_LT(p.ops.back().work_s, 0.5 * eager);  // the unaligned kernels ran at 95-150 TFLOP/s
     }
 }
 
