@@ -16,6 +16,7 @@ constexpr double kSlack = 1e-9;
 FlowNetwork::FlowNetwork(std::vector<Link> links)
     : links_(std::move(links)),
       link_flows_(links_.size()),
+      link_owner_(links_.size(), kShared),
       link_mark_(links_.size(), 0),
       link_left_(links_.size(), 0.0),
       link_unfrozen_(links_.size(), 0) {}
@@ -43,7 +44,21 @@ FlowId FlowNetwork::add(Time now, const Route& route, double bytes, double cap_B
     ++f.version;
     ++active_count_;
     ++topology_epoch_;
-    for (LinkId l : route) link_flows_[l].push_back(id);
+    for (LinkId l : route) {
+        auto& on = link_flows_[l];
+        if (on.empty()) {
+            link_owner_[l] = id;
+        } else if (link_owner_[l] != id && link_owner_[l] != kShared) {
+            // Another flow's private link, shared from now: it joins that flow's shared links (as often as it names
+            // it). Its C/m stays in that flow's private bound, a bound the shared link implies (m·r ≤ C − the
+            // others' load ≤ C), so it never binds before the link does.
+            Flow& g = flows_[link_owner_[l]];
+            g.shared.insert(g.shared.end(), on.size(), l);
+            link_owner_[l] = kShared;
+        }
+        on.push_back(id);
+    }
+    split(id);
     reshare(now, {id}, {});
     // A new flow is always reported, even if its first rate happens to be 0.
     if (std::find(changed_.begin(), changed_.end(), id) == changed_.end()) changed_.push_back(id);
@@ -60,10 +75,25 @@ void FlowNetwork::remove(Time now, FlowId id) {
         auto& v = link_flows_[l];
         v.erase(std::find(v.begin(), v.end(), id));
     }
+    // A shared link left to one flow stays among its shared links (walked, exact) until it empties.
     std::vector<LinkId> seeds(f.route.begin(), f.route.end());
     f.route.clear();
+    f.shared.clear();
     free_.push_back(id);
     reshare(now, {}, seeds);
+}
+
+void FlowNetwork::split(FlowId id) {
+    Flow& f = flows_[id];
+    f.shared.clear();
+    f.private_bound = std::numeric_limits<double>::infinity();
+    for (LinkId l : f.route) {
+        if (link_owner_[l] == id)
+            f.private_bound = std::min(f.private_bound, std::max(0.0, links_[l].capacity_Bps) /
+                                                            static_cast<double>(link_flows_[l].size()));
+        else
+            f.shared.push_back(l);
+    }
 }
 
 void FlowNetwork::setCap(Time now, FlowId id, double cap_Bps) {
@@ -88,14 +118,17 @@ void FlowNetwork::setCap(Time now, FlowId id, double cap_Bps) {
 // with this flow at its new bound. The links' spare capacity follows it.
 bool FlowNetwork::capAlone(FlowId id, double cap_Bps) {
     const Flow& f = flows_[id];
+    // Its private links (C − m·r > kSlack·C on each: r below (1 − kSlack) of their bound), then the shared ones.
+    const double room = f.private_bound * (1.0 - kSlack);
+    if (!(f.rate < room && cap_Bps < room)) return false;
     const double delta = cap_Bps - f.rate;
-    for (LinkId l : f.route)
+    for (LinkId l : f.shared)
         if (link_left_[l] <= kSlack * links_[l].capacity_Bps) return false;
-    for (LinkId l : f.route) link_left_[l] -= delta;
+    for (LinkId l : f.shared) link_left_[l] -= delta;
     bool spare = true;
-    for (LinkId l : f.route) spare = spare && link_left_[l] > kSlack * links_[l].capacity_Bps;
+    for (LinkId l : f.shared) spare = spare && link_left_[l] > kSlack * links_[l].capacity_Bps;
     if (!spare)
-        for (LinkId l : f.route) link_left_[l] += delta;
+        for (LinkId l : f.shared) link_left_[l] += delta;
     return spare;
 }
 
@@ -118,26 +151,27 @@ void FlowNetwork::collectComponent(const std::vector<FlowId>& seeds, const std::
     comp_links_.clear();
     std::vector<LinkId>& stack = stack_;
     stack.clear();
-    for (FlowId f : seeds) {
-        if (flow_mark_[f] == mark_) continue;
+    auto addFlow = [&](FlowId f) {
+        if (flow_mark_[f] == mark_) return;
         flow_mark_[f] = mark_;
         comp_flows_.push_back(f);
-        for (LinkId l : flows_[f].route) stack.push_back(l);
+        for (LinkId l : flows_[f].shared)
+            if (link_mark_[l] != mark_) stack.push_back(l);
+    };
+    for (FlowId f : seeds) addFlow(f);
+    // A seed link (a removed flow's) that is empty now joins nothing; one private to a flow brings that flow alone.
+    for (LinkId l : seed_links) {
+        if (link_flows_[l].empty()) continue;
+        if (link_owner_[l] != kShared) addFlow(link_owner_[l]);
+        else stack.push_back(l);
     }
-    for (LinkId l : seed_links) stack.push_back(l);
     while (!stack.empty()) {
         LinkId l = stack.back();
         stack.pop_back();
         if (link_mark_[l] == mark_) continue;
         link_mark_[l] = mark_;
         comp_links_.push_back(l);
-        for (FlowId f : link_flows_[l]) {
-            if (flow_mark_[f] == mark_) continue;
-            flow_mark_[f] = mark_;
-            comp_flows_.push_back(f);
-            for (LinkId l2 : flows_[f].route)
-                if (link_mark_[l2] != mark_) stack.push_back(l2);
-        }
+        for (FlowId f : link_flows_[l]) addFlow(f);
     }
     // Fixed order, so the arithmetic (and thus every rate) is the same on every run.
     std::sort(comp_flows_.begin(), comp_flows_.end());
@@ -170,19 +204,19 @@ void FlowNetwork::reshare(Time now, const std::vector<FlowId>& seeds, const std:
         for (LinkId l : comp_links)
             if (link_unfrozen_[l] > 0) level = std::min(level, std::max(0.0, link_left_[l]) / link_unfrozen_[l]);
         for (FlowId f : comp_flows)
-            if (new_rate_[f] == kUnfrozen) level = std::min(level, flows_[f].cap);
+            if (new_rate_[f] == kUnfrozen) level = std::min(level, bound(f));
         const double tie = level * (1.0 + kTie);
 
         auto freeze = [&](FlowId f) {
             new_rate_[f] = level;
             --unfrozen;
-            for (LinkId l : flows_[f].route) {
+            for (LinkId l : flows_[f].shared) {
                 link_left_[l] -= level;
                 --link_unfrozen_[l];
             }
         };
         for (FlowId f : comp_flows)
-            if (new_rate_[f] == kUnfrozen && flows_[f].cap <= tie) freeze(f);
+            if (new_rate_[f] == kUnfrozen && bound(f) <= tie) freeze(f);
         for (LinkId l : comp_links) {
             if (link_unfrozen_[l] == 0) continue;
             if (std::max(0.0, link_left_[l]) / link_unfrozen_[l] > tie) continue;
