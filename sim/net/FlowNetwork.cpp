@@ -17,9 +17,13 @@ FlowNetwork::FlowNetwork(std::vector<Link> links)
     : links_(std::move(links)),
       link_flows_(links_.size()),
       link_owner_(links_.size(), kShared),
+      link_count_(links_.size(), 0),
+      capacity_(links_.size()),
       link_mark_(links_.size(), 0),
       link_left_(links_.size(), 0.0),
-      link_unfrozen_(links_.size(), 0) {}
+      link_unfrozen_(links_.size(), 0) {
+    for (std::size_t l = 0; l < links_.size(); ++l) capacity_[l] = links_[l].capacity_Bps;
+}
 
 FlowId FlowNetwork::add(Time now, const Route& route, double bytes, double cap_Bps, std::uint32_t owner) {
     FlowId id;
@@ -45,18 +49,21 @@ FlowId FlowNetwork::add(Time now, const Route& route, double bytes, double cap_B
     ++active_count_;
     ++topology_epoch_;
     for (LinkId l : route) {
-        auto& on = link_flows_[l];
-        if (on.empty()) {
+        const std::uint32_t on = link_count_[l]++;
+        if (on == 0) {
             link_owner_[l] = id;
-        } else if (link_owner_[l] != id && link_owner_[l] != kShared) {
+        } else if (link_owner_[l] == kShared) {
+            link_flows_[l].push_back(id);
+        } else if (link_owner_[l] != id) {
             // Another flow's private link, shared from now: it joins that flow's shared links (as often as it names
             // it). Its C/m stays in that flow's private bound, a bound the shared link implies (m·r ≤ C − the
             // others' load ≤ C), so it never binds before the link does.
             Flow& g = flows_[link_owner_[l]];
-            g.shared.insert(g.shared.end(), on.size(), l);
+            g.shared.insert(g.shared.end(), on, l);
+            link_flows_[l].assign(on, link_owner_[l]);
+            link_flows_[l].push_back(id);
             link_owner_[l] = kShared;
         }
-        on.push_back(id);
     }
     split(id);
     reshare(now, {id}, {});
@@ -71,12 +78,15 @@ void FlowNetwork::remove(Time now, FlowId id) {
     ++f.version;
     --active_count_;
     ++topology_epoch_;
+    // Its private links empty; a shared link left to one flow stays shared (walked, exact) until it empties.
+    std::vector<LinkId> seeds;
     for (LinkId l : f.route) {
+        --link_count_[l];
+        if (link_owner_[l] == id) continue;
         auto& v = link_flows_[l];
         v.erase(std::find(v.begin(), v.end(), id));
+        if (!v.empty()) seeds.push_back(l);
     }
-    // A shared link left to one flow stays among its shared links (walked, exact) until it empties.
-    std::vector<LinkId> seeds(f.route.begin(), f.route.end());
     f.route.clear();
     f.shared.clear();
     free_.push_back(id);
@@ -89,8 +99,8 @@ void FlowNetwork::split(FlowId id) {
     f.private_bound = std::numeric_limits<double>::infinity();
     for (LinkId l : f.route) {
         if (link_owner_[l] == id)
-            f.private_bound = std::min(f.private_bound, std::max(0.0, links_[l].capacity_Bps) /
-                                                            static_cast<double>(link_flows_[l].size()));
+            f.private_bound = std::min(f.private_bound, std::max(0.0, capacity_[l]) /
+                                                            static_cast<double>(link_count_[l]));
         else
             f.shared.push_back(l);
     }
@@ -123,10 +133,10 @@ bool FlowNetwork::capAlone(FlowId id, double cap_Bps) {
     if (!(f.rate < room && cap_Bps < room)) return false;
     const double delta = cap_Bps - f.rate;
     for (LinkId l : f.shared)
-        if (link_left_[l] <= kSlack * links_[l].capacity_Bps) return false;
+        if (link_left_[l] <= kSlack * capacity_[l]) return false;
     for (LinkId l : f.shared) link_left_[l] -= delta;
     bool spare = true;
-    for (LinkId l : f.shared) spare = spare && link_left_[l] > kSlack * links_[l].capacity_Bps;
+    for (LinkId l : f.shared) spare = spare && link_left_[l] > kSlack * capacity_[l];
     if (!spare)
         for (LinkId l : f.shared) link_left_[l] += delta;
     return spare;
@@ -141,6 +151,10 @@ Time FlowNetwork::completion(FlowId id) const {
 
 double FlowNetwork::load(LinkId l) const {
     double s = 0.0;
+    if (link_count_[l] > 0 && link_owner_[l] != kShared) {
+        for (std::uint32_t i = 0; i < link_count_[l]; ++i) s += flows_[link_owner_[l]].rate;  // as a list would sum
+        return s;
+    }
     for (FlowId id : link_flows_[l]) s += flows_[id].rate;
     return s;
 }
@@ -161,7 +175,7 @@ void FlowNetwork::collectComponent(const std::vector<FlowId>& seeds, const std::
     for (FlowId f : seeds) addFlow(f);
     // A seed link (a removed flow's) that is empty now joins nothing; one private to a flow brings that flow alone.
     for (LinkId l : seed_links) {
-        if (link_flows_[l].empty()) continue;
+        if (link_count_[l] == 0) continue;
         if (link_owner_[l] != kShared) addFlow(link_owner_[l]);
         else stack.push_back(l);
     }

@@ -98,9 +98,11 @@ private:
     bool capAlone(FlowId id, double cap_Bps);
 
     std::vector<Link> links_;
-    std::vector<std::vector<FlowId>> link_flows_;
+    std::vector<std::vector<FlowId>> link_flows_;  // a shared link's flows, once per entry (empty for a private link)
     static constexpr FlowId kShared = ~FlowId{0};
-    std::vector<FlowId> link_owner_;  // a non-empty link's only flow, or kShared
+    std::vector<FlowId> link_owner_;          // a non-empty link's only flow, or kShared
+    std::vector<std::uint32_t> link_count_;   // the routes' entries on each link (link_flows_ lists a shared link's)
+    std::vector<double> capacity_;            // links_[l].capacity_Bps, dense
     std::vector<Flow> flows_;
     std::vector<FlowId> free_;
     std::vector<FlowId> changed_;
