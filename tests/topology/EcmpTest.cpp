@@ -108,6 +108,24 @@ TEST(Ecmp, ShiftedRoutesAreTheSearchsRoutes) {
     }
 }
 
+// Expectations: a tiling that does not match the graph is not kept (a unit size of 0, a node list of the wrong
+// length), and changing the graph after the build clears the builder's (its blocks no longer describe it).
+TEST(Ecmp, TilingIsKeptOnlyWhileItDescribesTheGraph) {
+    ClusterGraph g = cluster(hgxH100Node(), 3);
+    ASSERT_TRUE(g.tiled());
+    ClusterTiling wrong;
+    wrong.nodes_per_unit = kNodesPerScalableUnit;
+    wrong.gpus_per_node = 8;
+    wrong.node_first = {0, 1};  // two nodes of three
+    g.setTiling(wrong);
+    EXPECT_FALSE(g.tiled());
+    ClusterGraph h = cluster(hgxH100Node(), 3);
+    h.addVertex(VertexKind::storage, "extra", std::nullopt);
+    EXPECT_FALSE(h.tiled());
+    const ClusterGraph fresh = cluster(hgxH100Node(), 3);
+    EXPECT_EQ(h.route(0, 23), fresh.route(0, 23));
+}
+
 // Expectations: route() is cached: asking twice returns the same object.
 TEST(Ecmp, RoutesAreCached) {
     const ClusterGraph g = cluster(hgxH100Node(), 2);
