@@ -101,20 +101,25 @@ double Collectives::flowCap(double base_Bps, int gpu, int step) {
 
 void Collectives::startFlows(std::uint32_t id) {
     Instance& in = instances_[id];
-    const std::vector<FlowSpec> specs = collectiveFlows(in.call->kind, in.est.algo, ctx_.w.groups[in.group].ranks,
-                                                        fabric_, in.call->bytes, in.est.busbw_Bps, in.est.factor);
-    if (specs.empty()) {
-        finish(id);
-        return;
-    }
+    const auto specs = [&] {
+        return collectiveFlows(in.call->kind, in.est.algo, ctx_.w.groups[in.group].ranks, fabric_, in.call->bytes,
+                               in.est.busbw_Bps, in.est.factor);
+    };
     if (!ctx_.w.representative.empty()) {
-        const std::vector<Merged> merged = mergeMirrors(specs);
+        // The same call on the same group lays out the same flows: merged once (a merged route is O(GPUs) long).
+        const MergedKey key{in.group, int(in.call->kind), in.est.algo, in.call->bytes, in.est.busbw_Bps, in.est.factor};
+        auto it = merged_.find(key);
+        if (it == merged_.end()) it = merged_.emplace(key, mergeMirrors(specs())).first;
+        const std::vector<Merged>& merged = it->second;
+        if (merged.empty()) return finish(id);
         in.flows_left = static_cast<int>(merged.size());
         for (const Merged& m : merged) addFlow(id, m.src, m.route, m.bytes, m.cap_Bps);
         return;
     }
-    in.flows_left = static_cast<int>(specs.size());
-    for (const FlowSpec& s : specs) addFlow(id, s.src, fabric_.route(s.src, s.dst), s.bytes, s.cap_Bps);
+    const std::vector<FlowSpec> all = specs();
+    if (all.empty()) return finish(id);
+    in.flows_left = static_cast<int>(all.size());
+    for (const FlowSpec& s : all) addFlow(id, s.src, fabric_.route(s.src, s.dst), s.bytes, s.cap_Bps);
 }
 
 void Collectives::addFlow(std::uint32_t id, int src, const Route& route, double bytes, double cap_Bps) {

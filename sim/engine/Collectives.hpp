@@ -12,6 +12,9 @@
 // straggler (Jitter::linkFactor) divides the bound of the flows its rank sends by its factor for the step.
 #include <array>
 #include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/cost/CostModel.hpp"
@@ -77,6 +80,9 @@ private:
         Route route;
     };
     std::vector<Merged> mergeMirrors(const std::vector<FlowSpec>& specs) const;
+    // (group, kind, algorithm, bytes, bus bandwidth, bus factor) → its merged flows.
+    using MergedKey = std::tuple<int, int, std::string, double, double, double>;
+    std::map<MergedKey, std::vector<Merged>> merged_;
     void addFlow(std::uint32_t id, int src, const Route& route, double bytes, double cap_Bps);
 
     EngineContext& ctx_;

@@ -16,9 +16,14 @@ constexpr double kSlack = 1e-9;
 FlowNetwork::FlowNetwork(std::vector<Link> links)
     : links_(std::move(links)),
       link_flows_(links_.size()),
+      link_owner_(links_.size(), kShared),
+      link_count_(links_.size(), 0),
+      capacity_(links_.size()),
       link_mark_(links_.size(), 0),
       link_left_(links_.size(), 0.0),
-      link_unfrozen_(links_.size(), 0) {}
+      link_unfrozen_(links_.size(), 0) {
+    for (std::size_t l = 0; l < links_.size(); ++l) capacity_[l] = links_[l].capacity_Bps;
+}
 
 FlowId FlowNetwork::add(Time now, const Route& route, double bytes, double cap_Bps, std::uint32_t owner) {
     FlowId id;
@@ -43,7 +48,24 @@ FlowId FlowNetwork::add(Time now, const Route& route, double bytes, double cap_B
     ++f.version;
     ++active_count_;
     ++topology_epoch_;
-    for (LinkId l : route) link_flows_[l].push_back(id);
+    for (LinkId l : route) {
+        const std::uint32_t on = link_count_[l]++;
+        if (on == 0) {
+            link_owner_[l] = id;
+        } else if (link_owner_[l] == kShared) {
+            link_flows_[l].push_back(id);
+        } else if (link_owner_[l] != id) {
+            // Another flow's private link, shared from now: it joins that flow's shared links (as often as it names
+            // it). Its C/m stays in that flow's private bound, a bound the shared link implies (m·r ≤ C − the
+            // others' load ≤ C), so it never binds before the link does.
+            Flow& g = flows_[link_owner_[l]];
+            g.shared.insert(g.shared.end(), on, l);
+            link_flows_[l].assign(on, link_owner_[l]);
+            link_flows_[l].push_back(id);
+            link_owner_[l] = kShared;
+        }
+    }
+    split(id);
     reshare(now, {id}, {});
     // A new flow is always reported, even if its first rate happens to be 0.
     if (std::find(changed_.begin(), changed_.end(), id) == changed_.end()) changed_.push_back(id);
@@ -56,14 +78,32 @@ void FlowNetwork::remove(Time now, FlowId id) {
     ++f.version;
     --active_count_;
     ++topology_epoch_;
+    // Its private links empty; a shared link left to one flow stays shared (walked, exact) until it empties.
+    std::vector<LinkId> seeds;
     for (LinkId l : f.route) {
+        --link_count_[l];
+        if (link_owner_[l] == id) continue;
         auto& v = link_flows_[l];
         v.erase(std::find(v.begin(), v.end(), id));
+        if (!v.empty()) seeds.push_back(l);
     }
-    std::vector<LinkId> seeds(f.route.begin(), f.route.end());
     f.route.clear();
+    f.shared.clear();
     free_.push_back(id);
     reshare(now, {}, seeds);
+}
+
+void FlowNetwork::split(FlowId id) {
+    Flow& f = flows_[id];
+    f.shared.clear();
+    f.private_bound = std::numeric_limits<double>::infinity();
+    for (LinkId l : f.route) {
+        if (link_owner_[l] == id)
+            f.private_bound = std::min(f.private_bound, std::max(0.0, capacity_[l]) /
+                                                            static_cast<double>(link_count_[l]));
+        else
+            f.shared.push_back(l);
+    }
 }
 
 void FlowNetwork::setCap(Time now, FlowId id, double cap_Bps) {
@@ -88,14 +128,17 @@ void FlowNetwork::setCap(Time now, FlowId id, double cap_Bps) {
 // with this flow at its new bound. The links' spare capacity follows it.
 bool FlowNetwork::capAlone(FlowId id, double cap_Bps) {
     const Flow& f = flows_[id];
+    // Its private links (C − m·r > kSlack·C on each: r below (1 − kSlack) of their bound), then the shared ones.
+    const double room = f.private_bound * (1.0 - kSlack);
+    if (!(f.rate < room && cap_Bps < room)) return false;
     const double delta = cap_Bps - f.rate;
-    for (LinkId l : f.route)
-        if (link_left_[l] <= kSlack * links_[l].capacity_Bps) return false;
-    for (LinkId l : f.route) link_left_[l] -= delta;
+    for (LinkId l : f.shared)
+        if (link_left_[l] <= kSlack * capacity_[l]) return false;
+    for (LinkId l : f.shared) link_left_[l] -= delta;
     bool spare = true;
-    for (LinkId l : f.route) spare = spare && link_left_[l] > kSlack * links_[l].capacity_Bps;
+    for (LinkId l : f.shared) spare = spare && link_left_[l] > kSlack * capacity_[l];
     if (!spare)
-        for (LinkId l : f.route) link_left_[l] += delta;
+        for (LinkId l : f.shared) link_left_[l] += delta;
     return spare;
 }
 
@@ -108,6 +151,10 @@ Time FlowNetwork::completion(FlowId id) const {
 
 double FlowNetwork::load(LinkId l) const {
     double s = 0.0;
+    if (link_count_[l] > 0 && link_owner_[l] != kShared) {
+        for (std::uint32_t i = 0; i < link_count_[l]; ++i) s += flows_[link_owner_[l]].rate;  // as a list would sum
+        return s;
+    }
     for (FlowId id : link_flows_[l]) s += flows_[id].rate;
     return s;
 }
@@ -118,26 +165,27 @@ void FlowNetwork::collectComponent(const std::vector<FlowId>& seeds, const std::
     comp_links_.clear();
     std::vector<LinkId>& stack = stack_;
     stack.clear();
-    for (FlowId f : seeds) {
-        if (flow_mark_[f] == mark_) continue;
+    auto addFlow = [&](FlowId f) {
+        if (flow_mark_[f] == mark_) return;
         flow_mark_[f] = mark_;
         comp_flows_.push_back(f);
-        for (LinkId l : flows_[f].route) stack.push_back(l);
+        for (LinkId l : flows_[f].shared)
+            if (link_mark_[l] != mark_) stack.push_back(l);
+    };
+    for (FlowId f : seeds) addFlow(f);
+    // A seed link (a removed flow's) that is empty now joins nothing; one private to a flow brings that flow alone.
+    for (LinkId l : seed_links) {
+        if (link_count_[l] == 0) continue;
+        if (link_owner_[l] != kShared) addFlow(link_owner_[l]);
+        else stack.push_back(l);
     }
-    for (LinkId l : seed_links) stack.push_back(l);
     while (!stack.empty()) {
         LinkId l = stack.back();
         stack.pop_back();
         if (link_mark_[l] == mark_) continue;
         link_mark_[l] = mark_;
         comp_links_.push_back(l);
-        for (FlowId f : link_flows_[l]) {
-            if (flow_mark_[f] == mark_) continue;
-            flow_mark_[f] = mark_;
-            comp_flows_.push_back(f);
-            for (LinkId l2 : flows_[f].route)
-                if (link_mark_[l2] != mark_) stack.push_back(l2);
-        }
+        for (FlowId f : link_flows_[l]) addFlow(f);
     }
     // Fixed order, so the arithmetic (and thus every rate) is the same on every run.
     std::sort(comp_flows_.begin(), comp_flows_.end());
@@ -170,19 +218,19 @@ void FlowNetwork::reshare(Time now, const std::vector<FlowId>& seeds, const std:
         for (LinkId l : comp_links)
             if (link_unfrozen_[l] > 0) level = std::min(level, std::max(0.0, link_left_[l]) / link_unfrozen_[l]);
         for (FlowId f : comp_flows)
-            if (new_rate_[f] == kUnfrozen) level = std::min(level, flows_[f].cap);
+            if (new_rate_[f] == kUnfrozen) level = std::min(level, bound(f));
         const double tie = level * (1.0 + kTie);
 
         auto freeze = [&](FlowId f) {
             new_rate_[f] = level;
             --unfrozen;
-            for (LinkId l : flows_[f].route) {
+            for (LinkId l : flows_[f].shared) {
                 link_left_[l] -= level;
                 --link_unfrozen_[l];
             }
         };
         for (FlowId f : comp_flows)
-            if (new_rate_[f] == kUnfrozen && flows_[f].cap <= tie) freeze(f);
+            if (new_rate_[f] == kUnfrozen && bound(f) <= tie) freeze(f);
         for (LinkId l : comp_links) {
             if (link_unfrozen_[l] == 0) continue;
             if (std::max(0.0, link_left_[l]) / link_unfrozen_[l] > tie) continue;

@@ -21,6 +21,13 @@
 // moves that flow alone, without a refill (setCap; the rates are the refill's, the max-min solution being unique).
 // A route may name a link more than once: a flow standing for several identical ones (the symmetry reduction,
 // docs/performance.md) loads each link once per member that crosses it.
+// Private links: a link that one flow alone crosses (m times) constrains only that flow, m·r ≤ C, a bound of its own.
+// Such links are folded into the flow's bound (min C/m over them, the same number the filling would take as that
+// link's share) and left out of components, refills and setCap's shortcut, which then walk only the links a flow
+// shares: a merged flow of the symmetry reduction names O(GPUs) links, nearly all its own. A link becomes shared when
+// a second flow joins it and stays so until it empties; the rates are the max-min rates over every link
+// (FlowNetwork.RatesAreTheMaxMinOfEveryLink).
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -62,6 +69,8 @@ public:
 private:
     struct Flow {
         Route route;
+        Route shared;  // the route's links that other flows cross too (each as often as in the route)
+        double private_bound = 0.0;  // min C/m over the links it alone crosses (m times); infinite for none
         double remaining = 0.0;
         double rate = 0.0;
         double cap = 0.0;
@@ -81,11 +90,19 @@ private:
     // The connected component of one flow, from the kept ones or collected (and kept).
     const Component& componentOf(FlowId f);
     void setRate(Time now, FlowId id, double r);
+    // The bound the filling sees: the flow's own, or its private links' if lower.
+    double bound(FlowId id) const { return std::min(flows_[id].cap, flows_[id].private_bound); }
+    // Splits a new flow's route into its shared links and its private links' bound.
+    void split(FlowId id);
     // setCap's shortcut: whether the flow alone moves, to its new bound (and if so its links' spare capacity follows).
     bool capAlone(FlowId id, double cap_Bps);
 
     std::vector<Link> links_;
-    std::vector<std::vector<FlowId>> link_flows_;
+    std::vector<std::vector<FlowId>> link_flows_;  // a shared link's flows, once per entry (empty for a private link)
+    static constexpr FlowId kShared = ~FlowId{0};
+    std::vector<FlowId> link_owner_;          // a non-empty link's only flow, or kShared
+    std::vector<std::uint32_t> link_count_;   // the routes' entries on each link (link_flows_ lists a shared link's)
+    std::vector<double> capacity_;            // links_[l].capacity_Bps, dense
     std::vector<Flow> flows_;
     std::vector<FlowId> free_;
     std::vector<FlowId> changed_;

@@ -197,7 +197,9 @@ ClusterGraph cluster(const NodeTemplate& node, int nodes, const NetworkSpec& net
         if (node.vertices[i].kind == VertexKind::gpu) gpu_vertex.push_back(static_cast<int>(i));
 
     std::vector<std::vector<VertexId>> nic_of(static_cast<std::size_t>(nodes));  // [node][rail]
+    ClusterTiling tiling;
     for (int n = 0; n < nodes; ++n) {
+        tiling.node_first.push_back(static_cast<VertexId>(g.vertexCount()));
         std::vector<std::optional<VertexId>> placed(node.vertices.size());
         int local = 0;
         for (std::size_t i = 0; i < node.vertices.size(); ++i) {
@@ -229,6 +231,7 @@ ClusterGraph cluster(const NodeTemplate& node, int nodes, const NetworkSpec& net
         }
     }
     if (nodes == 1) return g;
+    tiling.node_vertices = g.vertexCount() / static_cast<std::size_t>(nodes);
 
     // Rail-optimized two-level fat tree.
     const int units = (nodes + kNodesPerScalableUnit - 1) / kNodesPerScalableUnit;
@@ -250,6 +253,11 @@ ClusterGraph cluster(const NodeTemplate& node, int nodes, const NetworkSpec& net
                     g.addDuplex(leaf[u][k], spine[s], LinkKind::network, uplink_Bps, kNetworkHop);
         }
     }
+    // Every node a copy of the first, units alike: routes repeat (ClusterGraph.hpp, "Shifted routes").
+    tiling.nodes_per_unit = kNodesPerScalableUnit;
+    tiling.gpus_per_node = used;
+    tiling.leaf = std::move(leaf);
+    g.setTiling(std::move(tiling));
     return g;
 }
 

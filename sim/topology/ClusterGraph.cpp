@@ -26,6 +26,11 @@ namespace {
 constexpr std::int64_t kHopScale = 1024;
 constexpr std::size_t kDistanceCacheBytes = std::size_t{256} << 20;
 constexpr std::int64_t kUnreached = std::numeric_limits<std::int64_t>::max();
+constexpr LinkId kAmbiguous = std::numeric_limits<LinkId>::max();
+
+std::uint64_t vertexPair(VertexId from, VertexId to) {
+    return (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint64_t>(to);
+}
 
 constexpr std::string_view kVertexKindNames[] = {"gpu", "nvswitch", "pcie_switch", "cpu",
                                                  "nic", "leaf",     "spine",       "storage"};
@@ -56,6 +61,9 @@ struct ClusterGraph::Caches {
     std::unordered_map<std::uint64_t, std::vector<PathShare>> routes;    // per (src, dst) rank pair
     std::vector<std::int64_t> partial;                                   // distancesUntil's, kUnreached between uses
     std::vector<VertexId> touched;                                       // the entries of `partial` set
+    // Shifted routes: the ECMP choices of each canonical pair's walk, and every link by its (from, to) vertices.
+    std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> choices;
+    std::unordered_map<std::uint64_t, LinkId> link_of;                   // kAmbiguous for parallel links
 };
 
 ClusterGraph::ClusterGraph() : caches_(std::make_unique<Caches>()) {}
@@ -69,6 +77,11 @@ void ClusterGraph::invalidate() {
     caches_->dist.clear();
     caches_->route.clear();
     caches_->routes.clear();
+    caches_->choices.clear();
+    caches_->link_of.clear();
+    tiling_ = ClusterTiling{};
+    leaf_unit_.clear();
+    leaf_rail_.clear();
 }
 
 VertexId ClusterGraph::addVertex(VertexKind kind, std::string name, std::optional<int> node) {
@@ -247,7 +260,7 @@ std::vector<PathShare> ClusterGraph::walk(VertexId from, VertexId to, std::uint6
 }
 
 std::vector<PathShare> ClusterGraph::walk(const std::vector<std::int64_t>& dist, VertexId from, VertexId to,
-                                          std::uint64_t key, bool multipath) const {
+                                          std::uint64_t key, bool multipath, std::vector<std::uint32_t>* choices) const {
     if (from == to) return {PathShare{}};
     if (dist[from] == kUnreached)
         throw std::runtime_error(fmt::format("no route from {} to {}", g_[from].name, g_[to].name));
@@ -295,6 +308,7 @@ std::vector<PathShare> ClusterGraph::walk(const std::vector<std::int64_t>& dist,
                 }
                 return;
             }
+            if (choices && cand.size() > 1) choices->push_back(static_cast<std::uint32_t>(cand.size()));
             const auto e = cand[key % cand.size()];
             route.push_back(g_[e].link);
             at = boost::target(e, g_);
@@ -311,9 +325,95 @@ const Route& ClusterGraph::route(int src_rank, int dst_rank) const {
     std::lock_guard lock(caches_->mutex);
     auto it = caches_->route.find(id);
     if (it != caches_->route.end()) return it->second;
+    if (std::optional<Route> shifted = shiftedRoute(src_rank, dst_rank))
+        return caches_->route.emplace(id, std::move(*shifted)).first->second;
     const std::uint64_t key = static_cast<std::uint64_t>(src_rank) + static_cast<std::uint64_t>(dst_rank);
     auto paths = walk(distancesUntil(d, s), s, d, key, /*multipath=*/false);
     return caches_->route.emplace(id, std::move(paths.front().route)).first->second;
+}
+
+void ClusterGraph::setTiling(ClusterTiling t) {
+    std::lock_guard lock(caches_->mutex);
+    tiling_ = ClusterTiling{};
+    leaf_unit_.assign(vertexCount(), -1);
+    leaf_rail_.assign(vertexCount(), -1);
+    const std::size_t nodes = t.node_first.size();
+    bool ok = t.nodes_per_unit > 0 && t.gpus_per_node > 0 && nodes == static_cast<std::size_t>(nodes_) &&
+              gpus_.size() == nodes * static_cast<std::size_t>(t.gpus_per_node) &&
+              t.leaf.size() == (nodes + t.nodes_per_unit - 1) / static_cast<std::size_t>(t.nodes_per_unit);
+    for (std::size_t n = 0; ok && n < nodes; ++n)
+        for (std::size_t o = 0; ok && o < t.node_vertices; ++o) {
+            const VertexId v = t.node_first[n] + o, v0 = t.node_first[0] + o;
+            ok = v < vertexCount() && g_[v].node == static_cast<int>(n) && g_[v].kind == g_[v0].kind &&
+                 g_[v].local_gpu == g_[v0].local_gpu && boost::out_degree(v, g_) == boost::out_degree(v0, g_);
+        }
+    for (std::size_t u = 0; ok && u < t.leaf.size(); ++u)
+        for (std::size_t k = 0; ok && k < t.leaf[u].size(); ++k) {
+            const VertexId v = t.leaf[u][k];
+            ok = v < vertexCount() && g_[v].kind == VertexKind::leaf && t.leaf[u].size() == t.leaf[0].size();
+            if (ok) leaf_unit_[v] = static_cast<int>(u), leaf_rail_[v] = static_cast<int>(k);
+        }
+    if (!ok) {
+        leaf_unit_.clear();
+        leaf_rail_.clear();
+        return;
+    }
+    tiling_ = std::move(t);
+}
+
+std::optional<Route> ClusterGraph::shiftedRoute(int src_rank, int dst_rank) const {
+    const ClusterTiling& t = tiling_;
+    if (t.nodes_per_unit == 0) return std::nullopt;
+    const int G = t.gpus_per_node, per_unit = t.nodes_per_unit;
+    const int A = src_rank / G, B = dst_rank / G, uA = A / per_unit, uB = B / per_unit;
+    const int Ac = 0, Bc = A == B ? 0 : uA == uB ? 1 : per_unit, uAc = 0, uBc = Bc / per_unit;
+    const int sc = Ac * G + src_rank % G, dc = Bc * G + dst_rank % G;
+    if (sc == src_rank && dc == dst_rank) return std::nullopt;
+    // The canonical pair's route and its ECMP choices (searched once).
+    const std::uint64_t cid = static_cast<std::uint64_t>(sc) * gpus_.size() + static_cast<std::uint64_t>(dc);
+    auto ch = caches_->choices.find(cid);
+    if (ch == caches_->choices.end()) {
+        std::vector<std::uint32_t> choices;
+        const VertexId s = gpu(sc), d = gpu(dc);
+        auto paths = walk(distancesUntil(d, s), s, d, static_cast<std::uint64_t>(sc + dc), false, &choices);
+        caches_->route.emplace(cid, std::move(paths.front().route));
+        ch = caches_->choices.emplace(cid, std::move(choices)).first;
+    }
+    const std::int64_t dkey = std::int64_t{src_rank} + dst_rank - sc - dc;
+    for (std::uint32_t c : ch->second)
+        if (dkey % static_cast<std::int64_t>(c) != 0) return std::nullopt;
+    if (caches_->link_of.empty())
+        for (LinkId id = 0; id < ends_.size(); ++id) {
+            auto [it, fresh] = caches_->link_of.emplace(vertexPair(ends_[id].first, ends_[id].second), id);
+            if (!fresh) it->second = kAmbiguous;
+        }
+    // canonical → actual: node Ac's block onto A's, Bc's onto B's, unit uAc's leaves onto uA's, uBc's onto uB's.
+    auto image = [&](VertexId v) -> std::optional<VertexId> {
+        const VertexProps& p = g_[v];
+        if (p.node) {
+            if (*p.node == Ac) return t.node_first[A] + (v - t.node_first[Ac]);
+            if (*p.node == Bc) return t.node_first[B] + (v - t.node_first[Bc]);
+            return std::nullopt;
+        }
+        if (p.kind == VertexKind::leaf) {
+            const int u = leaf_unit_[v], k = leaf_rail_[v];
+            if (u == uAc) return t.leaf[uA][k];
+            if (u == uBc) return t.leaf[uB][k];
+            return std::nullopt;
+        }
+        return v;  // a spine
+    };
+    const Route& canonical = caches_->route.at(cid);
+    Route out;
+    out.reserve(canonical.size());
+    for (LinkId l : canonical) {
+        const auto from = image(ends_[l].first), to = image(ends_[l].second);
+        if (!from || !to) return std::nullopt;
+        const auto it = caches_->link_of.find(vertexPair(*from, *to));
+        if (it == caches_->link_of.end() || it->second == kAmbiguous) return std::nullopt;
+        out.push_back(it->second);
+    }
+    return out;
 }
 
 const std::vector<PathShare>& ClusterGraph::routes(int src_rank, int dst_rank) const {

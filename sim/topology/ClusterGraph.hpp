@@ -22,6 +22,16 @@
 //   boost::dijkstra_shortest_paths on a reverse_graph), a cached route() ~10-20 ns (shared 2-core machine).
 //   The caches are guarded by a mutex, so one graph may be shared by threads; a returned reference stays
 //   valid until the graph is next modified.
+//   Shifted routes (ClusterTiling, set by the fat-tree builder): the cluster repeats one node's vertex block, and
+//   every permutation of the nodes of a scalable unit, or of units, maps the graph's costs onto themselves. So the
+//   route between GPU (node A, local i) and (node B, local j) is, link for link, the image of one canonical pair's:
+//   (node 0, i) → (node 0, j) within a node, → (node 1, j) within a unit, → (the second unit's first node, j) across
+//   units; a route crosses no third node (leaf to NIC and NIC to port are fixed hops, 1.2 µs both ways against a
+//   spine's 0.6) and no third unit. The image is the search's own route when the ECMP choices agree: the canonical
+//   walk records the number of candidates at each hop where there was a choice, and the image is taken only where
+//   the two keys differ by a multiple of each (on HGX nodes of 8 GPUs, 8 spines: always); otherwise, or where a
+//   link has no image, the pair is searched. So the searches are at most three per ordered pair of local indices,
+//   not one per destination (Ecmp.ShiftedRoutesAreTheSearchsRoutes checks every pair against the search).
 //
 // NVSwitch fabrics (`routes`, multipath). A GPU stripes its NVLink traffic over all its links, and on an
 // HGX board those links go to several NVSwitch chips (H100/H200: 5+4+4+5 of 18 links over 4 chips; B200:
@@ -86,6 +96,17 @@ struct EdgeProps {
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexProps, EdgeProps>;
 using VertexId = Graph::vertex_descriptor;
 
+// The repetition of a fat-tree cluster (see "Shifted routes" above): ranks are node-major, `gpus_per_node` each;
+// node n's vertices are node_first[n] .. node_first[n] + node_vertices − 1, in the same order as node 0's; nodes
+// are grouped in units of `nodes_per_unit`, unit u's leaf of rail k is leaf[u][k]; every other vertex is a spine.
+struct ClusterTiling {
+    int nodes_per_unit = 0;  // 0: none (every pair searched)
+    int gpus_per_node = 0;
+    std::vector<VertexId> node_first;
+    std::size_t node_vertices = 0;
+    std::vector<std::vector<VertexId>> leaf;
+};
+
 // One part of a multipath transfer: the route and the fraction of the bytes sent along it.
 struct PathShare {
     Route route;
@@ -110,6 +131,10 @@ public:
     std::pair<LinkId, LinkId> addDuplex(VertexId a, VertexId b, LinkKind kind, double capacity_Bps, Time latency);
     // `nic` (line rate `line_rate_Bps`, one direction) serves the GPUs `ranks`.
     void attachNic(VertexId nic, const std::vector<int>& ranks, double line_rate_Bps);
+    // The cluster's repetition (the builder's, last: any later change to the graph clears it). A tiling that does not
+    // match the graph (a block that is not node 0's) is not kept.
+    void setTiling(ClusterTiling tiling);
+    bool tiled() const { return tiling_.nodes_per_unit > 0; }
     // A name for the whole graph ("hgx-h200 x 2"), shown by `stepsim topo`.
     void setName(std::string name) { name_ = std::move(name); }
 
@@ -173,8 +198,12 @@ private:
     // Distances to `dst`, exact for every vertex closer than `src` (a search stopped there; valid until the next call).
     const std::vector<std::int64_t>& distancesUntil(VertexId dst, VertexId src) const;  // caller holds the cache lock
     std::vector<PathShare> walk(VertexId from, VertexId to, std::uint64_t key, bool multipath) const;
+    // `choices`, when given, receives the number of candidates at each hop where the key chose among several.
     std::vector<PathShare> walk(const std::vector<std::int64_t>& dist, VertexId from, VertexId to, std::uint64_t key,
-                                bool multipath) const;
+                                bool multipath, std::vector<std::uint32_t>* choices = nullptr) const;
+    // The route of a pair as the image of its canonical pair's (see "Shifted routes"); none where it may not be
+    // (no tiling, the pair is canonical, the ECMP choices could differ, a link without image). Caller holds the lock.
+    std::optional<Route> shiftedRoute(int src_rank, int dst_rank) const;
     std::optional<VertexId> nearestOfKind(int rank, VertexKind kind) const;
     void invalidate();
 
@@ -187,6 +216,8 @@ private:
     int nodes_ = 0;
     std::vector<std::optional<VertexId>> nic_of_gpu_;
     std::vector<std::optional<double>> nic_bw_of_gpu_;  // the NIC's line rate / GPUs it serves
+    ClusterTiling tiling_;
+    std::vector<int> leaf_unit_, leaf_rail_;  // per vertex: a leaf's unit and rail (−1 elsewhere), from the tiling
     std::unique_ptr<Caches> caches_;
 };
 
