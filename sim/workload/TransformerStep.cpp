@@ -382,8 +382,10 @@ void TransformerStep::dropoutBackward(const std::string& name, double e) {
 // gradient (model_variants.py's qkv_separate step, results/validation/variants/NOTES.md).
 void TransformerStep::separateQkvBackward(int l) {
     const double Ts = double(t_.Ts), h = double(t_.h);
-    for (const auto& [x, out] : {std::pair{"attn.v", t_.kv * t_.d}, std::pair{"attn.k", t_.kv * t_.d},
-                                 std::pair{"attn.q", t_.heads * t_.d}}) {
+    for (const auto& projection : {std::pair{"attn.v", t_.kv * t_.d}, std::pair{"attn.k", t_.kv * t_.d},
+                                   std::pair{"attn.q", t_.heads * t_.d}}) {
+        const char* x = projection.first;  // (named, not a structured binding: the lambda below captures it)
+        const auto out = projection.second;
         // HF: the head-major gradient made token-major before the projection's GEMMs (transpose(1, 2) backward).
         if (t_.hf) inputMem(L(l, (std::string(x) + " grad contiguous").c_str()), 2 * c_.ce * double(t_.T) * double(out));
         linearBackward(L(l, x), out, t_.h, paramIndex(L(l, x) + ".weight"), [&] {
