@@ -9,6 +9,7 @@
 #include "sim/base/Files.hpp"
 #include "sim/base/InputError.hpp"
 #include "sim/base/OpsSupport.hpp"
+#include "sim/base/ParallelDims.hpp"
 #include "sim/base/TraceSupport.hpp"
 #include "sim/engine/Symmetry.hpp"
 #include "sim/net/Fabric.hpp"
@@ -449,7 +450,7 @@ void validateParallel(const YamlReader& r, Scenario& s) {
     atLeast("parallel.tp", p.tp, 1);
     atLeast("parallel.pp", p.pp, 1);
     const int world = c.worldSize();
-    if (world % (p.tp * p.pp) != 0)
+    if (world % parallelDims(p, world).modelParallel() != 0)
         r.fail(p.tp > 1 ? "parallel.tp" : "parallel.pp",
                fmt::format("tp*pp = {}*{} = {} must divide the world size {} (cluster.nodes*cluster.gpus_per_node)",
                            p.tp, p.pp, p.tp * p.pp, world));
