@@ -2,7 +2,9 @@
 // What is modelled: one table of the settings this version reads but does not build in the combination asked, each
 // a row (the key refused, the context in which it is refused, why, what would lift it). The loader refuses the first
 // row a scenario asks at that key's line (sim/scenario/ScenarioLoader.cpp); `expand` refuses it again for a Scenario
-// built in code (sim/workload/Expand.cpp). Nothing else refuses a combination: a key without effect is a warning.
+// built in code (sim/workload/Expand.cpp). Nothing else refuses a combination of settings: a key without effect is a
+// warning; what is refused elsewhere is bad input (a value out of range, a Hugging Face config's contents) or a
+// profile without the measurement a setting needs (CompileTransform.cpp, Expand.cpp's dropout).
 //
 // The rows are checked in the table's order; the first that applies is the refusal. A model read from a trace or an
 // op graph has its own rows of the same shape beside this table (TraceSupport.hpp, OpsSupport.hpp), checked before
@@ -165,6 +167,26 @@ inline std::vector<SupportRow> buildTable() {
          },
          "fsdp1, hsdp and ZeRO with tensor or pipeline parallelism (parallel.tp, parallel.pp)",
          "a 3D expansion over those strategies' schedules (Expand3d.cpp takes DDP and FSDP2)"},
+        {"compile.optimizer", "compile.enabled with training.optimizer_impl: fused",
+         [](S s) {
+             return s.compile.enabled && s.compile.optimizer && s.training.optimizer_impl == OptimizerImpl::fused;
+         },
+         "a compiled step of training.optimizer_impl: fused is not modelled (the compiled step measured is the foreach "
+         "one; fused AdamW is one kernel already)",
+         "a measurement of torch.compile over the fused optimizer step", true},
+        {"compile.optimizer", "compile.enabled with fp16 (GradScaler) or training.grad_clip_norm",
+         [](S s) {
+             return s.compile.enabled && s.compile.optimizer &&
+                    (s.training.compute_dtype == DType::fp16 || s.training.grad_clip_norm > 0.0);
+         },
+         "a compiled optimizer step beside GradScaler (fp16) or gradient clipping is not modelled (the compiled step "
+         "was measured alone)",
+         "a measurement of the compiled step with the scaler's or the clipping's kernels", true},
+        {"compile.optimizer", "compile.enabled with parallel.data: fsdp2",
+         [](S s) { return s.compile.enabled && s.compile.optimizer && s.parallel.data == DataParallel::fsdp2; },
+         "a compiled optimizer step over FSDP2's sharded (DTensor) parameters is not modelled (measured over plain "
+         "tensors)",
+         "a measurement of the compiled step over DTensor shards", true},
         {"compile.enabled", "parallel.data: fsdp1, hsdp, zero1-3",
          [](S s) { return s.compile.enabled && !ddp(s) && s.parallel.data != DataParallel::fsdp2; },
          "torch.compile with fsdp1, hsdp or ZeRO", "a measurement of compiled steps under those strategies"},
