@@ -79,9 +79,11 @@ inline const std::vector<KeyTest>& modelVariants() {
     return keys;
 }
 
-inline std::vector<SupportRow> buildTable() {
-    using S = const Scenario&;
-    std::vector<SupportRow> t = {
+using S = const Scenario&;
+
+// What the model and single values ask: a kernel sequence not captured, a model type, a value not built.
+inline std::vector<SupportRow> valueRows() {
+    return {
         {"model.implementation", "model.implementation: nanogpt",
          [](S s) { return s.model.implementation == ModelImplementation::nanogpt; },
          "nanogpt's kernel sequence is not modelled yet by this stepsim version (it is derived from a capture or a "
@@ -109,6 +111,12 @@ inline std::vector<SupportRow> buildTable() {
         {"fp8.enabled", "FP8 linears with training.compute_dtype: fp16",
          [](S s) { return fp8Training(s) && s.training.compute_dtype == DType::fp16; },
          "FP8 linears beside fp16 autocast (measured under bf16 only)", "a measurement of FP8 linears under fp16"},
+    };
+}
+
+// The sharded strategies' options and dtypes, tied embeddings across stages.
+inline std::vector<SupportRow> shardingRows() {
+    return {
         {"fsdp.backward_prefetch", "parallel.data: fsdp2",
          [](S s) {
              return s.parallel.data == DataParallel::fsdp2 && s.fsdp.backward_prefetch == BackwardPrefetch::post;
@@ -135,6 +143,11 @@ inline std::vector<SupportRow> buildTable() {
          "tied embeddings across pipeline stages (parallel.pp > 1)",
          "the first and last stages' all-reduce of the shared embedding's gradient"},
     };
+}
+
+// DDP's options and the model variants, each key under tensor or pipeline parallelism and under torch.compile.
+inline std::vector<SupportRow> optionRows() {
+    std::vector<SupportRow> t;
     for (const KeyTest& k : ddpOptions()) {
         t.push_back({k.key, "parallel.data: ddp with parallel.tp or parallel.pp > 1",
                      [k](S s) { return ddp(s) && k.on(s) && parallel3d(s); },
@@ -148,7 +161,12 @@ inline std::vector<SupportRow> buildTable() {
         t.push_back({k.key, "parallel.tp > 1", [k](S s) { return k.on(s) && s.parallel.tp > 1; },
                      std::string(k.key) + " with tensor parallelism (parallel.tp > 1)",
                      "the variant's kernels with each linear split over the TP ranks (docs/variants.md)"});
-    const std::vector<SupportRow> rest = {
+    return t;
+}
+
+// Tensor and pipeline parallelism, torch.compile and the strategies beside each other.
+inline std::vector<SupportRow> combinationRows() {
+    return {
         {"compile.enabled", "parallel.tp or parallel.pp > 1", [](S s) { return parallel3d(s) && s.compile.enabled; },
          "torch.compile with tensor or pipeline parallelism", "compiled graphs per stage and around TP's collectives"},
         {"checkpoint.interval_steps", "parallel.tp or parallel.pp > 1",
@@ -198,7 +216,13 @@ inline std::vector<SupportRow> buildTable() {
          "an integer reshard_after_forward with tensor or pipeline parallelism",
          "the post-forward group laid out inside the data-parallel dimension"},
     };
-    t.insert(t.end(), rest.begin(), rest.end());
+}
+
+// The rows in the order they are checked.
+inline std::vector<SupportRow> buildTable() {
+    std::vector<SupportRow> t;
+    for (std::vector<SupportRow> (*part)() : {valueRows, shardingRows, optionRows, combinationRows})
+        for (SupportRow& r : part()) t.push_back(std::move(r));
     return t;
 }
 
