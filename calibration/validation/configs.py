@@ -269,7 +269,7 @@ CONFIGS = [
     _cfg("s1-l6-h2560-s2048-mb2-fp16", 1, 6, 2560, 20, 2048, 2, compute_dtype="fp16"),
     _cfg("s1-l16-h1792-s2048-mb2-swiglu", 1, 16, 1792, 14, 2048, 2, mlp="swiglu", norm="rmsnorm"),
     _cfg("s1-l10-h4096-s1024-mb4", 1, 10, 4096, 32, 1024, 4),
-    # torch.compile (issue 26): the whole model compiled with fullgraph=True, dynamic=False (seed case S1), the loss
+    # torch.compile (issue 26): the whole model compiled with fullgraph=True, dynamic=False, the loss
     # and the fused AdamW eager; each next to a measured eager row. Predicted and committed before they were measured
     # (results/validation/compile/)
     _cfg("s1-l12-h768-s1024-mb8-cdefault", 1, 12, 768, 12, 1024, 8, compile="default"),

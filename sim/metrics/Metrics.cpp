@@ -458,20 +458,14 @@ Histogram histogramOf(const std::vector<double>& v, int bins) {
     }
     return h;
 }
-}  // namespace
 
-Results aggregateSamples(const std::vector<Results>& samples) {
-    if (samples.empty()) throw std::invalid_argument("aggregateSamples: no samples");
-    if (samples.size() == 1) return samples.front();
-    const Results& f = samples.front();
-    for (const Results& s : samples)
-        if (s.per_rank.size() != f.per_rank.size() || s.per_step.size() != f.per_step.size())
-            throw std::invalid_argument("aggregateSamples: samples differ in ranks or steps");
+// The samples' means of the run's totals (step time, throughput, busy and overlap, collectives, memory, the pipeline
+// bubble, the clock); the input pipeline's step classes and the link series the first sample's, checkpoint times the
+// mean.
+void meanTotals(Results& out, const std::vector<Results>& samples) {
     const auto mean = [&](auto field) {
         return meanOf(samples, [&](const Results& s) { return std::invoke(field, s); });
     };
-
-    Results out;
     out.samples = static_cast<int>(samples.size());
     out.step_time_ms = mean(&Results::step_time_ms);
     out.tokens_per_s = mean(&Results::tokens_per_s);
@@ -514,8 +508,11 @@ Results aggregateSamples(const std::vector<Results>& samples) {
         out.checkpoint->ms_per_step = mean([](const Results& s) { return s.checkpoint ? s.checkpoint->ms_per_step : 0.0; });
         out.checkpoint->write_ms = mean([](const Results& s) { return s.checkpoint ? s.checkpoint->write_ms : 0.0; });
     }
+}
 
-    // The breakdown's parts, each the mean over the samples (0 in a sample without it), in first-seen order.
+// The breakdown's parts, each the mean over the samples (0 in a sample without it), in first-seen order; the
+// samples' warnings, each once.
+void meanBreakdownAndWarnings(Results& out, const std::vector<Results>& samples) {
     for (const Results& s : samples)
         for (const BreakdownPart& p : s.breakdown_ms)
             if (std::none_of(out.breakdown_ms.begin(), out.breakdown_ms.end(),
@@ -530,7 +527,11 @@ Results aggregateSamples(const std::vector<Results>& samples) {
     for (const Results& s : samples)
         for (const std::string& w : s.warnings)
             if (seen.insert(w).second) out.warnings.push_back(w);
+}
 
+// Each rank's and each step's figures, the mean over the samples.
+void meanPerRankAndStep(Results& out, const std::vector<Results>& samples) {
+    const Results& f = samples.front();
     out.per_rank = f.per_rank;
     for (std::size_t i = 0; i < f.per_rank.size(); ++i) {
         RankResults& r = out.per_rank[i];
@@ -559,8 +560,11 @@ Results aggregateSamples(const std::vector<Results>& samples) {
         st.exposed_comm_ms = m(&StepResults::exposed_comm_ms);
         st.idle_ms = m(&StepResults::idle_ms);
     }
+}
 
-    // Each sample's own measured steps; the window the results name is the latest, the run's steps to steady the most.
+// Each sample's own measured steps: the window the results name is the latest, the run's steps to steady the most;
+// the noise band of the mean step, and the spread over the pooled measured steps.
+void sampleSpreads(Results& out, const std::vector<Results>& samples) {
     out.measured_from_step = 0;
     for (const Results& s : samples) {
         out.measured_from_step = std::max(out.measured_from_step, s.measured_from_step);
@@ -581,7 +585,7 @@ Results aggregateSamples(const std::vector<Results>& samples) {
             exposed.push_back(s.per_step[i].exposed_comm_ms);
             idle.push_back(s.per_step[i].idle_ms);
         }
-    if (times.empty()) return out;
+    if (times.empty()) return;
     const Spread t = spreadOf(times);
     out.step_time_ms_p50 = t.p50;
     out.step_time_ms_p90 = t.p90;
@@ -590,6 +594,22 @@ Results aggregateSamples(const std::vector<Results>& samples) {
     out.exposed_comm_ms_spread = spreadOf(exposed);
     out.idle_ms_spread = spreadOf(idle);
     out.step_time_ms_histogram = histogramOf(times, kHistogramBins);
+}
+
+}  // namespace
+
+Results aggregateSamples(const std::vector<Results>& samples) {
+    if (samples.empty()) throw std::invalid_argument("aggregateSamples: no samples");
+    if (samples.size() == 1) return samples.front();
+    const Results& f = samples.front();
+    for (const Results& s : samples)
+        if (s.per_rank.size() != f.per_rank.size() || s.per_step.size() != f.per_step.size())
+            throw std::invalid_argument("aggregateSamples: samples differ in ranks or steps");
+    Results out;
+    meanTotals(out, samples);
+    meanBreakdownAndWarnings(out, samples);
+    meanPerRankAndStep(out, samples);
+    sampleSpreads(out, samples);
     return out;
 }
 

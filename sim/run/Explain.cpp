@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/base/ParallelDims.hpp"
 #include "sim/run/Simulate.hpp"
 #include "sim/workload/Expand.hpp"
 
@@ -23,7 +24,7 @@ std::string explainDerived(const Scenario& sc, const HardwareProfile& profile) {
     if (w.tokens_per_step > 0)
         fmt::format_to(out, "#   model FLOPs per token: {:.4g} (6 N = {:.4g}; the rest attention)\n",
                        w.model_flops_per_step / w.tokens_per_step, 6.0 * e.params);
-    fmt::format_to(out, "#   world: {} GPUs = dp {} x tp {} x pp {} ({})\n", world, world / std::max(1, tp * pp), tp,
+    fmt::format_to(out, "#   world: {} GPUs = dp {} x tp {} x pp {} ({})\n", world, parallelDims(sc.parallel, world).dp, tp,
                    pp, sc.parallel.data == DataParallel::ddp ? "ddp" : "sharded data parallel");
     fmt::format_to(out, "#   tokens per step: {:.0f} per GPU, {:.0f} in all; samples {:.4g} per GPU\n",
                    w.tokens_per_step, w.tokens_per_step * world, w.samples_per_step);

@@ -19,6 +19,7 @@
 #include "sim/engine/Timeline.hpp"
 #include "sim/base/Scenario.hpp"
 #include "sim/workload/Expand.hpp"
+#include "sim/run/RunWarnings.hpp"
 
 namespace stepsim {
 
@@ -52,30 +53,11 @@ Fabric scenarioFabric(const Scenario& sc);
 // a hash of (seed, i) by std::seed_seq, so the samples of neighbouring seeds do not share runs.
 std::uint64_t sampleSeed(std::uint64_t seed, int sample);
 
-// The share of a step the host spends issuing kernels (metrics' hostIssueMs over the rank's step time, the largest
-// over ranks) from which a step counts as host-bound: read off the validation's table, where configurations under it
-// ran within a few percent of themselves from one machine start to another and most over it moved 10-67% with the
-// host's speed (docs/validation.md; a held-out round predicted before it ran split the same way).
-inline constexpr double kHostBoundShare = 0.75;
 
-// What would shorten a host-bound step of `sc`: torch.compile and CUDA graphs for an eager step, CUDA graphs
-// (reduce-overhead) for a compiled one without them, larger micro-batches for one under CUDA graphs.
-std::string launchAdvice(const Scenario& sc);
 // The memory model's estimate in the result's terms (Results.hpp's MemoryBreakdown: params, grads, optimizer,
 // activations, buffers), GiB; they sum to MemoryEstimate::peak().
 MemoryBreakdown memoryBreakdown(const MemoryEstimate& m);
 
-// The out-of-memory warning: the peak over the GPU's memory, the largest term and what shrinks it.
-std::string outOfMemoryWarning(double peak_gib, const MemoryBreakdown& breakdown, double gpu_gib);
-
-// The warning for a host-bound step (kHostBoundShare), or empty; with the step's range at a faster and a slower
-// host when there is one. `host_speed`: each rank's factor on its host costs (hostIssueMs). The host time the data
-// loader spends on the main thread (num_workers: 0) is named apart from the kernels' launches; `advice` ends the
-// warning (launchAdvice).
-std::string hostBoundWarning(const Workload& workload, const Results& results,
-                             const std::optional<std::pair<double, double>>& range = std::nullopt,
-                             const HostCostSpread& spread = {}, const std::vector<double>& host_speed = {},
-                             const std::string& advice = launchAdvice(Scenario{}));
 
 
 }  // namespace stepsim

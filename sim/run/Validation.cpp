@@ -152,6 +152,141 @@ EffectErrors scoreEffects(const std::vector<KnobEffect>& effects, Keep keep) {
     return e;
 }
 
+// A measured run's communication figures, the candidates the measured exposed comm and overlap come from.
+struct MeasuredComm {
+    // Candidate isolated profiles (the first run's, then each repeat's), each with its run's step.
+    struct Profile {
+        double step_ms, span_ms, exposed_ms, overlap;
+        bool cuda_only;
+    };
+    std::vector<Profile> profiles;
+    // Steady state (train_gpt.py --steady-steps: consecutive steps profiled unsynchronized, as the timed steps run):
+    // exposed comm and overlap ratio per step, from the first run and each repeat that has them, when the profiled
+    // steps ran within 10% of the run's timed step (the profiler's per-launch cost slows host-bound steps, and their
+    // overlap with them).
+    std::vector<double> steady_exposed, steady_overlap;
+};
+
+bool steadyTrusted(double profiled_ms, double timed_ms) {
+    return profiled_ms > 0 && std::abs(profiled_ms - timed_ms) <= 0.10 * timed_ms;
+}
+
+// The measured side of record `j` (line `line` of `file`): its id, the runs' step times and their spread, and `comm`.
+ValidationRow measuredRow(const nlohmann::json& j, const std::string& file, int line, MeasuredComm& comm) {
+    ValidationRow r;
+    r.id = need(j, "id", file, line).get<std::string>();
+    if (r.id.empty() || r.id.find('/') != std::string::npos)
+        throw inputError(file, line, "id", "expected a configuration id (a scenario's file stem), got '" + r.id + "'");
+    r.run_ms.push_back(
+        positiveMs(need(need(j, "step_time_ms", file, line), "median", file, line), file, line, "step_time_ms.median"));
+    if (j.contains("steady") && j["steady"].contains("exposed_comm_ms")) {
+        std::vector<double> steps = j["steady"].value("step_time_ms", std::vector<double>{});
+        if (!steps.empty() && steadyTrusted(median(steps), r.run_ms.front())) {
+            comm.steady_exposed.push_back(j["steady"].value("exposed_comm_ms", 0.0));
+            comm.steady_overlap.push_back(j["steady"].value("overlap_ratio", 0.0));
+        }
+    }
+    if (j.contains("profile") && j["profile"].contains("primary")) {
+        const nlohmann::json& p = j["profile"]["primary"];
+        comm.profiles.push_back({r.run_ms.front(), p.value("span_ms", 0.0), p.value("exposed_comm_ms", 0.0),
+                                 p.value("overlap_ratio", 0.0),
+                                 j["profile"].value("mode", std::string()).rfind("cuda only", 0) == 0});
+    }
+    if (j.contains("step_time_ms_repeats") && j["step_time_ms_repeats"].is_array())
+        for (const auto& rep : j["step_time_ms_repeats"]) {
+            r.run_ms.push_back(positiveMs(need(rep, "median", file, line), file, line, "step_time_ms_repeats[].median"));
+            if (rep.contains("steady_exposed_comm_ms") && steadyTrusted(rep.value("steady_step_ms", 0.0), r.run_ms.back())) {
+                comm.steady_exposed.push_back(rep.value("steady_exposed_comm_ms", 0.0));
+                comm.steady_overlap.push_back(rep.value("steady_overlap_ratio", 0.0));
+            }
+            if (rep.contains("span_ms") && rep["span_ms"].is_number())
+                comm.profiles.push_back({r.run_ms.back(), rep.value("span_ms", 0.0), rep.value("exposed_comm_ms", 0.0),
+                                         rep.value("overlap_ratio", 0.0),
+                                         rep.value("profile_mode", std::string()).rfind("cuda only", 0) == 0});
+        }
+    r.measured_ms = median(r.run_ms);
+    const auto [lo, hi] = std::minmax_element(r.run_ms.begin(), r.run_ms.end());
+    r.run_spread_pct = 100.0 * (*hi - *lo) / r.measured_ms;
+    r.reproducible = r.run_ms.size() >= 2 && r.run_spread_pct <= kReproducibleSpreadPct;
+    return r;
+}
+
+// The measured exposed comm and overlap of a multi-GPU row: the steady state's median when any run has it, else one
+// isolated profiled step, the first within 10% of its run's step, CUDA-only preferred.
+void measuredCommFigures(ValidationRow& r, const MeasuredComm& comm) {
+    if (r.gpus > 1 && !comm.steady_exposed.empty()) {
+        r.steady_runs = static_cast<int>(comm.steady_exposed.size());
+        r.comm_trusted = true;
+        r.measured_exposed_ms = median(comm.steady_exposed);
+        r.measured_overlap = median(comm.steady_overlap);
+    } else if (r.gpus > 1 && !comm.profiles.empty()) {
+        auto trusted = [](const MeasuredComm::Profile& c) {
+            return c.span_ms > 0 && std::abs(c.span_ms - c.step_ms) <= 0.10 * c.step_ms;
+        };
+        const MeasuredComm::Profile* use = &comm.profiles.front();
+        for (const MeasuredComm::Profile& c : comm.profiles)
+            if (trusted(c) && (!trusted(*use) || (c.cuda_only && !use->cuda_only))) use = &c;
+        r.comm_trusted = trusted(*use);
+        r.measured_exposed_ms = use->exposed_ms;
+        r.measured_overlap = use->overlap;
+    }
+}
+
+// Row `r`'s prediction: its scenario (scenario_dir/ID.yaml, on `profile` when one is given) simulated. Returns the
+// scenario's settings, for the what-if pairs.
+std::map<std::string, std::string> predictRow(ValidationRow& r, const MeasuredComm& comm,
+                                              const std::filesystem::path& scenario_dir, const std::string& profile) {
+    const std::filesystem::path scenario = scenario_dir / (r.id + ".yaml");
+    std::vector<std::string> overrides;
+    if (!profile.empty()) overrides.push_back("cluster.profile=" + profile);
+    const Scenario sc = loadScenario(scenario, overrides);
+    r.gpus = sc.cluster.worldSize();
+    std::map<std::string, std::string> settings = scenarioSettings(sc);
+    const Simulation sim = simulate(sc, resolveProfile(sc.cluster, scenario.string()));
+    r.predicted_ms = sim.results.step_time_ms;
+    r.host_bound = sim.host_bound;
+    if (r.host_bound) r.host_range_ms = sim.host_range_ms;
+    r.error_pct = 100.0 * (r.predicted_ms - r.measured_ms) / r.measured_ms;
+    measuredCommFigures(r, comm);
+    if (r.measured_exposed_ms) {
+        r.predicted_exposed_ms = sim.results.exposed_comm_ms;
+        r.predicted_overlap = sim.results.overlap_ratio;
+    }
+    return settings;
+}
+
+// The table's scores over its rows: step time over all, the reproducible, the irreproducible, the GPU- and
+// host-bound rows; the host's range; the what-if pairs of rows that differ in one setting, over all and by setting.
+void scoreTable(ValidationTable& t, const std::vector<std::map<std::string, std::string>>& settings) {
+    const StepErrors all = score(t.rows, [](const ValidationRow&) { return true; });
+    t.median_abs_error_pct = all.median_abs_error_pct;
+    t.worst_abs_error_pct = all.worst_abs_error_pct;
+    t.worst_id = all.worst_id;
+    t.exposed_scored = all.exposed_scored;
+    t.exposed_within_20pct = all.exposed_within_20pct;
+    t.exposed_median_abs_error_ms = all.exposed_median_abs_error_ms;
+    t.reproducible = score(t.rows, [](const ValidationRow& r) { return r.reproducible; });
+    t.irreproducible = score(t.rows, [](const ValidationRow& r) { return !r.reproducible; });
+    t.gpu_bound = score(t.rows, [](const ValidationRow& r) { return !r.host_bound; });
+    t.host_bound = score(t.rows, [](const ValidationRow& r) { return r.host_bound; });
+    for (const ValidationRow& r : t.rows) {
+        if (!r.reproducible) t.irreproducible_max_spread_pct = std::max(t.irreproducible_max_spread_pct, r.run_spread_pct);
+        countRangeRuns(r, t.host_range_runs, t.host_range_runs_within);
+    }
+    t.effects = knobEffects(t.rows, settings);
+    t.effects_all = scoreEffects(t.effects, [](const KnobEffect&) { return true; });
+    t.effects_reproducible = scoreEffects(t.effects, [](const KnobEffect& k) { return k.reproducible; });
+    for (std::size_t i = 0; i < t.effects.size(); ++i) {  // sorted by setting: each setting once
+        const std::string& setting = t.effects[i].setting;
+        if (i > 0 && t.effects[i - 1].setting == setting) continue;
+        const EffectErrors every = scoreEffects(t.effects, [&](const KnobEffect& k) { return k.setting == setting; });
+        const EffectErrors rep =
+            scoreEffects(t.effects, [&](const KnobEffect& k) { return k.setting == setting && k.reproducible; });
+        t.effects_by_setting.push_back(
+            {setting, every.pairs, rep.pairs, every.median_abs_error_pct, rep.median_abs_error_pct});
+    }
+}
+
 }  // namespace
 
 ValidationTable validate(const std::filesystem::path& measured_jsonl, const std::filesystem::path& scenario_dir,
@@ -177,119 +312,16 @@ ValidationTable validate(const std::filesystem::path& measured_jsonl, const std:
         // A value of the wrong JSON type anywhere in the record is bad input, named with its line.
         try {
             if (j.value("status", std::string("ok")) != "ok") continue;
-            ValidationRow r;
-            r.id = need(j, "id", file, line).get<std::string>();
-            if (r.id.empty() || r.id.find('/') != std::string::npos)
-                throw inputError(file, line, "id", "expected a configuration id (a scenario's file stem), got '" + r.id + "'");
-            r.run_ms.push_back(positiveMs(need(need(j, "step_time_ms", file, line), "median", file, line), file, line,
-                                          "step_time_ms.median"));
-            // Comm figures: candidate profiles (the first run's, then each repeat's), each with its run's step.
-            struct CommProfile {
-                double step_ms, span_ms, exposed_ms, overlap;
-                bool cuda_only;
-            };
-            std::vector<CommProfile> profiles;
-            // Steady state (train_gpt.py --steady-steps: consecutive steps profiled unsynchronized, as the timed steps
-            // run): exposed comm and overlap ratio per step, from the first run and each repeat that has them, when the
-            // profiled steps ran within 10% of the run's timed step (the profiler's per-launch cost slows host-bound
-            // steps, and their overlap with them).
-            std::vector<double> steady_exposed, steady_overlap;
-            auto steadyTrusted = [](double profiled_ms, double timed_ms) {
-                return profiled_ms > 0 && std::abs(profiled_ms - timed_ms) <= 0.10 * timed_ms;
-            };
-            if (j.contains("steady") && j["steady"].contains("exposed_comm_ms")) {
-                std::vector<double> steps = j["steady"].value("step_time_ms", std::vector<double>{});
-                if (!steps.empty() && steadyTrusted(median(steps), r.run_ms.front())) {
-                    steady_exposed.push_back(j["steady"].value("exposed_comm_ms", 0.0));
-                    steady_overlap.push_back(j["steady"].value("overlap_ratio", 0.0));
-                }
-            }
-            if (j.contains("profile") && j["profile"].contains("primary")) {
-                const nlohmann::json& p = j["profile"]["primary"];
-                profiles.push_back({r.run_ms.front(), p.value("span_ms", 0.0), p.value("exposed_comm_ms", 0.0),
-                                    p.value("overlap_ratio", 0.0),
-                                    j["profile"].value("mode", std::string()).rfind("cuda only", 0) == 0});
-            }
-            if (j.contains("step_time_ms_repeats") && j["step_time_ms_repeats"].is_array())
-                for (const auto& rep : j["step_time_ms_repeats"]) {
-                    r.run_ms.push_back(positiveMs(need(rep, "median", file, line), file, line, "step_time_ms_repeats[].median"));
-                    if (rep.contains("steady_exposed_comm_ms") && steadyTrusted(rep.value("steady_step_ms", 0.0), r.run_ms.back())) {
-                        steady_exposed.push_back(rep.value("steady_exposed_comm_ms", 0.0));
-                        steady_overlap.push_back(rep.value("steady_overlap_ratio", 0.0));
-                    }
-                    if (rep.contains("span_ms") && rep["span_ms"].is_number())
-                        profiles.push_back({r.run_ms.back(), rep.value("span_ms", 0.0), rep.value("exposed_comm_ms", 0.0),
-                                            rep.value("overlap_ratio", 0.0),
-                                            rep.value("profile_mode", std::string()).rfind("cuda only", 0) == 0});
-                }
-            r.measured_ms = median(r.run_ms);
-            const auto [lo, hi] = std::minmax_element(r.run_ms.begin(), r.run_ms.end());
-            r.run_spread_pct = 100.0 * (*hi - *lo) / r.measured_ms;
-            r.reproducible = r.run_ms.size() >= 2 && r.run_spread_pct <= kReproducibleSpreadPct;
-            const std::filesystem::path scenario = scenario_dir / (r.id + ".yaml");
-            std::vector<std::string> overrides;
-            if (!profile.empty()) overrides.push_back("cluster.profile=" + profile);
-            const Scenario sc = loadScenario(scenario, overrides);
-            r.gpus = sc.cluster.worldSize();
-            settings.push_back(scenarioSettings(sc));
-            const Simulation sim = simulate(sc, resolveProfile(sc.cluster, scenario.string()));
-            r.predicted_ms = sim.results.step_time_ms;
-            r.host_bound = sim.host_bound;
-            if (r.host_bound) r.host_range_ms = sim.host_range_ms;
-            r.error_pct = 100.0 * (r.predicted_ms - r.measured_ms) / r.measured_ms;
-            if (r.gpus > 1 && !steady_exposed.empty()) {
-                r.steady_runs = static_cast<int>(steady_exposed.size());
-                r.comm_trusted = true;
-                r.measured_exposed_ms = median(steady_exposed);
-                r.measured_overlap = median(steady_overlap);
-            } else if (r.gpus > 1 && !profiles.empty()) {
-                // One isolated profiled step: the first within 10% of its run's step, CUDA-only preferred.
-                auto trusted = [](const CommProfile& c) {
-                    return c.span_ms > 0 && std::abs(c.span_ms - c.step_ms) <= 0.10 * c.step_ms;
-                };
-                const CommProfile* use = &profiles.front();
-                for (const CommProfile& c : profiles)
-                    if (trusted(c) && (!trusted(*use) || (c.cuda_only && !use->cuda_only))) use = &c;
-                r.comm_trusted = trusted(*use);
-                r.measured_exposed_ms = use->exposed_ms;
-                r.measured_overlap = use->overlap;
-            }
-            if (r.measured_exposed_ms) {
-                r.predicted_exposed_ms = sim.results.exposed_comm_ms;
-                r.predicted_overlap = sim.results.overlap_ratio;
-            }
+            MeasuredComm comm;
+            ValidationRow r = measuredRow(j, file, line, comm);
+            settings.push_back(predictRow(r, comm, scenario_dir, profile));
             t.rows.push_back(std::move(r));
         } catch (const nlohmann::json::exception& e) {
             throw inputError(file, line, "", std::string("a value of the wrong type in this measured record: ") + e.what());
         }
     }
     if (t.rows.empty()) throw inputError(file, 0, "", "no measured runs with status ok");
-    const StepErrors all = score(t.rows, [](const ValidationRow&) { return true; });
-    t.median_abs_error_pct = all.median_abs_error_pct;
-    t.worst_abs_error_pct = all.worst_abs_error_pct;
-    t.worst_id = all.worst_id;
-    t.exposed_scored = all.exposed_scored;
-    t.exposed_within_20pct = all.exposed_within_20pct;
-    t.exposed_median_abs_error_ms = all.exposed_median_abs_error_ms;
-    t.reproducible = score(t.rows, [](const ValidationRow& r) { return r.reproducible; });
-    t.irreproducible = score(t.rows, [](const ValidationRow& r) { return !r.reproducible; });
-    t.gpu_bound = score(t.rows, [](const ValidationRow& r) { return !r.host_bound; });
-    t.host_bound = score(t.rows, [](const ValidationRow& r) { return r.host_bound; });
-    for (const ValidationRow& r : t.rows) {
-        if (!r.reproducible) t.irreproducible_max_spread_pct = std::max(t.irreproducible_max_spread_pct, r.run_spread_pct);
-        countRangeRuns(r, t.host_range_runs, t.host_range_runs_within);
-    }
-    t.effects = knobEffects(t.rows, settings);
-    t.effects_all = scoreEffects(t.effects, [](const KnobEffect&) { return true; });
-    t.effects_reproducible = scoreEffects(t.effects, [](const KnobEffect& k) { return k.reproducible; });
-    for (std::size_t i = 0; i < t.effects.size(); ++i) {  // sorted by setting: each setting once
-        const std::string& setting = t.effects[i].setting;
-        if (i > 0 && t.effects[i - 1].setting == setting) continue;
-        const EffectErrors all = scoreEffects(t.effects, [&](const KnobEffect& k) { return k.setting == setting; });
-        const EffectErrors rep =
-            scoreEffects(t.effects, [&](const KnobEffect& k) { return k.setting == setting && k.reproducible; });
-        t.effects_by_setting.push_back({setting, all.pairs, rep.pairs, all.median_abs_error_pct, rep.median_abs_error_pct});
-    }
+    scoreTable(t, settings);
     return t;
 }
 
@@ -356,7 +388,10 @@ void addHeldout(ValidationTable& t, const std::filesystem::path& predictions) {
     t.heldout_host_bound = score(rows, [](const ValidationRow& r) { return r.host_bound; });
 }
 
-std::string toMarkdown(const ValidationTable& t) {
+namespace {
+
+// The table's rows and the step-time and communication scores over them, with the marks' legend.
+std::string markdownRows(const ValidationTable& t) {
     std::string s = fmt::format("Predictions with profile `{}` against {} measured configurations.\n\n", t.profile,
                                 t.rows.size());
     s += "| configuration | GPUs | measured step (ms) | predicted (ms) | error | exposed comm measured / predicted (ms) "
@@ -421,38 +456,50 @@ std::string toMarkdown(const ValidationTable& t) {
          "profiled step's.\n";
     s += "† the profiled step ran more than 10% longer than the timed step (profiler overhead on a host-bound step): "
          "its measured communication figures are inflated and not used as a reference.\n";
-    if (!t.heldout.empty()) {
-        s += fmt::format("\nHeld out: {} configurations predicted and committed before they first ran, scored as they were "
-                         "predicted then (this build's prediction beside).\n\n",
-                         t.heldout.size());
-        s += "| round | configuration | predicted then (ms) | measured (ms) | error | predicted now (ms) |\n"
-             "|---|---|---|---|---|---|\n";
-        for (const HeldoutRow& h : t.heldout) {
-            std::string then = fmt::format("{:.2f}{}", h.row.predicted_ms, h.row.host_bound ? " h" : "");
-            if (h.row.host_range_ms)
-                then += fmt::format(" [{:.1f}–{:.1f}]", h.row.host_range_ms->first, h.row.host_range_ms->second);
-            s += fmt::format("| {} | {} | {} | {:.2f}{} | {:+.1f}% | {:.2f} |\n", h.round, h.row.id, then,
-                             h.row.measured_ms, h.row.reproducible ? "" : " §", h.row.error_pct, h.predicted_now_ms);
-        }
-        s += "\n";
-        for (const auto& [e, what] : {std::pair{&t.heldout_all, "held-out configurations, as predicted before they ran"},
-                                      std::pair{&t.heldout_gpu_bound, "the prediction then called GPU-bound"},
-                                      std::pair{&t.heldout_host_bound, "it called host-bound"}})
-            if (e->rows > 0)
-                s += fmt::format("On the {} {}: median |error| {:.1f}%, worst {:.1f}% ({}); exposed communication within "
-                                 "20% on {} of {}.\n",
-                                 e->rows, what, e->median_abs_error_pct, e->worst_abs_error_pct, e->worst_id,
-                                 e->exposed_within_20pct, e->exposed_scored);
-        if (t.heldout_host_range_runs > 0)
-            s += fmt::format("Of the runs of those called host-bound with a range, {} of {} took a median step within "
-                             "it.\n",
-                             t.heldout_host_range_runs_within, t.heldout_host_range_runs);
-        if (!t.heldout_waiting.empty()) {
-            s += fmt::format("Not measured yet ({}):", t.heldout_waiting.size());
-            for (const std::string& w : t.heldout_waiting) s += " " + w;
-            s += ".\n";
-        }
+    return s;
+}
+
+// The held-out rounds: each configuration as predicted before it ran, and the scores; empty without rounds.
+std::string markdownHeldout(const ValidationTable& t) {
+    std::string s;
+    if (t.heldout.empty()) return s;
+    s += fmt::format("\nHeld out: {} configurations predicted and committed before they first ran, scored as they were "
+                     "predicted then (this build's prediction beside).\n\n",
+                     t.heldout.size());
+    s += "| round | configuration | predicted then (ms) | measured (ms) | error | predicted now (ms) |\n"
+         "|---|---|---|---|---|---|\n";
+    for (const HeldoutRow& h : t.heldout) {
+        std::string then = fmt::format("{:.2f}{}", h.row.predicted_ms, h.row.host_bound ? " h" : "");
+        if (h.row.host_range_ms)
+            then += fmt::format(" [{:.1f}–{:.1f}]", h.row.host_range_ms->first, h.row.host_range_ms->second);
+        s += fmt::format("| {} | {} | {} | {:.2f}{} | {:+.1f}% | {:.2f} |\n", h.round, h.row.id, then,
+                         h.row.measured_ms, h.row.reproducible ? "" : " §", h.row.error_pct, h.predicted_now_ms);
     }
+    s += "\n";
+    for (const auto& [e, what] : {std::pair{&t.heldout_all, "held-out configurations, as predicted before they ran"},
+                                  std::pair{&t.heldout_gpu_bound, "the prediction then called GPU-bound"},
+                                  std::pair{&t.heldout_host_bound, "it called host-bound"}})
+        if (e->rows > 0)
+            s += fmt::format("On the {} {}: median |error| {:.1f}%, worst {:.1f}% ({}); exposed communication within "
+                             "20% on {} of {}.\n",
+                             e->rows, what, e->median_abs_error_pct, e->worst_abs_error_pct, e->worst_id,
+                             e->exposed_within_20pct, e->exposed_scored);
+    if (t.heldout_host_range_runs > 0)
+        s += fmt::format("Of the runs of those called host-bound with a range, {} of {} took a median step within "
+                         "it.\n",
+                         t.heldout_host_range_runs_within, t.heldout_host_range_runs);
+    if (!t.heldout_waiting.empty()) {
+        s += fmt::format("Not measured yet ({}):", t.heldout_waiting.size());
+        for (const std::string& w : t.heldout_waiting) s += " " + w;
+        s += ".\n";
+    }
+    return s;
+}
+
+// The what-if pairs: each pair's change measured and predicted, the scores over them and by setting; empty without
+// pairs.
+std::string markdownEffects(const ValidationTable& t) {
+    std::string s;
     if (t.effects.empty()) return s;
     s += fmt::format("\nWhat-if pairs: the {} pairs of configurations whose scenarios differ in one setting (or split "
                      "one global batch two ways between micro-batch and accumulation), and how much that changes the "
@@ -482,6 +529,15 @@ std::string toMarkdown(const ValidationTable& t) {
                          e.reproducible_pairs ? fmt::format("{:.1f}%", e.median_abs_error_pct_reproducible)
                                               : std::string("–"),
                          e.median_abs_error_pct);
+    return s;
+}
+
+}  // namespace
+
+std::string toMarkdown(const ValidationTable& t) {
+    std::string s = markdownRows(t);
+    s += markdownHeldout(t);
+    s += markdownEffects(t);
     return s;
 }
 

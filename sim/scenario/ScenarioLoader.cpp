@@ -9,6 +9,8 @@
 #include "sim/base/Files.hpp"
 #include "sim/base/InputError.hpp"
 #include "sim/base/OpsSupport.hpp"
+#include "sim/base/ParallelDims.hpp"
+#include "sim/base/Support.hpp"
 #include "sim/base/TraceSupport.hpp"
 #include "sim/engine/Symmetry.hpp"
 #include "sim/net/Fabric.hpp"
@@ -449,7 +451,7 @@ void validateParallel(const YamlReader& r, Scenario& s) {
     atLeast("parallel.tp", p.tp, 1);
     atLeast("parallel.pp", p.pp, 1);
     const int world = c.worldSize();
-    if (world % (p.tp * p.pp) != 0)
+    if (world % parallelDims(p, world).modelParallel() != 0)
         r.fail(p.tp > 1 ? "parallel.tp" : "parallel.pp",
                fmt::format("tp*pp = {}*{} = {} must divide the world size {} (cluster.nodes*cluster.gpus_per_node)",
                            p.tp, p.pp, p.tp * p.pp, world));
@@ -554,11 +556,6 @@ void validate(const YamlReader& r, Scenario& s) {
     if (m.fused_gate_up && !gatedMlp(m.mlp))
         r.fail("model.fused_gate_up", fmt::format("expected a gated MLP (model.mlp: swiglu or geglu), got mlp: {}",
                                                   toString(m.mlp)));
-    if (m.implementation == ModelImplementation::nanogpt || m.implementation == ModelImplementation::torchtitan)
-        r.fail("model.implementation",
-               fmt::format("{}'s kernel sequence is not modelled yet by this stepsim version (it is derived from a "
-                           "capture or a profiler trace of that code, and none is committed: docs/variants.md)",
-                           toString(m.implementation)));
     if (!(m.dropout >= 0.0 && m.dropout < 1.0))
         r.fail("model.dropout", fmt::format("expected a probability in [0, 1), got {}", m.dropout));
 
@@ -709,20 +706,11 @@ void checkShardingKeys(const YamlReader& r, Scenario& s) {
         noEffect(r, z.stage3_param_persistence_threshold, zd.stage3_param_persistence_threshold,
                  "zero.stage3_param_persistence_threshold", with);
     }
-    // DeepSpeed's bf16/fp16 modes keep fp32 master weights beside 16-bit parameters: not modelled.
-    if (zero && s.training.param_dtype != DType::fp32)
-        r.fail("training.param_dtype", "expected fp32 with parallel.data zero1-3 (DeepSpeed's bf16/fp16 modes, 16-bit "
-                                       "parameters with fp32 master weights, are not modelled yet by this stepsim "
-                                       "version; autocast computes in training.compute_dtype)");
 }
 
-// Values of modelled keys that this version does not model yet, refused at their line (every key of the schema is
-// read and modelled at some value; these are the values it does not build yet).
-void refuseUnmodelledValues(const YamlReader& r, Scenario& s) {
-    auto refuse = [&](const std::string& path, const std::string& what) {
-        r.fail(path, what + " is not modelled yet by this stepsim version");
-    };
-    if (s.nccl.algo == NcclAlgo::collnet) refuse("nccl.algo", "CollNet (NCCL's in-network reduction)");
+// The values of modelled keys that only some settings read or accept (a key without effect is a warning; what is not
+// modelled is sim/base/Support.hpp's, refuseUnmodelled below).
+void checkValuesAgainstSettings(const YamlReader& r, Scenario& s) {
     // NVLink SHARP runs in NVSwitch chips: a built-in node without them (pcie-8gpu) never runs it.
     if (const auto node = builtinNode(s.cluster.node); node && !node->hasNvSwitch()) {
         if (s.nccl.algo == NcclAlgo::nvls)
@@ -736,8 +724,6 @@ void refuseUnmodelledValues(const YamlReader& r, Scenario& s) {
     checkShardingKeys(r, s);
     // FP8 linears (fp8.enabled, or training.compute_dtype: fp8 which implies it): torchao's eager Float8Linear.
     const bool fp8 = fp8Training(s);
-    if (fp8 && s.training.compute_dtype == DType::fp16)
-        refuse("fp8.enabled", "FP8 linears beside fp16 autocast (measured under bf16 only)");
     Fp8Spec& f8 = s.fp8;
     if (!fp8) {
         const std::string off = "fp8.enabled: false (FP8 training off)";
@@ -758,68 +744,10 @@ void refuseUnmodelledValues(const YamlReader& r, Scenario& s) {
     checkCompileKeys(r, s.compile);
 }
 
-// The model keys away from the built-in GPT's way of writing it, each with whether the scenario sets it so.
-std::vector<std::pair<const char*, bool>> modelVariantKeys(const Scenario& s) {
-    const ModelSpec& m = s.model;
-    return {{"model.linear_bias", m.linear_bias},
-            {"model.qkv_bias", m.qkv_bias},
-            {"model.position_embedding", m.position_embedding == PositionEmbedding::rope},
-            {"model.qkv", m.qkv != QkvLayout::fused},
-            {"model.loss_dtype", m.loss_dtype != LossDtype::compute},
-            {"model.dropout", m.dropout > 0.0},
-            {"model.mlp", m.mlp == MlpKind::geglu},
-            {"model.head_dim", m.head_dim.has_value()},
-            {"model.fused_gate_up", m.fused_gate_up},
-            {"model.embedding_scale", m.embedding_scale},
-            {"model.implementation", m.implementation != ModelImplementation::stepsim}};
-}
-
-// Combinations of modelled settings that the workload does not build yet, refused at the key's line (the workload
-// keeps its own check, sim/workload/Expand.cpp, for scenarios built in code): FSDP2's options it has no schedule
-// for, tied embeddings across pipeline stages, and tensor or pipeline parallelism beside torch.compile, FP8 linears,
-// checkpoint I/O or the input pipeline.
-void refuseUnmodelledCombinations(const YamlReader& r, const Scenario& s) {
-    auto refuse = [&](const std::string& path, const std::string& what) {
-        r.fail(path, what + " is not modelled yet by this stepsim version");
-    };
-    if (s.parallel.data == DataParallel::fsdp2) {
-        if (s.fsdp.backward_prefetch == BackwardPrefetch::post)
-            refuse("fsdp.backward_prefetch", "backward_prefetch: post (FSDP1's BACKWARD_POST) with fsdp2");
-        if (s.fsdp.param_dtype == DType::fp8)
-            refuse("fsdp.param_dtype", "an fp8 MixedPrecisionPolicy dtype (FP8 all-gather)");
-        if (s.fsdp.reduce_dtype == DType::fp8)
-            refuse("fsdp.reduce_dtype", "an fp8 MixedPrecisionPolicy dtype (FP8 all-gather)");
-        // training.compute_dtype: fp8 computes every op but the linears in bf16 (sim/workload/Expand.cpp).
-        const DType compute = s.training.compute_dtype == DType::fp8 ? DType::bf16 : s.training.compute_dtype;
-        if (s.fsdp.param_dtype && *s.fsdp.param_dtype != DType::fp32 && *s.fsdp.param_dtype != compute)
-            r.fail("fsdp.param_dtype", "a 16-bit fsdp.param_dtype must equal training.compute_dtype (the step computes "
-                                       "in the dtype its parameters are gathered in)");
-    }
-    if (s.parallel.pp > 1 && s.model.tied_embeddings)
-        refuse("model.tied_embeddings", "tied embeddings across pipeline stages (parallel.pp > 1)");
-    const bool parallel3d = s.parallel.tp > 1 || s.parallel.pp > 1;
-    // DDP's options and the model variants are built for the eager, unsplit step they were measured on.
-    const DdpSpec& d = s.ddp;
-    for (const auto& [key, on] : {std::pair{"ddp.find_unused_parameters", d.find_unused_parameters},
-                                  std::pair{"ddp.static_graph", d.static_graph},
-                                  std::pair{"ddp.duplicate_gradients", d.duplicate_gradients > 0},
-                                  std::pair{"ddp.comm_hook", d.comm_hook == CommHook::powersgd}}) {
-        if (!on) continue;
-        if (parallel3d) refuse(key, std::string(key) + " with tensor or pipeline parallelism");
-        if (s.compile.enabled) refuse(key, std::string(key) + " under torch.compile");
-    }
-    // The model variants' kernels are built for a linear whole on each rank (docs/variants.md, "What is refused").
-    if (s.parallel.tp > 1)
-        for (const auto& [key, on] : modelVariantKeys(s))
-            if (on) refuse(key, std::string(key) + " with tensor parallelism (parallel.tp > 1)");
-    if (!parallel3d) return;
-    if (s.compile.enabled) refuse("compile.enabled", "torch.compile with tensor or pipeline parallelism");
-    if (s.checkpoint.interval_steps > 0)
-        refuse("checkpoint.interval_steps", "checkpoint I/O with tensor or pipeline parallelism");
-    if (s.data_loader.modelled) refuse("data_loader", "the input pipeline with tensor or pipeline parallelism");
-    if (fp8Training(s))
-        refuse(s.fp8.enabled ? "fp8.enabled" : "training.compute_dtype",
-               "FP8 training with tensor or pipeline parallelism");
+// What this version does not model in the combination asked (sim/base/Support.hpp's table, the same rows `expand`
+// checks for a Scenario built in code): the first row the scenario asks, refused at its key's line.
+void refuseUnmodelled(const YamlReader& r, const Scenario& s) {
+    if (const std::optional<Unmodelled> no = firstUnmodelled(s)) r.fail(no->key, no->message);
 }
 
 // Settings that change nothing where they are set, each a warning of the result and kept at its default
@@ -1154,8 +1082,8 @@ Scenario parseScenario(std::string_view yaml, const std::string& source, const s
         if (s.model.type == "trace") importModelTrace(reader, s);
         warnSettingsThatChangeNothing(reader, s);
         if (s.model.type == "ops") importModelOps(reader, s);
-        refuseUnmodelledValues(reader, s);
-        refuseUnmodelledCombinations(reader, s);
+        checkValuesAgainstSettings(reader, s);
+        refuseUnmodelled(reader, s);
         requireMatchingProfile(reader, s.cluster);
         checkLimits(reader, s);
     }

@@ -100,19 +100,16 @@ std::string kindList(bool vertices) {
     return s;
 }
 
-NodeTemplate parse(const YAML::Node& root, const std::string& source) {
-    TopologyReader r(source);
-    if (!root.IsMap()) r.fail(root, "", "expected a topology mapping (stepsim_topology: 1, name, vertices, links)");
-    r.onlyKeys(root, "", {"stepsim_topology", "name", "description", "vertices", "links"});
-    {
-        const auto v = r.require(root, "", "stepsim_topology");
-        if (r.integer(v, "stepsim_topology") != 1) r.fail(v, "stepsim_topology", "expected 1 (the schema version)");
-    }
-    NodeTemplate t;
-    t.source = source;
-    t.name = r.text(r.require(root, "", "name"), "name");
+// The index of the vertex node `n` names (at `key`), refused when there is none.
+int vertexIndex(TopologyReader& r, const std::map<std::string, int>& index, const YAML::Node& n, const std::string& key) {
+    const std::string name = r.text(n, key);
+    const auto it = index.find(name);
+    if (it == index.end()) r.fail(n, key, fmt::format("no vertex named \"{}\"", name));
+    return it->second;
+}
 
-    const auto vertices = r.require(root, "", "vertices");
+// The vertices (name, kind, a GPU's nic_port), each name's index in t.vertices.
+std::map<std::string, int> parseVertices(TopologyReader& r, const YAML::Node& vertices, NodeTemplate& t) {
     if (!vertices.IsSequence() || vertices.size() == 0)
         r.fail(vertices, "vertices", "expected a non-empty list of {name, kind}");
     std::map<std::string, int> index;
@@ -147,19 +144,16 @@ NodeTemplate parse(const YAML::Node& root, const std::string& source) {
         t.vertices.push_back(std::move(vertex));
     }
     if (t.gpuCount() == 0) r.fail(vertices, "vertices", "expected at least one vertex of kind gpu");
-    auto lookup = [&](const YAML::Node& n, const std::string& key) {
-        const std::string name = r.text(n, key);
-        const auto it = index.find(name);
-        if (it == index.end()) r.fail(n, key, fmt::format("no vertex named \"{}\"", name));
-        return it->second;
-    };
     for (const auto& ref : nic_ports) {
-        const int port = lookup(ref.node, ref.key);
+        const int port = vertexIndex(r, index, ref.node, ref.key);
         if (t.vertices[port].kind == VertexKind::gpu) r.fail(ref.node, ref.key, "expected a switch or CPU, not a GPU");
         t.vertices[static_cast<std::size_t>(ref.gpu)].nic_port = port;
     }
+    return index;
+}
 
-    const auto links = r.require(root, "", "links");
+// The links (from, to, kind, bandwidth per direction, count, latency) between the vertices of `index`.
+void parseLinks(TopologyReader& r, const YAML::Node& links, const std::map<std::string, int>& index, NodeTemplate& t) {
     if (!links.IsSequence()) r.fail(links, "links", "expected a list of {from, to, kind, bandwidth_GBps, latency_us}");
     for (std::size_t i = 0; i < links.size(); ++i) {
         const auto l = links[i];
@@ -168,9 +162,9 @@ NodeTemplate parse(const YAML::Node& root, const std::string& source) {
         r.onlyKeys(l, path, {"from", "to", "kind", "bandwidth_GBps", "count", "latency_us"});
         NodeTemplate::Duplex d;
         d.line = l.Mark().line + 1;
-        d.a = lookup(r.require(l, path, "from"), path + ".from");
+        d.a = vertexIndex(r, index, r.require(l, path, "from"), path + ".from");
         const auto to_node = r.require(l, path, "to");
-        d.b = lookup(to_node, path + ".to");
+        d.b = vertexIndex(r, index, to_node, path + ".to");
         if (d.a == d.b) r.fail(to_node, path + ".to", "a link needs two different vertices");
         const auto kind_node = r.require(l, path, "kind");
         const auto kind = linkKindFromString(r.text(kind_node, path + ".kind"));
@@ -198,8 +192,11 @@ NodeTemplate parse(const YAML::Node& root, const std::string& source) {
         d.latency = fromMicros(lat);
         t.links.push_back(d);
     }
-    // Every GPU reaches every other (a collective's flows need a route) and the host (copies): each GPU has a link,
-    // and the links join all the GPUs into one component.
+}
+
+// Every GPU reaches every other (a collective's flows need a route) and the host (copies): each GPU has a link,
+// and the links join all the GPUs into one component.
+void checkConnected(TopologyReader& r, const YAML::Node& vertices, const YAML::Node& links, const NodeTemplate& t) {
     if (t.links.empty())
         r.fail(links, "links", "expected at least one link: the GPUs need links to reach each other and the host");
     std::vector<int> component(t.vertices.size());
@@ -224,6 +221,26 @@ NodeTemplate parse(const YAML::Node& root, const std::string& source) {
                    fmt::format("GPU \"{}\" has no path to GPU \"{}\" over the links (every GPU must reach every other)",
                                v.name, t.vertices[static_cast<std::size_t>(*first_gpu)].name));
     }
+}
+
+
+NodeTemplate parse(const YAML::Node& root, const std::string& source) {
+    TopologyReader r(source);
+    if (!root.IsMap()) r.fail(root, "", "expected a topology mapping (stepsim_topology: 1, name, vertices, links)");
+    r.onlyKeys(root, "", {"stepsim_topology", "name", "description", "vertices", "links"});
+    {
+        const auto v = r.require(root, "", "stepsim_topology");
+        if (r.integer(v, "stepsim_topology") != 1) r.fail(v, "stepsim_topology", "expected 1 (the schema version)");
+    }
+    NodeTemplate t;
+    t.source = source;
+    t.name = r.text(r.require(root, "", "name"), "name");
+
+    const auto vertices = r.require(root, "", "vertices");
+    const std::map<std::string, int> index = parseVertices(r, vertices, t);
+    const auto links = r.require(root, "", "links");
+    parseLinks(r, links, index, t);
+    checkConnected(r, vertices, links, t);
     return t;
 }
 

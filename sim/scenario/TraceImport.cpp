@@ -357,6 +357,137 @@ std::pair<KernelClass, bool> classifyKernel(const std::string& name) {
     return {KernelClass::other, false};
 }
 
+namespace {
+
+// Each stream's activities by start: the previous one's end, for the device gaps.
+std::map<std::pair<long long, double>, double> previousEnds(const Parsed& p) {
+    std::map<std::pair<long long, double>, double> prev_end_of;
+    std::map<long long, std::vector<const Gpu*>> by_stream;
+    for (const Gpu& g : p.gpu) by_stream[g.stream].push_back(&g);
+    for (auto& [s, v] : by_stream) {
+        std::sort(v.begin(), v.end(), [](const Gpu* a, const Gpu* b) { return a->ts < b->ts; });
+        for (std::size_t i = 1; i < v.size(); ++i) prev_end_of[{s, v[i]->ts}] = v[i - 1]->end;
+    }
+    return prev_end_of;
+}
+
+// The GPU activities launched inside the step window `w`, in launch order, each with its launch; the step's time
+// from them (t.unmatched, t.step_from_previous, t.step_us).
+struct Launches {
+    std::vector<std::pair<double, std::size_t>> order;  // (launch time, index into p.gpu)
+    std::vector<const Runtime*> launch_of;              // [index into p.gpu]
+};
+
+Launches stepLaunches(const std::string& file, const Parsed& p, const Window& w, TraceStep& t) {
+    Launches l;
+    double prev_gpu_end = 0.0, gpu_end = 0.0;
+    l.launch_of.assign(p.gpu.size(), nullptr);
+    for (std::size_t i = 0; i < p.gpu.size(); ++i) {
+        const Gpu& g = p.gpu[i];
+        const auto it = g.correlation >= 0 ? p.runtime_of.find(g.correlation) : p.runtime_of.end();
+        const Runtime* r = it == p.runtime_of.end() ? nullptr : &p.runtime[it->second];
+        l.launch_of[i] = r;
+        const double launch = r ? r->ts : g.ts;
+        if (w.has_prev && launch >= w.prev_start && launch <= w.prev_end) prev_gpu_end = std::max(prev_gpu_end, g.end);
+        if (launch < w.start || launch > w.end) continue;
+        if (!r) ++t.unmatched;
+        gpu_end = std::max(gpu_end, g.end);
+        l.order.push_back({launch, i});
+    }
+    if (l.order.empty())
+        throw inputError(file, 0, "traceEvents",
+                         fmt::format("no GPU activity launched inside the step ({}, {:.0f}-{:.0f} us)", w.name, w.start, w.end));
+    std::stable_sort(l.order.begin(), l.order.end());
+    t.step_from_previous = w.has_prev && prev_gpu_end > 0;
+    t.step_us = t.step_from_previous ? gpu_end - prev_gpu_end : std::max(gpu_end, w.end) - w.start;
+    return l;
+}
+
+// A collective's name, bytes, dtype and process group, from its kernel's args or its record_param_comms'.
+void commFields(TraceActivity& a, const Gpu& g, const Context& c) {
+        a.collective = collectiveOf(g.name);
+        const json& src = arg(*g.ev, "In msg nelems") ? *g.ev : c.comm ? *c.comm : *g.ev;
+        const json* n = arg(src, "In msg nelems");
+        const json* d = arg(src, "dtype");
+        a.comm_dtype = d && d->is_string() ? d->get<std::string>() : "";
+        a.comm_bytes = n && n->is_number() ? n->get<double>() * dtypeBytes(a.comm_dtype) : 0.0;
+        for (const char* k : {"Process Group Name", "Process Group Description"})
+            if (const json* pg = arg(src, k); pg && pg->is_string()) a.process_group = pg->get<std::string>();
+}
+
+// The step's activities in launch order (t.streams, t.activities): each classified, with its phase, its gradient's
+// parameters, its GEMM's shape, its collective's fields.
+struct StepActivities {
+    std::vector<long long> raw_stream;  // each activity's stream id in the trace
+    std::vector<long long> node_seq;    // each activity's autograd node in backward (-1: none)
+    std::map<long, int> m_count;        // the forward GEMMs' m, counted
+};
+
+StepActivities stepActivities(const Parsed& p, const Launches& l, const std::vector<Context>& ctx, TraceStep& t) {
+    StepActivities s;
+    std::map<long long, int> stream_index;
+    bool seen_backward = false;
+    std::vector<const json*> param_seen;
+    for (const auto& [launch, i] : l.order) {
+        const Gpu& g = p.gpu[i];
+        TraceActivity a;
+        a.name = g.name;
+        std::tie(a.cls, a.known) = classifyKernel(g.cat == "kernel" ? g.name : g.cat);
+        if (g.cat != "kernel") a.cls = KernelClass::copy, a.known = true;
+        const auto [sit, added] = stream_index.try_emplace(g.stream, int(t.streams.size()));
+        if (added) t.streams.push_back(fmt::format("stream {}", g.stream));
+        a.stream = sit->second;
+        s.raw_stream.push_back(g.stream);
+        const Runtime* r = l.launch_of[i];
+        a.launch_us = launch;
+        a.launch_end_us = r ? r->end : launch;
+        a.start_us = g.ts;
+        a.dur_us = g.end - g.ts;
+        const Context c = r ? ctx[std::size_t(r - p.runtime.data())] : Context{};
+        a.phase = c.phase;
+        if (a.phase == Phase::backward) seen_backward = true;
+        if (a.phase == Phase::other && !seen_backward) a.phase = Phase::forward;
+        if (a.cls == KernelClass::optimizer) a.phase = Phase::optimizer;
+        s.node_seq.push_back(a.phase == Phase::backward ? c.seq : -1);
+        if (c.param_op && std::find(param_seen.begin(), param_seen.end(), c.param_op) == param_seen.end()) {
+            param_seen.push_back(c.param_op);
+            a.grad_numel = c.param_numel;
+            a.grad_tensors = c.param_tensors;
+        }
+        if (a.cls == KernelClass::gemm && c.gemm) {
+            a.shape = c.shape;
+            if (a.phase == Phase::forward) ++s.m_count[c.shape.m];
+        }
+        if (a.cls == KernelClass::comm) commFields(a, g, c);
+        t.activities.push_back(std::move(a));
+    }
+    return s;
+}
+
+// What the activities make of the step: its tokens (the forward GEMMs' most common m), the weight-gradient GEMMs, the
+// repeated units, the collectives seen on the host only, the host's syncs.
+void stepFindings(TraceStep& t, const Parsed& p, const Window& w, const StepActivities& s) {
+    // A backward GEMM reducing over the tokens makes a weight gradient.
+    int best = 0;
+    for (const auto& [m, n] : s.m_count)
+        if (n > best) best = n, t.tokens = m;
+    for (TraceActivity& a : t.activities) {
+        a.weight_grad = t.tokens > 0 && a.cls == KernelClass::gemm && a.phase == Phase::backward &&
+                        a.shape.k == t.tokens && a.shape.m > 0 && a.shape.n > 0;
+        if (a.weight_grad) a.grad_numel = double(a.shape.m) * double(a.shape.n), a.grad_tensors = 1;
+    }
+    findTraceUnits(t, s.node_seq, nodesMade(p.host, w));
+    bool nccl = false;
+    for (const TraceActivity& a : t.activities) nccl = nccl || a.cls == KernelClass::comm;
+    for (const HostOp& h : p.host)
+        if (!nccl && h.ts >= w.start && h.ts <= w.end && h.name == "record_param_comms") ++t.host_collectives;
+    for (const Runtime& r : p.runtime)
+        if (r.ts >= w.start && r.ts <= w.end && isSync(r.name)) t.syncs.push_back({r.name, r.ts, r.end});
+    std::sort(t.syncs.begin(), t.syncs.end(), [](const TraceSync& a, const TraceSync& b) { return a.start_us < b.start_us; });
+}
+
+}  // namespace
+
 TraceStep importTrace(const std::string& file) {
     json j;
     try {
@@ -381,105 +512,12 @@ TraceStep importTrace(const std::string& file) {
     t.cpu_start_us = w.start;
     t.cpu_end_us = w.end;
 
-    // Each stream's activities by start: the previous one's end, for the device gaps.
-    std::map<std::pair<long long, double>, double> prev_end_of;
-    {
-        std::map<long long, std::vector<const Gpu*>> by_stream;
-        for (const Gpu& g : p.gpu) by_stream[g.stream].push_back(&g);
-        for (auto& [s, v] : by_stream) {
-            std::sort(v.begin(), v.end(), [](const Gpu* a, const Gpu* b) { return a->ts < b->ts; });
-            for (std::size_t i = 1; i < v.size(); ++i) prev_end_of[{s, v[i]->ts}] = v[i - 1]->end;
-        }
-    }
+    const std::map<std::pair<long long, double>, double> prev_end_of = previousEnds(p);
     const std::vector<Context> ctx = contexts(p.runtime, p.host_by_tid);
-    double prev_gpu_end = 0.0, gpu_end = 0.0;
-    std::vector<std::pair<double, std::size_t>> order;  // (launch time, index into p.gpu)
-    std::vector<const Runtime*> launch_of(p.gpu.size(), nullptr);
-    for (std::size_t i = 0; i < p.gpu.size(); ++i) {
-        const Gpu& g = p.gpu[i];
-        const auto it = g.correlation >= 0 ? p.runtime_of.find(g.correlation) : p.runtime_of.end();
-        const Runtime* r = it == p.runtime_of.end() ? nullptr : &p.runtime[it->second];
-        launch_of[i] = r;
-        const double launch = r ? r->ts : g.ts;
-        if (w.has_prev && launch >= w.prev_start && launch <= w.prev_end) prev_gpu_end = std::max(prev_gpu_end, g.end);
-        if (launch < w.start || launch > w.end) continue;
-        if (!r) ++t.unmatched;
-        gpu_end = std::max(gpu_end, g.end);
-        order.push_back({launch, i});
-    }
-    if (order.empty())
-        throw inputError(file, 0, "traceEvents",
-                         fmt::format("no GPU activity launched inside the step ({}, {:.0f}-{:.0f} us)", w.name, w.start, w.end));
-    std::stable_sort(order.begin(), order.end());
-    t.step_from_previous = w.has_prev && prev_gpu_end > 0;
-    t.step_us = t.step_from_previous ? gpu_end - prev_gpu_end : std::max(gpu_end, w.end) - w.start;
-
-    std::map<long long, int> stream_index;
-    std::vector<long long> raw_stream;
-    std::map<long, int> m_count;
-    bool seen_backward = false;
-    std::vector<long long> node_seq;  // each activity's autograd node in backward (-1: none)
-    std::vector<const json*> param_seen;
-    for (const auto& [launch, i] : order) {
-        const Gpu& g = p.gpu[i];
-        TraceActivity a;
-        a.name = g.name;
-        std::tie(a.cls, a.known) = classifyKernel(g.cat == "kernel" ? g.name : g.cat);
-        if (g.cat != "kernel") a.cls = KernelClass::copy, a.known = true;
-        const auto [sit, added] = stream_index.try_emplace(g.stream, int(t.streams.size()));
-        if (added) t.streams.push_back(fmt::format("stream {}", g.stream));
-        a.stream = sit->second;
-        raw_stream.push_back(g.stream);
-        const Runtime* r = launch_of[i];
-        a.launch_us = launch;
-        a.launch_end_us = r ? r->end : launch;
-        a.start_us = g.ts;
-        a.dur_us = g.end - g.ts;
-        const Context c = r ? ctx[std::size_t(r - p.runtime.data())] : Context{};
-        a.phase = c.phase;
-        if (a.phase == Phase::backward) seen_backward = true;
-        if (a.phase == Phase::other && !seen_backward) a.phase = Phase::forward;
-        if (a.cls == KernelClass::optimizer) a.phase = Phase::optimizer;
-        node_seq.push_back(a.phase == Phase::backward ? c.seq : -1);
-        if (c.param_op && std::find(param_seen.begin(), param_seen.end(), c.param_op) == param_seen.end()) {
-            param_seen.push_back(c.param_op);
-            a.grad_numel = c.param_numel;
-            a.grad_tensors = c.param_tensors;
-        }
-        if (a.cls == KernelClass::gemm && c.gemm) {
-            a.shape = c.shape;
-            if (a.phase == Phase::forward) ++m_count[c.shape.m];
-        }
-        if (a.cls == KernelClass::comm) {
-            a.collective = collectiveOf(g.name);
-            const json& src = arg(*g.ev, "In msg nelems") ? *g.ev : c.comm ? *c.comm : *g.ev;
-            const json* n = arg(src, "In msg nelems");
-            const json* d = arg(src, "dtype");
-            a.comm_dtype = d && d->is_string() ? d->get<std::string>() : "";
-            a.comm_bytes = n && n->is_number() ? n->get<double>() * dtypeBytes(a.comm_dtype) : 0.0;
-            for (const char* k : {"Process Group Name", "Process Group Description"})
-                if (const json* pg = arg(src, k); pg && pg->is_string()) a.process_group = pg->get<std::string>();
-        }
-        t.activities.push_back(std::move(a));
-    }
-    deviceGaps(t.activities, prev_end_of, raw_stream);
-    // The step's tokens: the forward GEMMs' most common m; a backward GEMM reducing over them makes a weight gradient.
-    int best = 0;
-    for (const auto& [m, n] : m_count)
-        if (n > best) best = n, t.tokens = m;
-    for (TraceActivity& a : t.activities) {
-        a.weight_grad = t.tokens > 0 && a.cls == KernelClass::gemm && a.phase == Phase::backward &&
-                        a.shape.k == t.tokens && a.shape.m > 0 && a.shape.n > 0;
-        if (a.weight_grad) a.grad_numel = double(a.shape.m) * double(a.shape.n), a.grad_tensors = 1;
-    }
-    findTraceUnits(t, node_seq, nodesMade(p.host, w));
-    bool nccl = false;
-    for (const TraceActivity& a : t.activities) nccl = nccl || a.cls == KernelClass::comm;
-    for (const HostOp& h : p.host)
-        if (!nccl && h.ts >= w.start && h.ts <= w.end && h.name == "record_param_comms") ++t.host_collectives;
-    for (const Runtime& r : p.runtime)
-        if (r.ts >= w.start && r.ts <= w.end && isSync(r.name)) t.syncs.push_back({r.name, r.ts, r.end});
-    std::sort(t.syncs.begin(), t.syncs.end(), [](const TraceSync& a, const TraceSync& b) { return a.start_us < b.start_us; });
+    const Launches l = stepLaunches(file, p, w, t);
+    const StepActivities s = stepActivities(p, l, ctx, t);
+    deviceGaps(t.activities, prev_end_of, s.raw_stream);
+    stepFindings(t, p, w, s);
     return t;
 }
 

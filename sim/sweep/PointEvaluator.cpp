@@ -6,6 +6,7 @@
 
 #include "sim/base/Files.hpp"
 #include "sim/base/InputError.hpp"
+#include "sim/base/ParallelDims.hpp"
 #include "sim/base/Time.hpp"
 #include "sim/report/JsonReport.hpp"
 #include "sim/run/Simulate.hpp"
@@ -39,7 +40,7 @@ void flatten(const nlohmann::ordered_json& j, const std::string& prefix, nlohman
 }  // namespace
 
 long dataRanks(const Scenario& sc) {
-    return static_cast<long>(sc.cluster.nodes) * sc.cluster.gpus_per_node / (sc.parallel.tp * sc.parallel.pp);
+    return parallelDims(sc).dp;
 }
 
 PointEvaluator::PointEvaluator(const std::filesystem::path& file, std::vector<std::string> overrides,

@@ -26,7 +26,7 @@
 //   attention stays SDPA.
 // Host. A compiled kernel's launch costs kernel_host_ratio × the eager launch it replaces; under CUDA graphs
 //   (reduce-overhead, max-autotune) cudagraph_kernel_host_us, the graph's replay graph_host_us.
-// Collectives in compiled spans (S7, S8, S11):
+// Collectives in compiled spans:
 //   comm_fusion_depth k: every k consecutive all-reduces (or all-gathers) of one group and stream in a step become one
 //     of their summed size: an all-reduce where the last of them was, an all-gather where the first was (FSDP2's
 //     reduce-scatters stay one per block);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "sim/base/InputError.hpp"
+#include "sim/base/Support.hpp"
 #include "sim/workload/CheckpointIo.hpp"
 #include "sim/workload/CompileTransform.hpp"
 #include "sim/workload/DdpSchedule.hpp"
@@ -32,80 +33,13 @@ namespace stepsim {
 
 namespace {
 
-// Rejects what the scenario asks that this version does not model, rather than ignoring it.
+// Rejects what the scenario asks that this version does not model, rather than ignoring it: sim/base/Support.hpp's
+// table, which the loader checks at the key's line; here again for a Scenario built in code.
 void checkSupported(const Scenario& sc) {
-    const std::string& f = sc.source;
-    auto unsupported = [&](const std::string& key, const std::string& what) {
-        throw inputError(f, 0, key, what + " is not modelled yet by this stepsim version");
-    };
-    if (sc.model.type != "transformer") unsupported("model.type", "'" + sc.model.type + "'");
-    const DataParallel data = sc.parallel.data;
-    const bool fsdp = data == DataParallel::fsdp1 || data == DataParallel::fsdp2 || data == DataParallel::hsdp;
-    if (data != DataParallel::ddp && data != DataParallel::fsdp2 && (sc.parallel.tp > 1 || sc.parallel.pp > 1))
-        unsupported("parallel.data", "fsdp1, hsdp and ZeRO with tensor or pipeline parallelism (parallel.tp, parallel.pp)");
-    if (data != DataParallel::ddp && data != DataParallel::fsdp2 && sc.compile.enabled)
-        unsupported("compile.enabled", "torch.compile with fsdp1, hsdp or ZeRO");
-    if (fsdp) {
-        if (sc.fsdp.backward_prefetch == BackwardPrefetch::post && data != DataParallel::fsdp1)
-            unsupported("fsdp.backward_prefetch", "backward_prefetch: post (FSDP1's BACKWARD_POST) with fsdp2 or hsdp");
-        for (const auto& [key, d] : {std::pair{"fsdp.param_dtype", sc.fsdp.param_dtype},
-                                     std::pair{"fsdp.reduce_dtype", sc.fsdp.reduce_dtype}})
-            if (d == DType::fp8) unsupported(key, "an fp8 MixedPrecisionPolicy dtype (FP8 all-gather)");
-        const DType g = fsdpGatherDtype(sc);
-        if (g != DType::fp32 && g != sc.training.compute_dtype)
-            throw inputError(f, 0, "fsdp.param_dtype",
-                             "a 16-bit fsdp.param_dtype must equal training.compute_dtype (the step computes in the "
-                             "dtype its parameters are gathered in)");
-    }
-    if (sc.parallel.pp > 1 && sc.model.tied_embeddings)
-        unsupported("model.tied_embeddings", "tied embeddings across pipeline stages (parallel.pp > 1)");
-    const bool parallel3d = sc.parallel.tp > 1 || sc.parallel.pp > 1;
-    if (parallel3d && sc.compile.enabled)
-        unsupported("compile.enabled", "torch.compile with tensor or pipeline parallelism");
-    if (parallel3d && sc.checkpoint.interval_steps > 0)
-        unsupported("checkpoint.interval_steps", "checkpoint I/O with tensor or pipeline parallelism");
-    if (parallel3d && sc.data_loader.modelled)
-        unsupported("data_loader", "the input pipeline with tensor or pipeline parallelism");
-    if (!sc.fsdp.sync_every_micro_batch && sc.parallel.pp > 1)
-        unsupported("fsdp.sync_every_micro_batch", "false with pipeline parallelism (FSDP2 under PP reduces once a step "
-                                                   "already)");
-    if (sc.fsdp.reshard_after_forward.ranks > 0 && parallel3d)
-        unsupported("fsdp.reshard_after_forward", "an integer reshard_after_forward with tensor or pipeline parallelism");
-    // The model variants' kernels are built for a linear whole on each rank: not with a linear split over TP ranks
-    // (docs/variants.md, "What is refused").
-    const ModelSpec& m = sc.model;
-    for (const auto& [key, on] : {std::pair{"model.linear_bias", m.linear_bias}, std::pair{"model.qkv_bias", m.qkv_bias},
-                                  std::pair{"model.position_embedding", m.position_embedding == PositionEmbedding::rope},
-                                  std::pair{"model.qkv", m.qkv != QkvLayout::fused},
-                                  std::pair{"model.loss_dtype", m.loss_dtype != LossDtype::compute},
-                                  std::pair{"model.dropout", m.dropout > 0.0}, std::pair{"model.mlp", m.mlp == MlpKind::geglu},
-                                  std::pair{"model.head_dim", m.head_dim.has_value()},
-                                  std::pair{"model.fused_gate_up", m.fused_gate_up},
-                                  std::pair{"model.embedding_scale", m.embedding_scale},
-                                  std::pair{"model.implementation", m.implementation != ModelImplementation::stepsim}})
-        if (on && sc.parallel.tp > 1) unsupported(key, std::string(key) + " with tensor parallelism (parallel.tp > 1)");
-    if (m.implementation == ModelImplementation::nanogpt || m.implementation == ModelImplementation::torchtitan)
-        unsupported("model.implementation", "a kernel sequence without a committed capture or trace of its code");
-    if (fp8Training(sc) && (sc.parallel.tp > 1 || sc.parallel.pp > 1))
-        unsupported("fp8.enabled", "FP8 training with tensor or pipeline parallelism");
-    if (parallel3d && data == DataParallel::ddp) {  // under another strategy DDP's keys have no effect (the loader's)
-        const DdpSpec& d = sc.ddp;
-        const char* with = " with tensor or pipeline parallelism";
-        if (d.find_unused_parameters) unsupported("ddp.find_unused_parameters", std::string("find_unused_parameters") + with);
-        if (d.static_graph) unsupported("ddp.static_graph", std::string("static_graph") + with);
-        if (d.duplicate_gradients > 0) unsupported("ddp.duplicate_gradients", std::string("duplicate gradients") + with);
-        if (d.comm_hook == CommHook::powersgd) unsupported("ddp.comm_hook", std::string("PowerSGD") + with);
-    }
-    if (sc.compile.enabled && data == DataParallel::ddp) {
-        const DdpSpec& d = sc.ddp;
-        if (d.find_unused_parameters) unsupported("ddp.find_unused_parameters", "find_unused_parameters under torch.compile");
-        if (d.static_graph) unsupported("ddp.static_graph", "static_graph under torch.compile");
-        if (d.duplicate_gradients > 0) unsupported("ddp.duplicate_gradients", "duplicate gradients under torch.compile");
-        if (d.comm_hook == CommHook::powersgd) unsupported("ddp.comm_hook", "PowerSGD under torch.compile");
-    }
+    if (const std::optional<Unmodelled> no = firstUnmodelled(sc)) throw inputError(sc.source, 0, no->key, no->message);
 }
 
-// The schedule of the scenario's parallelism: the one place a strategy is chosen (checkSupported admits DDP alone).
+// The schedule of the scenario's parallelism: the one place a strategy is chosen.
 // `shard`: the context of the parameters as the optimizer holds them (FSDP: sharded, in training.param_dtype); `c`
 // the step's.
 std::unique_ptr<ParallelSchedule> makeSchedule(StepContext& c, const StepContext& shard, ProgramBuilder& b) {
@@ -184,8 +118,8 @@ Scenario withFp8Linears(const Scenario& sc) {
 Expansion expand(const Scenario& given, const CostModel& cost) {
     if (given.model.type == "trace") return expandTrace(given, cost);
     if (given.model.type == "ops") return expandOps(given, cost);
+    checkSupported(given);
     const Scenario sc = withFp8Linears(given);
-    checkSupported(sc);
     const AttentionRates& att = cost.profile().attention;
     if (sc.model.dropout > 0.0 && !(att.dropout_forward_ratio > 0.0 && att.dropout_backward_ratio > 0.0))
         throw inputError(sc.source, 0, "model.dropout",

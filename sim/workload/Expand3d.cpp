@@ -97,7 +97,7 @@ Expansion expandParallel3d(const Scenario& sc, const CostModel& cost) {
     Scenario compute_sc = sc;
     if (sc.parallel.data == DataParallel::fsdp2) compute_sc.training.param_dtype = fsdpGatherDtype(sc);
     const ParallelSpec& par = sc.parallel;
-    const ParallelLayout layout(sc.cluster.worldSize(), par.tp, par.pp, par.order);
+    const ParallelLayout layout(parallelDims(sc));
     const bool ring = par.pp > 1 && par.pp_virtual_stages > 1;
 
     Expansion out;

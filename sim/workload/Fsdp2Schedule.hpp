@@ -166,7 +166,7 @@ private:
     std::optional<std::uint32_t> reduce_scatter_state_;  // the previous reduce-scatter's end
     int post_ranks_ = 0;       // an integer fsdp.reshard_after_forward: the post-forward group's size
     bool fp8_gather_ = false;  // fp8.fp8_all_gather
-    bool sync_convert_ = false;  // fp8.sync_after_all_gather (S5)
+    bool sync_convert_ = false;  // fp8.sync_after_all_gather
     int micro_ = 0;          // micro-steps begun in this step
     bool last_ = false;      // the current micro-step is the step's last
 };

@@ -6,32 +6,30 @@
 
 namespace stepsim {
 
-ParallelLayout::ParallelLayout(int world, int tp, int pp, RankOrder order) {
-    size_[kTp] = tp;
-    size_[kPp] = pp;
-    size_[kDp] = world / (tp * pp);
-    switch (order) {
-        case RankOrder::tp_dp_pp: dims_ = {kTp, kDp, kPp}; break;
-        case RankOrder::tp_pp_dp: dims_ = {kTp, kPp, kDp}; break;
-        case RankOrder::dp_tp_pp: dims_ = {kDp, kTp, kPp}; break;
-        case RankOrder::dp_pp_tp: dims_ = {kDp, kPp, kTp}; break;
-        case RankOrder::pp_tp_dp: dims_ = {kPp, kTp, kDp}; break;
-        case RankOrder::pp_dp_tp: dims_ = {kPp, kDp, kTp}; break;
+ParallelLayout::ParallelLayout(const ParallelDims& dims) : dims_(dims) {}
+
+int& ParallelLayout::at(RankCoords& c, ParallelDim d) {
+    switch (d) {
+        case ParallelDim::tp: return c.tp;
+        case ParallelDim::cp: return c.cp;
+        case ParallelDim::dp: return c.dp;
+        case ParallelDim::pp: return c.pp;
     }
+    throw std::logic_error("ParallelLayout: no such dimension");
 }
 
 RankCoords ParallelLayout::coords(int rank) const {
     RankCoords c;
-    for (int d : dims_) {
-        at(c, d) = rank % size_[d];
-        rank /= size_[d];
+    for (ParallelDim d : dims_.order) {
+        at(c, d) = rank % dims_.size(d);
+        rank /= dims_.size(d);
     }
     return c;
 }
 
 int ParallelLayout::rank(RankCoords c) const {
     int r = 0;
-    for (int i = 2; i >= 0; --i) r = r * size_[dims_[i]] + at(c, dims_[i]);
+    for (auto d = dims_.order.rbegin(); d != dims_.order.rend(); ++d) r = r * dims_.size(*d) + at(c, *d);
     return r;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// How tensor, pipeline and data parallelism share the ranks (parallel.tp, parallel.pp, the data-parallel rest
-// dp = world / (tp·pp)), and the process groups that follow.
+// How tensor, pipeline and data parallelism share the ranks (sim/base/ParallelDims.hpp: parallel.tp, parallel.pp,
+// the data-parallel rest), and the process groups that follow.
 //
 // parallel.order lists the dimensions innermost first, as Megatron-LM's order string does: the default tp-dp-pp
 // gives rank = tp_index + tp·(dp_index + dp·pp_index), so a TP group is tp consecutive ranks (inside one NVSwitch
@@ -15,6 +15,7 @@
 #include <array>
 #include <vector>
 
+#include "sim/base/ParallelDims.hpp"
 #include "sim/base/Program.hpp"
 #include "sim/base/Scenario.hpp"
 
@@ -24,17 +25,17 @@ enum GroupSlot : int { kDpGroup = 0, kTpGroup = 1, kActNext = 2, kActPrev = 3, k
 inline constexpr int kGroupSlots = 6;
 
 struct RankCoords {
-    int tp = 0, dp = 0, pp = 0;
+    int tp = 0, dp = 0, pp = 0, cp = 0;
 };
 
 class ParallelLayout {
 public:
-    ParallelLayout(int world, int tp, int pp, RankOrder order);
+    explicit ParallelLayout(const ParallelDims& dims);
 
-    int tp() const { return size_[kTp]; }
-    int pp() const { return size_[kPp]; }
-    int dp() const { return size_[kDp]; }
-    int world() const { return tp() * pp() * dp(); }
+    int tp() const { return dims_.tp; }
+    int pp() const { return dims_.pp; }
+    int dp() const { return dims_.dp; }
+    int world() const { return dims_.modelParallel() * dp(); }
     RankCoords coords(int rank) const;
     int rank(RankCoords c) const;
 
@@ -43,11 +44,8 @@ public:
     std::array<int, kGroupSlots> slots(int rank, bool ring) const;
 
 private:
-    enum Dim { kTp = 0, kDp = 1, kPp = 2 };
-    int& at(RankCoords& c, int d) const { return d == kTp ? c.tp : d == kDp ? c.dp : c.pp; }
-    int at(const RankCoords& c, int d) const { return d == kTp ? c.tp : d == kDp ? c.dp : c.pp; }
-    std::array<int, 3> size_{};
-    std::array<int, 3> dims_{};  // innermost first
+    static int& at(RankCoords& c, ParallelDim d);
+    ParallelDims dims_;
 };
 
 // The slots of `program`'s collectives replaced by the groups of `slots` (a rank's, from ParallelLayout::slots).

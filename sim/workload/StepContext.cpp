@@ -1,5 +1,7 @@
 #include "sim/workload/StepContext.hpp"
 
+#include "sim/base/ParallelDims.hpp"
+
 namespace stepsim {
 
 double elementBytes(DType d) {
@@ -22,7 +24,7 @@ StepContext makeStepContext(const Scenario& sc, const CostModel& cost) {
                   sc.training.compute_dtype == DType::fp16 && sc.training.param_dtype != DType::fp16,
                   (sc.cluster.worldSize() > 1 ? launch.forward_host_ddp : launch.forward_host).median_us * 1e-6,
                   launch.backward_host.median_us * 1e-6, launch.grad_accumulate_host_us * 1e-6,
-                  sc.cluster.worldSize() / (par.tp * par.pp)};
+                  parallelDims(sc).dp};
     c.params = transformerParams(c.t);
     c.tp = par.tp;
     c.sp = par.sequence_parallel && par.tp > 1;

@@ -13,9 +13,9 @@ namespace {
 
 const std::string kSrc = std::string(STEPSIM_SOURCE_DIR);
 const std::string kX2 = kSrc + "/calibration/profiles/h200x2/raw/";
-// The check's own measurement on a fresh one-GPU machine start (round variants2's, run 2 of
-// results/validation/heldout-variants/fresh-calibration-run2/check).
-const std::string kCheck = kSrc + "/results/validation/heldout-variants/fresh-calibration-run2/check/";
+// The check's own measurement on a fresh one-GPU machine start (round variants2's, in
+// results/validation/heldout-variants/fresh-calibration-1/check).
+const std::string kCheck = kSrc + "/results/validation/heldout-variants/fresh-calibration-1/check/";
 
 const CheckClass* find(const std::vector<CheckClass>& cs, const std::string& name) {
     for (const auto& c : cs)

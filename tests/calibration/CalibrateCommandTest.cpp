@@ -209,7 +209,7 @@ TEST(CalibrateCommand, RunsEveryStageAndFitsTheManifestItWrote) {
     EXPECT_TRUE(p.compile.measured);                                            // compile_kernels.py
     EXPECT_NEAR(p.interference.beside_waiting.gemm, 1.565, 0.001);             // two GPUs: beside NCCL by class
     EXPECT_GT(p.jitter.device_compute_cv, 0.005);                              // and the GPUs' spread
-    EXPECT_EQ(p.jitter.host_rank_cv, 0.0);                                    // and the hosts' lasting spread (run26)
+    EXPECT_EQ(p.jitter.host_rank_cv, 0.0);                                    // and the hosts' lasting spread (raw/host_spread.jsonl)
     EXPECT_EQ(p.interference.gemm_by_shape.size(), 152u);                      // each listed GEMM's slowdown
     EXPECT_EQ(p.launch.gemm_gap_by_shape.size(), 152u);                        // and gap
     EXPECT_GT(p.launch.step_gap_beside_transfer_us.gemm_us, 1.2 * p.launch.step_gap_us.gemm_us);
@@ -261,7 +261,7 @@ TEST(CalibrateCommand, ProfileShowPutsRatesBesideDatasheetPeaks) {
     // each memory-bound kernel kind's rate: the foreach AdamW step's over bf16 states (a pass's fixed cost)
     EXPECT_NE(text.find("optimizer_foreach_bf16 (GB/s)"), std::string::npos) << text;
     EXPECT_NE(text.find("64% of HBM, +21.5 us a launch"), std::string::npos) << text;
-    // the norms' grid (torch_norms_run91/92.jsonl): LayerNorm fp32 kernels at 8192 rows of 2048
+    // the norms' grid (raw/torch_norms-1.jsonl, -2): LayerNorm fp32 kernels at 8192 rows of 2048
     const auto norms = text.find("LayerNorm fp32 kernels: 28 sizes, 2048-16384 rows x 768-8192; at 8192 x 2048 forward");
     EXPECT_NE(norms, std::string::npos) << text;
     EXPECT_GT(norms, text.find("optimizer_foreach_bf16 (GB/s)")) << text;  // in the table, after the kernel kinds

@@ -94,7 +94,7 @@ TEST(IoMetrics, CheckpointIntervalNeedsTheSteps) {
     }
 }
 
-// The main thread loading 30 ms batches itself leaves the GPU idle between steps (S10's compute-idle); two workers
+// The main thread loading 30 ms batches itself leaves the GPU idle between steps (compute-idle); two workers
 // prefetching them keep it fed.
 TEST(IoMetrics, LoaderWorkersRemoveComputeIdleSteps) {
     const Simulation main_thread = run({"data_loader.batch_cpu_ms=30", "data_loader.num_workers=0"});

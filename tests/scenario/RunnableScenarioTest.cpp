@@ -99,7 +99,7 @@ INSTANTIATE_TEST_SUITE_P(
     RunnableScenario, UnmodelledKey,
     ::testing::Values(std::tuple{"nccl", "algo", "collnet"}));
 
-// FP8 settings that cannot act: a recipe or an FP8 all-gather with FP8 off, an FP8 all-gather or S5's synchronizing
+// FP8 settings that cannot act: a recipe or an FP8 all-gather with FP8 off, an FP8 all-gather or the synchronizing
 // conversion without FSDP2 have no effect (warnings); an FP8 all-gather of rowwise-scaled weights (torchao gathers
 // tensorwise ones only), FP8 beside fp16 autocast or under torch.compile (not modelled) are errors naming the key.
 TEST(RunnableScenario, Fp8SettingsThatCannotAct) {

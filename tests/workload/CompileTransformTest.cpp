@@ -187,9 +187,9 @@ TEST(CompileTransform, AsyncCollectivesHideAtLeastWhatSynchronousOnesHide) {
     EXPECT_GT(sync.exposed_comm_ms, 0.0);
 }
 
-// The seed's compile cases (scenarios/compile/) load and run to the end with the built-in profile (no deadlock: FSDP2
+// The compile examples (scenarios/compile/) load and run to the end with the built-in profile (no deadlock: FSDP2
 // with collective fusion once stopped there), and report a compile time exactly when compiled.
-TEST(CompileTransform, SeedScenariosRun) {
+TEST(CompileTransform, ExampleScenariosRun) {
     const std::filesystem::path dir = std::filesystem::path(STEPSIM_SOURCE_DIR) / "scenarios" / "compile";
     int count = 0;
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {

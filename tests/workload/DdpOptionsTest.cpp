@@ -152,7 +152,7 @@ TEST(DdpOptions, DuplicateAllReduceMakesTheComputeStreamWait) {
 // The duplicated-gradient scenario: 54 more all-reduces a step than with the duplicates removed, and more
 // communication time.
 TEST(DdpOptions, S3ScenarioCountsTheRedundantAllReduces) {
-    const Scenario before = loadScenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/s3-redundant-allreduce-8xh200.yaml");
+    const Scenario before = loadScenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/redundant-allreduce-8xh200.yaml");
     Scenario after = before;
     after.ddp.duplicate_gradients = 0;
     const HardwareProfile prof = builtinProfile("h200x2");

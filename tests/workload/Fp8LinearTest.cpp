@@ -122,7 +122,7 @@ TEST(Fp8Linear, Fp8AllGatherMovesHalfTheBytes) {
     EXPECT_DOUBLE_EQ(blockGather(true), linear + 2 * other);
 }
 
-// S5: with the synchronizing conversion the host waits once per unshard, and the conversion runs on the compute
+// With the synchronizing conversion the host waits once per unshard, and the conversion runs on the compute
 // stream.
 TEST(Fp8Linear, SyncAfterAllGatherBlocksTheHostPerUnshard) {
     const HardwareProfile prof = builtinProfile("h200x2");

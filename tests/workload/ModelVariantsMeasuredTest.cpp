@@ -1,5 +1,5 @@
 // Each model-variant key against its own measurement: model_variants.py's step of the validation suite's GPT and of
-// each variant, one H200 (results/validation/variants/variants_run1.jsonl), at its four shapes. The predicted change
+// each variant, one H200 (results/validation/variants/variants.jsonl), at its four shapes. The predicted change
 // of the step (the variant's simulated step minus the base's, h200x2 profile) must be within 1% of the measured base
 // step of the measured change (the drift of the base between runs was 0.1-0.4%), and for every variant whose measured
 // change exceeds 2%, within 35% of that change.
@@ -79,7 +79,7 @@ constexpr Variant kVariants[] = {{"loss_fp32", "  loss_dtype: fp32\n"},
 // target; docs/variants.md has the table.
 TEST(ModelVariantsMeasured, DISABLED_EachKeyPredictsItsMeasuredChange) {
     const HardwareProfile prof = builtinProfile("h200x2");
-    const auto m = measured(kSrc / "results/validation/variants/variants_run1.jsonl");
+    const auto m = measured(kSrc / "results/validation/variants/variants.jsonl");
     for (const Shape& s : kShapes) {
         const double base_meas = m.at(fmt::format("{}-base", s.id));
         const double base_pred = stepMs(gptYaml(s.layers, s.hidden, s.heads, s.micro_batch, 2048, 50304, ""), prof);

@@ -62,7 +62,7 @@ TEST(TensorParallel, SequenceParallelismSplitsEachAllReduceIntoReduceScatterAndA
 }
 
 TEST(ParallelLayout, TensorParallelGroupsAreConsecutiveRanks) {
-    const ParallelLayout l(64, 8, 4, RankOrder::tp_dp_pp);
+    const ParallelLayout l(parallelDims(ParallelSpec{.tp = 8, .pp = 4}, 64));
     EXPECT_EQ(l.dp(), 2);
     for (int r = 0; r < 64; ++r) {
         const RankCoords c = l.coords(r);
