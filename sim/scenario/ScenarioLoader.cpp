@@ -774,10 +774,17 @@ std::vector<std::pair<const char*, bool>> modelVariantKeys(const Scenario& s) {
             {"model.implementation", m.implementation != ModelImplementation::stepsim}};
 }
 
+// The model variants TransformerStep builds on a TP rank's split linears (Llama's: rotary embeddings, separate q/k/v,
+// an fp32 loss).
+bool splitUnderTp(const std::string& key, const ModelSpec& m) {
+    if (key == "model.qkv") return m.qkv == QkvLayout::separate;
+    return key == "model.position_embedding" || key == "model.loss_dtype";
+}
+
 // Combinations of modelled settings that the workload does not build yet, refused at the key's line (the workload
 // keeps its own check, sim/workload/Expand.cpp, for scenarios built in code): FSDP2's options it has no schedule
-// for, tied embeddings across pipeline stages, and tensor or pipeline parallelism beside torch.compile, FP8 linears,
-// checkpoint I/O or the input pipeline.
+// for, tied embeddings across pipeline stages, and tensor or pipeline parallelism beside checkpoint I/O, the input
+// pipeline or rowwise FP8 linears.
 void refuseUnmodelledCombinations(const YamlReader& r, const Scenario& s) {
     auto refuse = [&](const std::string& path, const std::string& what) {
         r.fail(path, what + " is not modelled yet by this stepsim version");
@@ -808,18 +815,18 @@ void refuseUnmodelledCombinations(const YamlReader& r, const Scenario& s) {
         if (parallel3d) refuse(key, std::string(key) + " with tensor or pipeline parallelism");
         if (s.compile.enabled) refuse(key, std::string(key) + " under torch.compile");
     }
-    // The model variants' kernels are built for a linear whole on each rank (docs/variants.md, "What is refused").
+    // The model variants' kernels are built for a linear whole on each rank (docs/variants.md, "What is refused"),
+    // but for Llama's (rotary embeddings on each rank's heads, separate q/k/v column-parallel, the loss in fp32 on
+    // each rank's vocabulary shard), built split (sim/workload/TransformerStep.cpp).
     if (s.parallel.tp > 1)
         for (const auto& [key, on] : modelVariantKeys(s))
-            if (on) refuse(key, std::string(key) + " with tensor parallelism (parallel.tp > 1)");
+            if (on && !splitUnderTp(key, s.model)) refuse(key, std::string(key) + " with tensor parallelism (parallel.tp > 1)");
     if (!parallel3d) return;
-    if (s.compile.enabled) refuse("compile.enabled", "torch.compile with tensor or pipeline parallelism");
     if (s.checkpoint.interval_steps > 0)
         refuse("checkpoint.interval_steps", "checkpoint I/O with tensor or pipeline parallelism");
     if (s.data_loader.modelled) refuse("data_loader", "the input pipeline with tensor or pipeline parallelism");
-    if (fp8Training(s))
-        refuse(s.fp8.enabled ? "fp8.enabled" : "training.compute_dtype",
-               "FP8 training with tensor or pipeline parallelism");
+    if (fp8Training(s) && s.fp8.recipe != Fp8Recipe::tensorwise && s.parallel.tp > 1)
+        refuse("fp8.recipe", "rowwise FP8 linears with tensor parallelism (torchao's Float8 TP plans are tensorwise)");
 }
 
 // Settings that change nothing where they are set, each a warning of the result and kept at its default
