@@ -69,8 +69,9 @@ void splitByGemms(const Program& p, const Span& s, int pieces, std::vector<char>
     }
 }
 
-// The graph starts: each span's first op, the graph breaks, and the splits of compiled DDP and FSDP2.
-std::vector<char> graphStarts(const Program& p, const std::vector<Span>& spans, const Scenario& sc) {
+// The graph starts: each span's first op, the graph breaks, and the splits of compiled DDP and FSDP2 (not after a
+// collective of `inline_group`, which runs inside the graph).
+std::vector<char> graphStarts(const Program& p, const std::vector<Span>& spans, const Scenario& sc, int inline_group) {
     std::vector<char> start(p.ops.size(), 0);
     const bool fsdp = sc.parallel.data == DataParallel::fsdp2;
     const bool ddp_split = sc.parallel.data == DataParallel::ddp &&
@@ -83,7 +84,7 @@ std::vector<char> graphStarts(const Program& p, const std::vector<Span>& spans, 
         for (std::size_t i = s.begin; i < s.end; ++i) {
             const Op& op = p.ops[i];
             if (op.kind == OpKind::collective) {
-                after_collective = true;
+                if (p.collectives[op.collective].group != inline_group) after_collective = true;
             } else if (after_collective && inTerritory(op, p)) {
                 if (fsdp || (ddp_split && s.phase == Phase::backward)) start[i] = 1;
                 after_collective = false;
@@ -441,7 +442,8 @@ void checkMeasured(const Scenario& sc, const CompileRates& c, const std::string&
 
 }  // namespace
 
-CompileReport compileProgram(Program& p, const Scenario& sc, const HardwareProfile& profile, std::size_t tensors) {
+CompileReport compileProgram(Program& p, const Scenario& sc, const HardwareProfile& profile, std::size_t tensors,
+                             int inline_group) {
     CompileRates c = profile.compile;
     if (!c.measured)
         throw inputError(sc.source, 0, "compile.enabled",
@@ -476,7 +478,7 @@ CompileReport compileProgram(Program& p, const Scenario& sc, const HardwareProfi
     if (sc.compile.loss) compileLoss(p, r);
     if (sc.compile.optimizer) compileOptimizer(p, r, tensors);
     const std::vector<Span> spans = findSpans(p);
-    const std::vector<char> start = graphStarts(p, spans, sc);
+    const std::vector<char> start = graphStarts(p, spans, sc, inline_group);
     CompileReport report;
     const int graphs = rewrite(p, spans, start, r);
     fuseCollectives(p, sc.compile.comm_fusion_depth);

@@ -10,7 +10,8 @@
 //   - by graph_breaks: N breaks cut it before the GEMMs at fractions 1/(N+1), ..., N/(N+1) of its GEMMs;
 //   - under DDP with optimize_ddp ddp_optimizer: the backward after each bucket's all-reduce launch (DDPOptimizer's
 //     split at bucket boundaries), the forward into as many pieces by GEMM count;
-//   - under FSDP2: after every collective (its hooks run between the per-block graphs).
+//   - under FSDP2: after every collective (its hooks run between the per-block graphs), but tensor parallelism's,
+//     traced into the graphs (Expand3d.cpp compiles each pipeline stage's Program).
 //   Calling a graph costs the host graph_host_us (a host_work op at the graph's first op).
 // Fusion. Inside a graph, a region (a maximal run of memory-bound kernels between GEMM/attention kernels, events,
 //   collectives and graph starts) of n eager kernels with time W and bytes B becomes k kernels, k the running
@@ -48,8 +49,11 @@ struct CompileReport {
 };
 
 // Throws InputError when the profile's compile section (or the part a key needs) was not measured. `tensors`: the
-// model's parameter tensors (the compiled optimizer step's kernels and host cost scale with them).
-CompileReport compileProgram(Program& p, const Scenario& sc, const HardwareProfile& profile, std::size_t tensors = 0);
+// model's parameter tensors (the compiled optimizer step's kernels and host cost scale with them). `inline_group`: the
+// process group (slot) whose collectives the graphs trace as functional collectives (tensor parallelism's, DTensor's):
+// they split no graph; −1: none.
+CompileReport compileProgram(Program& p, const Scenario& sc, const HardwareProfile& profile, std::size_t tensors = 0,
+                             int inline_group = -1);
 
 // Whether `mode` runs its graphs under CUDA graphs (reduce-overhead, max-autotune).
 bool usesCudaGraphs(CompileMode mode);

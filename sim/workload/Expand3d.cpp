@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/workload/CompileTransform.hpp"
 #include "sim/workload/DdpSchedule.hpp"
 #include "sim/workload/Fsdp2Schedule.hpp"
 #include "sim/workload/OptimizerStep.hpp"
@@ -23,7 +24,13 @@ struct StageResult {
     MemoryEstimate memory;
     std::vector<Bucket> buckets;
     int out_of_domain = 0;
+    CompileReport compiled;
 };
+
+// torch.compile over the stage's Program (CompileTransform.hpp), TP's collectives traced into its graphs.
+void compileStage(StageResult& r, const Scenario& sc, const CostModel& cost, std::size_t tensors) {
+    if (sc.compile.enabled) r.compiled = compileProgram(r.program, sc, cost.profile(), tensors, kTpGroup);
+}
 
 void addTpStream(StepContext& c, std::vector<StreamInfo>& streams) {
     if (!c.async_tp) return;
@@ -67,6 +74,7 @@ StageResult dataParallelStage(const Scenario& compute_sc, const Scenario& sc, co
     r.memory = tmp.memory;
     r.buckets = tmp.buckets;
     r.out_of_domain = c.out_of_domain;
+    compileStage(r, sc, cost, c.params.size());
     return r;
 }
 
@@ -88,6 +96,7 @@ StageResult pipelineStage(const Scenario& compute_sc, const Scenario& sc, const 
     for (int step = 0; step < sc.sim.steps; ++step) r.flops = ps.step(step);
     r.memory = ps.memory();
     r.out_of_domain = c.out_of_domain;
+    compileStage(r, sc, cost, c.params.size());
     return r;
 }
 
@@ -122,6 +131,8 @@ Expansion expandParallel3d(const Scenario& sc, const CostModel& cost) {
         out_of_domain += s.out_of_domain;
         if (s.memory.peak() > out.memory.peak()) out.memory = s.memory;
         out.stage_memory.push_back(s.memory);
+        out.compile_time_s = std::max(out.compile_time_s, s.compiled.compile_time_s / double(par.pp));
+        out.compiled_graphs_per_step = std::max(out.compiled_graphs_per_step, s.compiled.graphs_per_step);
     }
     out.buckets = stages.front().buckets;
     const double group = double(par.tp) * par.pp;

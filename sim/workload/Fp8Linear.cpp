@@ -76,13 +76,24 @@ void Fp8Linear::scaledMm(const std::string& name, long m, long n, long k, bool f
     if (post_scale) kernel(name + " post scale mul", 8 * double(m) * double(n), MemKind::fp8_post_scale_mul);
 }
 
-void Fp8Linear::forward(const std::string& name, long out, long in) {
-    const long T = c_.t.T;
-    cast(name + " input fp8", T, in, c_.ce, rowwise(Reduce::rows));
-    // The weight as Linear stores it (out × in), transposed logically: rowwise scales each output column, a row of
-    // the stored weight.
+void Fp8Linear::castInput(const std::string& name, long rows, long in) {
+    cast(name + " input fp8", rows, in, c_.ce, rowwise(Reduce::rows));
+}
+
+// The weight as Linear stores it (out × in), transposed logically: rowwise scales each output column, a row of the
+// stored weight.
+void Fp8Linear::castWeight(const std::string& name, long out, long in) {
     if (!weights_in_fp8_) cast(name + " weight fp8", out, in, c_.pe, rowwise(Reduce::rows), /*transposed=*/true);
-    scaledMm(name, T, out, in, /*fast=*/true, false, false);
+}
+
+void Fp8Linear::gemm(const std::string& name, long rows, long out, long in) {
+    scaledMm(name, rows, out, in, /*fast=*/true, false, false);
+}
+
+void Fp8Linear::forward(const std::string& name, long out, long in, bool cast_input) {
+    if (cast_input) castInput(name, c_.t.T, in);
+    castWeight(name, out, in);
+    gemm(name, c_.t.T, out, in);
 }
 
 void Fp8Linear::backward(const std::string& name, long out, long in) {

@@ -2,7 +2,8 @@
 // FP8 linears as torchao's Float8Linear runs them in eager mode (torchao/float8: float8_linear.py,
 // float8_scaling_utils.py, float8_utils.py, float8_ops.py): a transformation of the transformer step's Linear layers
 // (TransformerStep.hpp calls it in place of autocast's weight cast and the three BF16 GEMMs). Every Linear whose
-// dimensions are multiples of 16 is converted (convert_to_float8_training without a filter), the LM head included.
+// dimensions are multiples of 16 is converted (convert_to_float8_training without a filter), the LM head included
+// (torchtitan filters it out: not expressible yet). Under tensor parallelism TensorParallel.hpp says what changes.
 //
 // A cast to FP8 of an R×C tensor of e-byte elements (hp_tensor_to_float8_dynamic), n = R·C, one eager kernel each:
 //   abs (2e·n bytes), the amax: a max over the tensor (tensorwise; the weight's transposed view is first copied
@@ -39,8 +40,14 @@ public:
     // Whether Float8Linear converts a Linear of these dimensions.
     static bool converts(long out, long in) { return out % 16 == 0 && in % 16 == 0; }
 
-    // The forward of Linear `name` (out × in) on the step's T tokens: the casts and the output GEMM.
-    void forward(const std::string& name, long out, long in);
+    // The forward of Linear `name` (out × in) on the step's T tokens: the casts and the output GEMM. Without
+    // `cast_input` the input arrives in FP8 already (under TP: cast and gathered once for the linears that share it).
+    void forward(const std::string& name, long out, long in, bool cast_input = true);
+    // The forward's parts, for a linear split over TP ranks (TensorParallel.hpp): the input's cast on `rows` rows,
+    // the weight's (none when gathered in FP8), and the output GEMM on `rows` rows (a chunk of it under async TP).
+    void castInput(const std::string& name, long rows, long in);
+    void castWeight(const std::string& name, long out, long in);
+    void gemm(const std::string& name, long rows, long out, long in);
     // Its backward: the casts, transposes and the two gradient GEMMs.
     void backward(const std::string& name, long out, long in);
 

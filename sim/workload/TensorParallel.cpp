@@ -32,11 +32,19 @@ void TensorParallel::crossEntropy(const std::string& name, long tokens) {
     }
 }
 
-void TensorParallel::gatheredGemm(const std::string& name, long m, long n, long k) {
-    const double bytes = c_.ce * double(m) * double(k);
+void TensorParallel::amaxAllReduce(const std::string& name) {
+    if (!on()) return;
+    b_.collective(name + " amax all_reduce", CollectiveKind::all_reduce, 4.0, "fp32", kComputeStream, kTpGroup);
+    b_.last().host_s = c_.nccl_s;
+}
+
+void TensorParallel::gatheredGemm(const std::string& name, long m, long n, long k, const RowsGemm& gemm_of,
+                                  double elem_bytes) {
+    const RowsGemm gemm = gemm_of ? gemm_of : RowsGemm([&](const std::string& g, long rows) { b_.gemm(g, rows, n, k); });
+    const double bytes = (elem_bytes > 0 ? elem_bytes : c_.ce) * double(m) * double(k);
     if (!on() || !c_.async_tp) {
         gather(name + " input", bytes);
-        b_.gemm(name, m, n, k);
+        gemm(name, m);
         return;
     }
     // Chunk 0 is the local shard; chunk i arrives with the i-th ring shift.
@@ -50,14 +58,15 @@ void TensorParallel::gatheredGemm(const std::string& name, long m, long n, long 
     }
     for (int i = 0; i < c_.tp; ++i) {
         if (i > 0) b_.wait(kComputeStream, arrived[std::size_t(i - 1)]);
-        b_.gemm(fmt::format("{} chunk {}", name, i), rows, n, k);
+        gemm(fmt::format("{} chunk {}", name, i), rows);
     }
 }
 
-void TensorParallel::reducedGemm(const std::string& name, long m, long n, long k) {
+void TensorParallel::reducedGemm(const std::string& name, long m, long n, long k, const RowsGemm& gemm_of) {
+    const RowsGemm gemm = gemm_of ? gemm_of : RowsGemm([&](const std::string& g, long rows) { b_.gemm(g, rows, n, k); });
     const double bytes = c_.ce * double(m) * double(n);
     if (!on() || !c_.async_tp) {
-        b_.gemm(name, m, n, k);
+        gemm(name, m);
         reduce(name, bytes);
         return;
     }
@@ -66,7 +75,7 @@ void TensorParallel::reducedGemm(const std::string& name, long m, long n, long k
     const long rows = m / c_.tp;
     std::uint32_t shifted = 0;
     for (int i = 0; i < c_.tp; ++i) {
-        b_.gemm(fmt::format("{} chunk {}", name, i), rows, n, k);
+        gemm(fmt::format("{} chunk {}", name, i), rows);
         if (i == 0) continue;  // the first chunk is the rank's own shard's partial sum: it stays
         const std::uint32_t done = b_.record(kComputeStream);
         b_.wait(c_.tp_stream, done);

@@ -18,9 +18,15 @@
 //     waiting for its shard (all-gather) or each shift for its chunk's GEMM (reduce-scatter, then a local sum of the
 //     tp partial shards); the column-parallel input gradients' reduce-scatters stay whole (autograd computes the
 //     weight gradient between the GEMM and the collective).
+// FP8 linears (fp8.enabled, tensorwise) as torchao's Float8 TP plans run them (torchtitan: Float8ColwiseParallel,
+// Float8RowwiseParallel, PrepareFloat8ModuleInput): a column-parallel group's input is cast to FP8 on its sequence
+// shard and all-gathered in FP8 (1 byte an element; the scale's amax all-reduced over the group first), then shared by
+// the group's linears; a row-parallel linear's sharded input is cast with its amax all-reduced; the GEMMs are scaled
+// GEMMs (chunked as above under async TP); backward's collectives stay in the compute dtype.
 // Synchronous collectives run on the compute stream (the next kernel needs their output); their element size is the
 // compute dtype's.
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "sim/workload/ProgramBuilder.hpp"
@@ -32,12 +38,19 @@ class TensorParallel {
 public:
     TensorParallel(const StepContext& c, ProgramBuilder& b) : c_(c), b_(b) {}
 
+    // A GEMM of `rows` rows under the given name (an FP8 linear's scaled GEMM: Fp8Linear::gemm).
+    using RowsGemm = std::function<void(const std::string& name, long rows)>;
+
     bool on() const { return c_.tp > 1; }
     // An all-gather of the sequence shards of a T×width activation (SP only; nothing otherwise), then the GEMM
-    // m×n×k that reads it (async TP: chunked with it).
-    void gatheredGemm(const std::string& name, long m, long n, long k);
+    // m×n×k that reads it (async TP: chunked with it). `gemm`: the GEMM's kernel (default: the compute dtype's),
+    // `elem_bytes` the gathered elements' size (0: the compute dtype's; 1: an FP8 input cast before the gather).
+    void gatheredGemm(const std::string& name, long m, long n, long k, const RowsGemm& gemm = {},
+                      double elem_bytes = 0);
     // The GEMM m×n×k, then the reduction of its partial output (all-reduce; SP: reduce-scatter; async TP: chunked).
-    void reducedGemm(const std::string& name, long m, long n, long k);
+    void reducedGemm(const std::string& name, long m, long n, long k, const RowsGemm& gemm = {});
+    // The all-reduce of a tensorwise FP8 scale's amax over the group (one fp32: a cast of a sharded tensor).
+    void amaxAllReduce(const std::string& name);
     // The reduction of `bytes` of partial sums (all-reduce; SP: reduce-scatter), on the compute stream.
     void reduce(const std::string& name, double bytes);
     // SP's all-gather of `bytes` (the gathered size), on the compute stream; nothing without SP.

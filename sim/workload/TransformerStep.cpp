@@ -55,7 +55,7 @@ void TransformerStep::forward() {
     if (c_.autocast) b_.mem("norm_f cast", (4 + c_.ce) * Ts * h, MemKind::cast_down);
     // Float8Linear converts the head too where its dimensions allow (its backward, headBackward, already did).
     if (fp8_ && Fp8Linear::converts(t_.V, t_.h)) {
-        fp8_->forward("lm_head", t_.V, t_.h);
+        fp8Forward("lm_head", t_.V, t_.h, TpSplit::column);
     } else {
         weightCast("lm_head", double(t_.V) * t_.h);
         tp_.gatheredGemm("lm_head", t_.T, t_.V, t_.h);
@@ -256,9 +256,8 @@ void TransformerStep::weightCast(const std::string& name, double numel) {
 // `tp`: how the linear is split over the TP group: none (replicated, or the input already gathered), column (its
 // input gathered first under SP) or row (its partial output reduced).
 void TransformerStep::linearForward(const std::string& name, long out, long in, TpSplit tp) {
-    // FP8 linears run without tensor or pipeline parallelism (Expand refuses the two together).
     if (fp8_ && Fp8Linear::converts(out, in)) {
-        fp8_->forward(name, out, in);
+        fp8Forward(name, out, in, tp);
         // Float8Linear adds the bias after the scaled GEMM: output + bias.to(output.dtype) (torchao float8_linear.py),
         // the bias cast (fp32 → bf16) and an add over the output.
         if (!hasBias(name)) return;
@@ -274,6 +273,28 @@ void TransformerStep::linearForward(const std::string& name, long out, long in, 
     else b_.gemm(name, t_.T, out, in);
 }
 
+// An FP8 linear's forward. Under TP (torchao's Float8 TP plans, TensorParallel.hpp): a column-parallel group's input
+// cast on its sequence shard (SP; the whole input without) with its amax all-reduced, gathered in FP8 and shared by
+// the group's other linears (TpSplit::none: no cast of their own); a row-parallel linear's sharded input cast with its
+// amax all-reduced; the scaled GEMMs chunked with their collectives under async TP.
+void TransformerStep::fp8Forward(const std::string& name, long out, long in, TpSplit tp) {
+    if (!tp_.on()) return fp8_->forward(name, out, in);
+    const auto gemm = [&](const std::string& g, long rows) { fp8_->gemm(g, rows, out, in); };
+    switch (tp) {
+        case TpSplit::none: return fp8_->forward(name, out, in, /*cast_input=*/false);
+        case TpSplit::column:
+            fp8_->castInput(name, c_.sp ? t_.Ts : t_.T, in);
+            tp_.amaxAllReduce(name + " input");
+            fp8_->castWeight(name, out, in);
+            return tp_.gatheredGemm(name, t_.T, out, in, gemm, /*elem_bytes=*/1.0);
+        case TpSplit::row:
+            fp8_->castInput(name, t_.T, in);
+            tp_.amaxAllReduce(name + " input");
+            fp8_->castWeight(name, out, in);
+            return tp_.reducedGemm(name, t_.T, out, in, gemm);
+    }
+}
+
 // `input_grad`: the kernels the input's gradient goes through next (its cast back to fp32 when the input was
 // cast by autocast). Autograd runs them before the weight's AccumulateGrad and DDP's hook (H200 traces, PyTorch
 // 2.11: the norm's cast backward, then the weight's cast and the copy into the bucket, then the all-reduce).
@@ -281,6 +302,9 @@ void TransformerStep::linearForward(const std::string& name, long out, long in, 
 void TransformerStep::linearBackward(const std::string& name, long out, long in, std::size_t param,
                                      const std::function<void()>& input_grad, TpSplit tp) {
     if (fp8_ && Fp8Linear::converts(out, in)) {
+        // Under TP a row-parallel linear's output gradient is gathered from the sequence shards first (SP), in the
+        // compute dtype; a column-parallel one's input gradient is reduced by `input_grad`.
+        if (tp == TpSplit::row && input()) tp_.gather(name + " output grad", c_.ce * double(t_.T) * double(out));
         fp8_->backward(name, out, in);
         if (input_grad) input_grad();
     } else {
@@ -379,7 +403,8 @@ void TransformerStep::dropoutBackward(const std::string& name, double e) {
 
 // model.qkv: separate. Autograd runs the three Linears' backward in reverse order of creation (v, k, q); each input
 // gradient is cast back to fp32 under autocast and the three are summed by two fp32 adds into the norm's output
-// gradient (model_variants.py's qkv_separate step, results/validation/variants/NOTES.md).
+// gradient (model_variants.py's qkv_separate step, results/validation/variants/NOTES.md). Under TP the sum is a
+// partial one: reduced over the group (SP: reduce-scattered) once, as the fused projection's.
 void TransformerStep::separateQkvBackward(int l) {
     const double Ts = double(t_.Ts), h = double(t_.h);
     for (const auto& projection : {std::pair{"attn.v", t_.kv * t_.d}, std::pair{"attn.k", t_.kv * t_.d},
@@ -392,6 +417,7 @@ void TransformerStep::separateQkvBackward(int l) {
             normCastBackward(L(l, (std::string(x) + " norm1 cast backward").c_str()));
             if (std::string(x) != "attn.v")
                 inputMem(L(l, (std::string(x) + " input grad add").c_str()), 3 * c_.re() * Ts * h);
+            if (std::string(x) == "attn.q") tp_.reduce(L(l, "attn input grad"), c_.ce * double(t_.T) * h);
         });
     }
 }
@@ -419,8 +445,10 @@ void TransformerStep::layerForward(int l, bool recompute) {
     norm(L(l, "norm1"));
     if (c_.autocast) b_.mem(L(l, "norm1 cast"), (4 + c_.ce) * Ts * h, MemKind::cast_down);
     if (t_.qkv == QkvLayout::separate) {
-        // Three Linears: autocast casts the norm's output again for each (activation casts are not cached).
-        linearForward(L(l, "attn.q"), t_.heads * t_.d, t_.h);
+        // Three Linears: autocast casts the norm's output again for each (activation casts are not cached). Under
+        // TP all three are column-parallel on one input, gathered once (SP) before the first (torchtitan's plan:
+        // the attention module's input made Replicate, then wq, wk, wv ColwiseParallel).
+        linearForward(L(l, "attn.q"), t_.heads * t_.d, t_.h, TpSplit::column);
         for (const char* x : {"attn.k", "attn.v"}) {
             if (c_.autocast) b_.mem(L(l, (std::string("norm1 cast ") + x).c_str()), (4 + c_.ce) * Ts * h,
                                     MemKind::cast_down);

@@ -55,6 +55,7 @@ private:
     enum class TpSplit { none, column, row };
     void headBackward();
     void linearForward(const std::string& name, long out, long in, TpSplit tp = TpSplit::none);
+    void fp8Forward(const std::string& name, long out, long in, TpSplit tp);
     void linearBackward(const std::string& name, long out, long in, std::size_t param,
                         const std::function<void()>& input_grad = {}, TpSplit tp = TpSplit::none);
     void residualGradCast(const std::string& name);

@@ -251,12 +251,12 @@ TEST(Cli, CollectiveSizeBeyondTheLimitExitsTwo) {
 }
 
 // A combination the workload does not build yet is refused when the file is read, at the key's line.
-TEST(Cli, TensorParallelismWithCompileExitsTwoAtTheCompileLine) {
-    const auto f = tmp("tp-compile.yaml");
-    std::ofstream(f) << "stepsim: 1\nmodel: {layers: 4, hidden: 1024}\nparallel: {tp: 2}\ncompile:\n  enabled: true\n";
+TEST(Cli, TensorParallelismWithTheInputPipelineExitsTwoAtItsLine) {
+    const auto f = tmp("tp-loader.yaml");
+    std::ofstream(f) << "stepsim: 1\nmodel: {layers: 4, hidden: 1024}\nparallel: {tp: 2}\ndata_loader:\n  pin_memory: true\n";
     const Result r = sh(kBin + " run -q " + f.string());
     EXPECT_EQ(r.status, 2);
-    EXPECT_NE(r.out.find(f.string() + ":5: compile.enabled: torch.compile with tensor or pipeline parallelism"),
+    EXPECT_NE(r.out.find(f.string() + ":5: data_loader: the input pipeline with tensor or pipeline parallelism"),
               std::string::npos)
         << r.out;
 }

@@ -41,8 +41,9 @@ TEST(ModelVariantKeys, ValuesAreChecked) {
 }
 
 TEST(ModelVariantKeys, RefusedAtTheirLineWhereNotModelled) {
-    EXPECT_THAT(errorOf(kModel + "  qkv: separate\nparallel: {tp: 2}\n"),
+    EXPECT_THAT(errorOf(kModel + "  qkv: fused_permute\nparallel: {tp: 2}\n"),
                 StartsWith("x.yaml:5: model.qkv: model.qkv with tensor parallelism"));
+    EXPECT_EQ(errorOf(kModel + "  qkv: separate\nparallel: {tp: 2}\n"), "");  // Llama's: built split
     EXPECT_THAT(errorOf(kModel + "  qkv_bias: true\nparallel: {tp: 2}\n"),
                 StartsWith("x.yaml:5: model.qkv_bias: model.qkv_bias with tensor parallelism"));
     // Under torch.compile, with FP8 linears and with bf16 parameters they run (docs/variants.md).

@@ -17,10 +17,12 @@ using ::testing::StartsWith;
 
 const std::string kHead = "stepsim: 1\nmodel: {layers: 4, hidden: 1024}\n";  // lines 1-2
 
-TEST(UnmodelledCombination, CompileWithTensorParallelismIsRefusedAtCompileEnabled) {
-    EXPECT_EQ(errorOf(kHead + "parallel: {tp: 2}\ncompile:\n  enabled: true\n"),
-              "x.yaml:5: compile.enabled: torch.compile with tensor or pipeline parallelism is not modelled yet by "
-              "this stepsim version");
+// torch.compile and FP8 linears (tensorwise) are built under tensor and pipeline parallelism (docs/parallelism.md).
+TEST(UnmodelledCombination, CompileAndTensorwiseFp8WithTensorOrPipelineParallelismAreRead) {
+    EXPECT_EQ(errorOf(kHead + "parallel: {tp: 2}\ncompile:\n  enabled: true\n"), "");
+    EXPECT_EQ(errorOf(kHead + "parallel: {pp: 2}\ncompile:\n  enabled: true\n"), "");
+    EXPECT_EQ(errorOf(kHead + "parallel: {tp: 2}\nfp8:\n  enabled: true\n"), "");
+    EXPECT_EQ(errorOf(kHead + "parallel: {pp: 2}\ntraining:\n  compute_dtype: fp8\n"), "");
 }
 
 TEST(UnmodelledCombination, CheckpointIoWithPipelineParallelismIsRefusedAtTheInterval) {
@@ -34,14 +36,9 @@ TEST(UnmodelledCombination, InputPipelineWithTensorParallelismIsRefusedAtItsSect
                 StartsWith("x.yaml:5: data_loader: the input pipeline with tensor or pipeline parallelism"));
 }
 
-TEST(UnmodelledCombination, Fp8WithTensorParallelismIsRefusedAtFp8Enabled) {
-    EXPECT_THAT(errorOf(kHead + "parallel: {tp: 2}\nfp8:\n  enabled: true\n"),
-                StartsWith("x.yaml:5: fp8.enabled: FP8 training with tensor or pipeline parallelism"));
-}
-
-TEST(UnmodelledCombination, Fp8ComputeDtypeWithPipelineParallelismIsRefusedAtTheDtype) {
-    EXPECT_THAT(errorOf(kHead + "parallel: {pp: 2}\ntraining:\n  compute_dtype: fp8\n"),
-                StartsWith("x.yaml:5: training.compute_dtype: FP8 training with tensor or pipeline parallelism"));
+TEST(UnmodelledCombination, RowwiseFp8WithTensorParallelismIsRefusedAtTheRecipe) {
+    EXPECT_THAT(errorOf(kHead + "parallel: {tp: 2}\nfp8:\n  enabled: true\n  recipe: rowwise\n"),
+                StartsWith("x.yaml:6: fp8.recipe: rowwise FP8 linears with tensor parallelism"));
 }
 
 TEST(UnmodelledCombination, TiedEmbeddingsAcrossPipelineStagesAreRefusedAtTheKey) {
@@ -51,8 +48,8 @@ TEST(UnmodelledCombination, TiedEmbeddingsAcrossPipelineStagesAreRefusedAtTheKey
 
 // An override that turns on the parallelism points at the setting in the file that cannot go with it.
 TEST(UnmodelledCombination, TensorParallelismFromAnOverrideNamesTheKeyInTheFile) {
-    EXPECT_THAT(errorOf(kHead + "compile:\n  enabled: true\n", {"parallel.tp=2"}),
-                StartsWith("x.yaml:4: compile.enabled: torch.compile with tensor or pipeline parallelism"));
+    EXPECT_THAT(errorOf(kHead + "data_loader:\n  pin_memory: true\n", {"parallel.tp=2"}),
+                StartsWith("x.yaml:4: data_loader: the input pipeline with tensor or pipeline parallelism"));
 }
 
 TEST(UnmodelledCombination, Fsdp2BackwardPostPrefetchIsRefusedAtItsLine) {
@@ -91,9 +88,13 @@ TEST(UnmodelledCombination, DdpOptionsAndModelVariantsAreRefusedAtTheirLine) {
                 StartsWith("x.yaml:5: ddp.find_unused_parameters: ddp.find_unused_parameters under torch.compile"));
     EXPECT_THAT(errorOf(kHead + "parallel: {tp: 2}\nddp:\n  comm_hook: powersgd\n"),
                 StartsWith("x.yaml:5: ddp.comm_hook: ddp.comm_hook with tensor or pipeline parallelism"));
-    EXPECT_THAT(errorOf("stepsim: 1\nmodel:\n  layers: 4\n  hidden: 1024\n  position_embedding: rope\n"
+    EXPECT_THAT(errorOf("stepsim: 1\nmodel:\n  layers: 4\n  hidden: 1024\n  linear_bias: true\n"
                         "parallel: {tp: 2}\n"),
-                StartsWith("x.yaml:5: model.position_embedding: model.position_embedding with tensor parallelism"));
+                StartsWith("x.yaml:5: model.linear_bias: model.linear_bias with tensor parallelism"));
+    // Llama's variants run split over the TP ranks.
+    EXPECT_EQ(errorOf("stepsim: 1\nmodel:\n  layers: 4\n  hidden: 1024\n  position_embedding: rope\n"
+                      "  qkv: separate\n  loss_dtype: fp32\nparallel: {tp: 2}\n"),
+              "");
 }
 
 // ---- settings that change nothing where they are set: run, named in the warnings with their line ----

@@ -1,6 +1,8 @@
 // What torchtitan's published recipes need of the workload: its selective op checkpointing (TransformerStep,
 // MemoryEstimate), its split of layers over uneven pipeline stages (PipelineStage.hpp), activations under tensor and
 // sequence parallelism.
+#include <map>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -14,8 +16,8 @@
 namespace stepsim {
 namespace {
 
-Expansion expandOn(const Scenario& sc) {
-    const HardwareProfile prof = builtinProfile("h200-sxm");
+Expansion expandOn(const Scenario& sc, const char* profile = "h200-sxm") {
+    const HardwareProfile prof = builtinProfile(profile);
     CostModel cost(prof, NcclSpec{}, true);
     return expand(sc, cost);
 }
@@ -73,7 +75,7 @@ TEST(PublishedRecipes, OpPolicyKeepsWhatItSaves) {
 }
 
 // Full checkpointing under sequence parallelism keeps each layer's input as its sequence shard (T/tp rows).
-// (Fused q/k/v and learned positions: the variants are refused with TP.)
+// (Fused q/k/v and learned positions.)
 TEST(PublishedRecipes, FullCheckpointingKeepsTheSequenceShard) {
     Scenario sc = llama(Checkpointing::full);
     sc.model.qkv = QkvLayout::fused;
@@ -87,6 +89,95 @@ TEST(PublishedRecipes, FullCheckpointingKeepsTheSequenceShard) {
     const double T = 8 * 1024, h = 256, r = 2, L = 2;
     // L layers' inputs and one recomputed layer's two norm inputs, each T/2 rows fewer.
     EXPECT_DOUBLE_EQ(plain.memory.activations - sharded.memory.activations, (L + 2) * r * (T / 2) * h);
+}
+
+struct Comm {
+    int n = 0;
+    double bytes = 0;
+};
+
+// Step 1's collectives of rank 0 by kind.
+std::map<CollectiveKind, Comm> stepCollectives(const Expansion& e) {
+    const Program& p = e.workload.programs[0];
+    std::map<CollectiveKind, Comm> out;
+    for (const Op& op : p.ops) {
+        if (op.step != 1 || op.kind != OpKind::collective) continue;
+        const CollectiveCall& call = p.collectives[op.collective];
+        ++out[call.kind].n;
+        out[call.kind].bytes += call.bytes;
+    }
+    return out;
+}
+
+// Step 1's collectives of rank 0 by name.
+std::map<std::string, double> collectiveBytes(const Expansion& e) {
+    const Program& p = e.workload.programs[0];
+    std::map<std::string, double> out;
+    for (const Op& op : p.ops)
+        if (op.step == 1 && op.kind == OpKind::collective) out[p.names[op.name]] = p.collectives[op.collective].bytes;
+    return out;
+}
+
+Scenario llamaTp(bool sp) {
+    Scenario sc = llama(Checkpointing::none);
+    sc.cluster.gpus_per_node = 2;
+    sc.parallel.tp = 2;
+    sc.parallel.sequence_parallel = sp;
+    return sc;
+}
+
+// Llama's variants split over TP ranks issue the fused model's TP collectives: separate q, k and v share one gathered
+// input and one reduced input gradient, rotary embeddings and the fp32 loss add none.
+TEST(PublishedRecipes, LlamaUnderTensorParallelismIssuesTheFusedModelsCollectives) {
+    for (const bool sp : {false, true}) {
+        Scenario fused = llamaTp(sp);
+        fused.model.qkv = QkvLayout::fused;
+        fused.model.position_embedding = PositionEmbedding::learned;
+        Scenario llama = llamaTp(sp);
+        llama.model.loss_dtype = LossDtype::fp32;
+        const auto a = stepCollectives(expandOn(fused)), b = stepCollectives(expandOn(llama));
+        ASSERT_EQ(a.size(), b.size());
+        for (const auto& [kind, comm] : a) {
+            EXPECT_EQ(b.at(kind).n, comm.n);
+            EXPECT_DOUBLE_EQ(b.at(kind).bytes, comm.bytes);
+        }
+    }
+}
+
+// FP8 linears under TP with SP (torchao's Float8 TP plans): a column-parallel group's input gathered in FP8 (one byte
+// an element) after its amax all-reduce, its other linears casting no input.
+TEST(PublishedRecipes, Fp8UnderTensorParallelismGathersTheInputInFp8) {
+    Scenario sc = llamaTp(true);
+    const Expansion bf16 = expandOn(sc, "h200x2");
+    sc.fp8.enabled = true;
+    const Expansion fp8 = expandOn(sc, "h200x2");
+    const auto a = collectiveBytes(bf16), b = collectiveBytes(fp8);
+    const double T = 8 * 1024, h = 256;
+    EXPECT_DOUBLE_EQ(a.at("h.0.attn.q input all_gather"), 2 * T * h);
+    EXPECT_DOUBLE_EQ(b.at("h.0.attn.q input all_gather"), T * h);
+    EXPECT_DOUBLE_EQ(b.at("h.0.mlp.gate input all_gather"), T * h);
+    EXPECT_DOUBLE_EQ(b.at("lm_head input all_gather"), a.at("lm_head input all_gather") / 2);
+    for (const char* amax : {"h.0.attn.q input amax all_reduce", "h.0.attn.proj input amax all_reduce",
+                             "h.0.mlp.gate input amax all_reduce", "h.0.mlp.down input amax all_reduce"})
+        EXPECT_EQ(b.count(amax), 1u) << amax;
+    const auto ops = stepOps(fp8.workload.programs[0]);
+    EXPECT_EQ(ops.count("h.0.attn.q input fp8 abs"), 1u);
+    EXPECT_EQ(ops.count("h.0.attn.k input fp8 abs"), 0u);
+    EXPECT_EQ(ops.count("h.0.mlp.up input fp8 abs"), 0u);
+}
+
+// torch.compile under TP: TP's collectives are traced into the graphs, so sequence parallelism's extra collectives
+// split none (FSDP2's still do).
+TEST(PublishedRecipes, CompileUnderTensorParallelismSplitsNoGraphAtTpCollectives) {
+    Scenario plain = llamaTp(false);
+    plain.cluster.gpus_per_node = 4;
+    plain.parallel.data = DataParallel::fsdp2;
+    plain.compile.enabled = true;
+    Scenario sp = plain;
+    sp.parallel.sequence_parallel = true;
+    const Expansion a = expandOn(plain, "h200x2"), b = expandOn(sp, "h200x2");
+    EXPECT_GT(a.compiled_graphs_per_step, 0);
+    EXPECT_EQ(a.compiled_graphs_per_step, b.compiled_graphs_per_step);
 }
 
 std::vector<int> stageSizes(int layers, int stages, int chunks) {
