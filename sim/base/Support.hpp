@@ -65,10 +65,7 @@ inline const std::vector<KeyTest>& modelVariants() {
     static const std::vector<KeyTest> keys = {
         {"model.linear_bias", [](const Scenario& s) { return s.model.linear_bias; }},
         {"model.qkv_bias", [](const Scenario& s) { return s.model.qkv_bias; }},
-        {"model.position_embedding",
-         [](const Scenario& s) { return s.model.position_embedding == PositionEmbedding::rope; }},
-        {"model.qkv", [](const Scenario& s) { return s.model.qkv != QkvLayout::fused; }},
-        {"model.loss_dtype", [](const Scenario& s) { return s.model.loss_dtype != LossDtype::compute; }},
+        {"model.qkv", [](const Scenario& s) { return s.model.qkv == QkvLayout::fused_permute; }},
         {"model.dropout", [](const Scenario& s) { return s.model.dropout > 0.0; }},
         {"model.mlp", [](const Scenario& s) { return s.model.mlp == MlpKind::geglu; }},
         {"model.head_dim", [](const Scenario& s) { return s.model.head_dim.has_value(); }},
@@ -145,7 +142,9 @@ inline std::vector<SupportRow> shardingRows() {
     };
 }
 
-// DDP's options and the model variants, each key under tensor or pipeline parallelism and under torch.compile.
+// DDP's options and the model variants, each key under tensor or pipeline parallelism and under torch.compile. The
+// variants' kernels are built for a linear whole on each rank, except Llama's (rotary embeddings, separate q/k/v, an
+// fp32 loss), which are split over the TP ranks.
 inline std::vector<SupportRow> optionRows() {
     std::vector<SupportRow> t;
     for (const KeyTest& k : ddpOptions()) {
@@ -167,18 +166,15 @@ inline std::vector<SupportRow> optionRows() {
 // Tensor and pipeline parallelism, torch.compile and the strategies beside each other.
 inline std::vector<SupportRow> combinationRows() {
     return {
-        {"compile.enabled", "parallel.tp or parallel.pp > 1", [](S s) { return parallel3d(s) && s.compile.enabled; },
-         "torch.compile with tensor or pipeline parallelism", "compiled graphs per stage and around TP's collectives"},
         {"checkpoint.interval_steps", "parallel.tp or parallel.pp > 1",
          [](S s) { return parallel3d(s) && s.checkpoint.interval_steps > 0; },
          "checkpoint I/O with tensor or pipeline parallelism", "each stage's and TP rank's shard of the checkpoint"},
         {"data_loader", "parallel.tp or parallel.pp > 1", [](S s) { return parallel3d(s) && s.data_loader.modelled; },
          "the input pipeline with tensor or pipeline parallelism", "the batches fed to the first stage only"},
-        {"fp8.enabled", "parallel.tp or parallel.pp > 1", [](S s) { return parallel3d(s) && s.fp8.enabled; },
-         "FP8 training with tensor or pipeline parallelism", "FP8 linears split over TP ranks, per stage"},
-        {"training.compute_dtype", "parallel.tp or parallel.pp > 1; compute_dtype: fp8",
-         [](S s) { return parallel3d(s) && !s.fp8.enabled && s.training.compute_dtype == DType::fp8; },
-         "FP8 training with tensor or pipeline parallelism", "FP8 linears split over TP ranks, per stage"},
+        {"fp8.recipe", "parallel.tp > 1 with FP8 linears",
+         [](S s) { return fp8Training(s) && s.parallel.tp > 1 && s.fp8.recipe != Fp8Recipe::tensorwise; },
+         "rowwise FP8 linears with tensor parallelism (torchao's Float8 TP plans are tensorwise)",
+         "a rowwise Float8 TP plan: per-row scales of a column-sharded input"},
         {"parallel.data", "parallel.tp or parallel.pp > 1",
          [](S s) {
              return parallel3d(s) && s.parallel.data != DataParallel::ddp && s.parallel.data != DataParallel::fsdp2;
