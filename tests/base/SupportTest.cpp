@@ -53,18 +53,18 @@ TEST(Support, DocsTableIsTheTable) {
 
 // A scenario built in code is refused by `expand` with the key and words the loader uses at the key's line.
 TEST(Support, ExpandAndTheLoaderRefuseByTheSameRow) {
-    const std::string yaml = "stepsim: 1\nmodel: {layers: 4, hidden: 1024}\nparallel: {tp: 2}\ncompile: {enabled: true}\n";
+    const std::string yaml = "stepsim: 1\nparallel: {tp: 2}\nmodel: {layers: 4, hidden: 1024, dropout: 0.1}\n";
     std::string loader;
     try {
         parseScenario(yaml, "x.yaml");
     } catch (const InputError& e) {
         loader = e.what();
     }
-    EXPECT_EQ(loader, "x.yaml:4: compile.enabled: torch.compile with tensor or pipeline parallelism is not modelled yet "
-                      "by this stepsim version");
+    EXPECT_EQ(loader, "x.yaml:3: model.dropout: model.dropout with tensor parallelism (parallel.tp > 1) is not modelled "
+                      "yet by this stepsim version");
     Scenario sc = parseScenario("stepsim: 1\nmodel: {layers: 4, hidden: 1024}\n", "x.yaml");
     sc.parallel.tp = 2;
-    sc.compile.enabled = true;
+    sc.model.dropout = 0.1;
     const HardwareProfile prof = builtinProfile("h200-sxm");
     const CostModel cost(prof, NcclSpec{}, true);
     try {
@@ -72,8 +72,8 @@ TEST(Support, ExpandAndTheLoaderRefuseByTheSameRow) {
         ADD_FAILURE() << "expected a refusal";
     } catch (const InputError& e) {
         EXPECT_EQ(std::string(e.what()),
-                  "x.yaml: compile.enabled: torch.compile with tensor or pipeline parallelism is not modelled yet by "
-                  "this stepsim version");
+                  "x.yaml: model.dropout: model.dropout with tensor parallelism (parallel.tp > 1) is not modelled yet "
+                  "by this stepsim version");
     }
 }
 
