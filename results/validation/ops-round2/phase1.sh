@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# ops-round2, phase 1, on the GPU machine, from the repository root (one GPU):
+#   bash results/validation/ops-round2/phase1.sh [DIR]        (DIR defaults to $OUT)
+# 1. Captures each distinct capture of round.txt (capture.py, with its --second), all in parallel (CPU-bound),
+#    into DIR/captures/STEM.ops.json.gz (the log beside it), then times each one's ops (time_ops.py, one at a time).
+# 2. Calibration, not validation (the example models of tests/data/ops, none of them in this round): times the
+#    example captures' ops on this machine start and measures each example model's step once (measure_step.py,
+#    the flags of make_captures.sh examples), into DIR/calibration/, so that the host-cost fit has op times and
+#    steps from one start. Skipped if phase 1 has run past 6.5 minutes by then.
+# DIR/start.txt: the machine start's date, GPU and library versions. Nothing here measures a round-2 step.
+set -u
+dir=${1:-${OUT:?give DIR or set OUT}}
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+C=calibration/capture; R=results/validation/ops-round2; E=tests/data/ops; K=$C/configs
+mkdir -p "$dir/captures" "$dir/calibration"
+t0=$(date +%s)
+{ date -u +%Y-%m-%dT%H:%M:%SZ; nvidia-smi --query-gpu=name,power.limit,clocks.max.sm,memory.total --format=csv,noheader
+  python3 -c 'import torch, transformers, timm; print("torch", torch.__version__, "transformers", transformers.__version__, "timm", timm.__version__)'
+  nproc; } > "$dir/start.txt" 2>&1
+cat "$dir/start.txt"
+declare -A seen
+while IFS='|' read -r id stem flags second extra; do
+  id=$(echo "$id" | xargs); stem=$(echo "$stem" | xargs); second=$(echo "$second" | xargs)
+  [ -n "$id" ] && [ -z "${seen[$stem]:-}" ] || continue
+  seen[$stem]=1
+  out="$dir/captures/$stem.ops.json.gz"
+  echo "== capture $stem"
+  ( timeout 240 python3 $C/capture.py $flags ${second:+--second $second} -o "$out" < /dev/null \
+      > "$dir/captures/$stem.capture.log" 2>&1 || echo "failed (exit $?): capture $stem" ) &
+done < <(grep -v '^#' $R/round.txt)
+wait
+echo "== captures done in $(( $(date +%s) - t0 )) s"; tail -n 2 "$dir"/captures/*.capture.log
+for f in "$dir"/captures/*.ops.json.gz; do
+  s=$(date +%s)
+  timeout 120 python3 $C/time_ops.py "$f" -o "${f%.ops.json.gz}.op_times.json" > "${f%.ops.json.gz}.time_ops.log" 2>&1 \
+    || echo "failed (exit $?): time_ops $f"
+  echo "== time_ops $(basename "$f") $(( $(date +%s) - s )) s"
+done
+echo "== round-2 part done in $(( $(date +%s) - t0 )) s"
+cal() { # NAME then measure_step's flags
+  name=$1; shift
+  if [ $(( $(date +%s) - t0 )) -gt 390 ]; then echo "== skipped calibration $name (time)"; return; fi
+  timeout 60 python3 $C/time_ops.py $E/$name.ops.json.gz -o "$dir/calibration/$name.op_times.json" \
+    > "$dir/calibration/$name.time_ops.log" 2>&1 || echo "failed: time_ops $name"
+  timeout 90 python3 $C/measure_step.py "$@" --steps 30 --warmup 10 --host-split 20 --out "$dir/calibration/measured.jsonl" \
+    > "$dir/calibration/$name.measure.log" 2>&1 || echo "failed: measure $name"
+  echo "== calibration $name at $(( $(date +%s) - t0 )) s"
+}
+cal hf-llama-4l --model transformers:LlamaForCausalLM --config $K/llama-4l-h1024.json --micro-batch 2 --seq-len 1024
+cal hf-qwen2-4l --model transformers:Qwen2ForCausalLM --config $K/qwen2-4l-h896.json --micro-batch 2 --seq-len 1024
+cal hf-gpt2-4l --model transformers:GPT2LMHeadModel --config $K/gpt2-4l-h768.json --micro-batch 4 --seq-len 1024
+cal timm-vit-small --model timm:vit_small_patch16_224 --micro-batch 32
+cal project-gpt-4l --model project_model:build --config $K/project-gpt-4l-h768.json --micro-batch 4 --seq-len 1024
+echo "== phase 1 done in $(( $(date +%s) - t0 )) s"
