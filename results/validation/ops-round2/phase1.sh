@@ -5,8 +5,9 @@
 #    into DIR/captures/STEM.ops.json.gz (the log beside it), then times each one's ops (time_ops.py, one at a time).
 # 2. Calibration, not validation (the example models of tests/data/ops, none of them in this round): times the
 #    example captures' ops on this machine start and measures each example model's step once (measure_step.py,
-#    the flags of make_captures.sh examples), into DIR/calibration/, so that the host-cost fit has op times and
-#    steps from one start. Skipped if phase 1 has run past 6.5 minutes by then.
+#    the flags of make_captures.sh examples, with --host-split 20: the host's forward, backward and optimizer with
+#    the GPU drained), then two of ops-round1's deep models the same way, into DIR/calibration/, so that the
+#    host-cost fit has op times and steps from one start. Each skipped if phase 1 has run past 400 s by then.
 # DIR/start.txt: the machine start's date, GPU and library versions. Nothing here measures a round-2 step.
 set -u
 dir=${1:-${OUT:?give DIR or set OUT}}
@@ -32,23 +33,33 @@ wait
 echo "== captures done in $(( $(date +%s) - t0 )) s"; tail -n 2 "$dir"/captures/*.capture.log
 for f in "$dir"/captures/*.ops.json.gz; do
   s=$(date +%s)
-  timeout 120 python3 $C/time_ops.py "$f" -o "${f%.ops.json.gz}.op_times.json" > "${f%.ops.json.gz}.time_ops.log" 2>&1 \
+  timeout 60 python3 $C/time_ops.py "$f" -o "${f%.ops.json.gz}.op_times.json" > "${f%.ops.json.gz}.time_ops.log" 2>&1 \
     || echo "failed (exit $?): time_ops $f"
   echo "== time_ops $(basename "$f") $(( $(date +%s) - s )) s"
 done
 echo "== round-2 part done in $(( $(date +%s) - t0 )) s"
-cal() { # NAME then measure_step's flags
-  name=$1; shift
-  if [ $(( $(date +%s) - t0 )) -gt 390 ]; then echo "== skipped calibration $name (time)"; return; fi
-  timeout 60 python3 $C/time_ops.py $E/$name.ops.json.gz -o "$dir/calibration/$name.op_times.json" \
+cal() { # NAME CAPTURE then measure_step's flags
+  name=$1; cap=$2; shift 2
+  if [ $(( $(date +%s) - t0 )) -gt 400 ]; then echo "== skipped calibration $name (time)"; return; fi
+  timeout 60 python3 $C/time_ops.py $cap -o "$dir/calibration/$name.op_times.json" \
     > "$dir/calibration/$name.time_ops.log" 2>&1 || echo "failed: time_ops $name"
-  timeout 90 python3 $C/measure_step.py "$@" --steps 30 --warmup 10 --host-split 20 --out "$dir/calibration/measured.jsonl" \
+  timeout 90 python3 $C/measure_step.py "$@" --host-split 20 --out "$dir/calibration/measured.jsonl" \
     > "$dir/calibration/$name.measure.log" 2>&1 || echo "failed: measure $name"
   echo "== calibration $name at $(( $(date +%s) - t0 )) s"
 }
-cal hf-llama-4l --model transformers:LlamaForCausalLM --config $K/llama-4l-h1024.json --micro-batch 2 --seq-len 1024
-cal hf-qwen2-4l --model transformers:Qwen2ForCausalLM --config $K/qwen2-4l-h896.json --micro-batch 2 --seq-len 1024
-cal hf-gpt2-4l --model transformers:GPT2LMHeadModel --config $K/gpt2-4l-h768.json --micro-batch 4 --seq-len 1024
-cal timm-vit-small --model timm:vit_small_patch16_224 --micro-batch 32
-cal project-gpt-4l --model project_model:build --config $K/project-gpt-4l-h768.json --micro-batch 4 --seq-len 1024
+cal hf-llama-4l $E/hf-llama-4l.ops.json.gz --model transformers:LlamaForCausalLM --config $K/llama-4l-h1024.json \
+    --micro-batch 2 --seq-len 1024 --steps 30 --warmup 10
+cal hf-qwen2-4l $E/hf-qwen2-4l.ops.json.gz --model transformers:Qwen2ForCausalLM --config $K/qwen2-4l-h896.json \
+    --micro-batch 2 --seq-len 1024 --steps 30 --warmup 10
+cal hf-gpt2-4l $E/hf-gpt2-4l.ops.json.gz --model transformers:GPT2LMHeadModel --config $K/gpt2-4l-h768.json \
+    --micro-batch 4 --seq-len 1024 --steps 30 --warmup 10
+cal timm-vit-small $E/timm-vit-small.ops.json.gz --model timm:vit_small_patch16_224 --micro-batch 32 --steps 30 --warmup 10
+cal project-gpt-4l $E/project-gpt-4l.ops.json.gz --model project_model:build --config $K/project-gpt-4l-h768.json \
+    --micro-batch 4 --seq-len 1024 --steps 30 --warmup 10
+# ops-round1's deep models (calibration data now): the host's phases with the GPU drained, on this start
+V=results/validation/ops-round1/captures
+cal r1-a $V/a-llama3.2-1b-autocast.ops.json.gz --model transformers:LlamaForCausalLM \
+    --config $K/llama-3.2-1b-shape.json --micro-batch 2 --seq-len 1024 --steps 20 --warmup 5
+cal r1-c $V/c-qwen2.5-0.5b.ops.json.gz --model transformers:Qwen2ForCausalLM --config $K/qwen2.5-0.5b-shape.json \
+    --micro-batch 4 --seq-len 1024 --steps 20 --warmup 5
 echo "== phase 1 done in $(( $(date +%s) - t0 )) s"
