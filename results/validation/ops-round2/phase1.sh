@@ -6,7 +6,8 @@
 # 2. Calibration, not validation (the example models of tests/data/ops, none of them in this round): times the
 #    example captures' ops on this machine start and measures each example model's step once (measure_step.py,
 #    the flags of make_captures.sh examples, with --host-split 20: the host's forward, backward and optimizer with
-#    the GPU drained), then two of ops-round1's deep models the same way, into DIR/calibration/, so that the
+#    the GPU drained), the 4-layer Llama again under FSDP2 and DDP at world size 1, then two of ops-round1's deep
+#    models the same way, into DIR/calibration/, so that the
 #    host-cost fit has op times and steps from one start. Each skipped if phase 1 has run past 400 s by then.
 # DIR/start.txt: the machine start's date, GPU and library versions. Nothing here measures a round-2 step.
 set -u
@@ -41,8 +42,8 @@ echo "== round-2 part done in $(( $(date +%s) - t0 )) s"
 cal() { # NAME CAPTURE then measure_step's flags
   name=$1; cap=$2; shift 2
   if [ $(( $(date +%s) - t0 )) -gt 400 ]; then echo "== skipped calibration $name (time)"; return; fi
-  timeout 60 python3 $C/time_ops.py $cap -o "$dir/calibration/$name.op_times.json" \
-    > "$dir/calibration/$name.time_ops.log" 2>&1 || echo "failed: time_ops $name"
+  [ -n "$cap" ] && { timeout 60 python3 $C/time_ops.py $cap -o "$dir/calibration/$name.op_times.json" \
+    > "$dir/calibration/$name.time_ops.log" 2>&1 || echo "failed: time_ops $name"; }
   timeout 90 python3 $C/measure_step.py "$@" --host-split 20 --out "$dir/calibration/measured.jsonl" \
     > "$dir/calibration/$name.measure.log" 2>&1 || echo "failed: measure $name"
   echo "== calibration $name at $(( $(date +%s) - t0 )) s"
@@ -56,6 +57,11 @@ cal hf-gpt2-4l $E/hf-gpt2-4l.ops.json.gz --model transformers:GPT2LMHeadModel --
 cal timm-vit-small $E/timm-vit-small.ops.json.gz --model timm:vit_small_patch16_224 --micro-batch 32 --steps 30 --warmup 10
 cal project-gpt-4l $E/project-gpt-4l.ops.json.gz --model project_model:build --config $K/project-gpt-4l-h768.json \
     --micro-batch 4 --seq-len 1024 --steps 30 --warmup 10
+# The same 4-layer Llama wrapped at world size 1 (its op times above): the wrappers' host cost
+cal hf-llama-4l-fsdp2 "" --model transformers:LlamaForCausalLM --config $K/llama-4l-h1024.json \
+    --micro-batch 2 --seq-len 1024 --steps 20 --warmup 5 --wrap fsdp2
+cal hf-llama-4l-ddp "" --model transformers:LlamaForCausalLM --config $K/llama-4l-h1024.json \
+    --micro-batch 2 --seq-len 1024 --steps 20 --warmup 5 --wrap ddp
 # ops-round1's deep models (calibration data now): the host's phases with the GPU drained, on this start
 V=results/validation/ops-round1/captures
 cal r1-a $V/a-llama3.2-1b-autocast.ops.json.gz --model transformers:LlamaForCausalLM \
