@@ -75,6 +75,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--measured", nargs="+", required=True)
     ap.add_argument("--pair", nargs=2, action="append", required=True, metavar=("CAPTURE", "OP_TIMES"))
+    ap.add_argument("--other-sizes", action="store_true",
+                    help="also fit the same models measured at other micro-batches and sequence lengths")
     args = ap.parse_args(argv)
     measured = {}
     for path in args.measured:
@@ -86,41 +88,54 @@ def main(argv=None) -> int:
                 continue
             measured.setdefault(key_of(r["model"], r.get("config"), r["step"]), []).append(r["host_split_ms"])
     fwd, bwd, opt_rows = [], [], []
-    print(f"{'capture':34} {'M':>5} {'Nf':>5} {'Nb':>5} {'fwd ms':>7} {'ops':>6} {'bwd ms':>7} {'ops':>6}")
+    print(f"{'capture':44} {'M':>5} {'Nf':>5} {'Nb':>5} {'fwd ms':>7} {'ops':>6} {'bwd ms':>7} {'ops':>6}")
     for cap, tpath in args.pair:
         g = load_graph(cap)
         times = json.load(open(tpath))
         k = key_of(g["model"]["source"], g["model"].get("config"), g["step"])
-        if k not in measured:
-            print(f"{cap}: no host-split measurement of this configuration", file=sys.stderr)
-            continue
         if g["step"].get("activation_checkpointing", "none") != "none":
             continue
         m, nf, nb = counts(g)
         h = host_sums(g, times)
-        runs = measured[k]
-        f_ms = sum(r["forward"] for r in runs) / len(runs)
-        b_ms = sum(r["backward"] for r in runs) / len(runs)
-        print(f"{cap.split('/')[-1][:34]:34} {m:5d} {nf:5d} {nb:5d} {f_ms:7.2f} {h['forward']:6.2f} {b_ms:7.2f} "
-              f"{h['backward']:6.2f}")
-        o_ms = sum(r["optimizer"] for r in runs) / len(runs)
-        opt_rows.append((cap, o_ms, h["optimizer"], len(g["params"])))
-        fwd.append((m, nf, (f_ms - h["forward"]) * 1e3, cap))
-        bwd.append((nb, (b_ms - h["backward"]) * 1e3, cap))
+        # The same model measured at another size (--other-sizes): the counts are the capture's, the ops' host
+        # times its op times' (an op's host cost barely depends on its size).
+        same = [(k, "")] if k in measured else []
+        if args.other_sizes:
+            same += [(o, f" at B {o[2]}, S {o[3]}") for o in measured if o != k and o[:2] == k[:2] and o[4:] == k[4:]]
+        if not same:
+            print(f"{cap}: no host-split measurement of this configuration", file=sys.stderr)
+        for k, label in same:
+            fit_row(cap + label, m, nf, nb, h, measured[k], fwd, bwd, opt_rows, len(g["params"]))
     if not fwd:
         print("nothing to fit", file=sys.stderr)
         return 1
+    return report(fwd, bwd, opt_rows)
+
+
+def fit_row(cap, m, nf, nb, h, runs, fwd, bwd, opt_rows, nparams):
+    """One measured configuration: its residuals over the op times' host sums, each phase's mean over its runs."""
+    f_ms = sum(r["forward"] for r in runs) / len(runs)
+    b_ms = sum(r["backward"] for r in runs) / len(runs)
+    o_ms = sum(r["optimizer"] for r in runs) / len(runs)
+    name = cap.split("/")[-1][:44]
+    print(f"{name:44} {m:5d} {nf:5d} {nb:5d} {f_ms:7.2f} {h['forward']:6.2f} {b_ms:7.2f} {h['backward']:6.2f}")
+    opt_rows.append((name, o_ms, h["optimizer"], nparams))
+    fwd.append((m, nf, (f_ms - h["forward"]) * 1e3, name))
+    bwd.append((nb, (b_ms - h["backward"]) * 1e3, name))
+
+
+def report(fwd, bwd, opt_rows):
     a, b = solve2([(r[0], r[1], r[2]) for r in fwd])
     sxx = sum(r[0] * r[0] for r in bwd)
     c = max(0.0, sum(r[0] * r[1] for r in bwd) / sxx) if sxx else 0.0
     print("\nresiduals (µs): measured - op times, and what the fit gives")
     for (m, nf, y, cap), (nb, yb, _) in zip(fwd, bwd):
-        print(f"  {cap.split('/')[-1][:34]:34} forward {y:8.0f} fit {a * m + b * nf:8.0f}   "
+        print(f"  {cap:44} forward {y:8.0f} fit {a * m + b * nf:8.0f}   "
               f"backward {yb:8.0f} fit {c * nb:8.0f}")
     print("\noptimizer (step and zero_grad), not fitted here: measured ms, its ops' host ms, and per parameter "
           "tensor what is left (launch.optimizer_host_per_tensor_us holds it)")
     for cap, o_ms, ops_ms, n in opt_rows:
-        print(f"  {cap.split('/')[-1][:34]:34} {o_ms:7.2f} {ops_ms:7.2f} {(o_ms - ops_ms) * 1e3 / n:7.2f} µs x {n}")
+        print(f"  {cap:44} {o_ms:7.2f} {ops_ms:7.2f} {(o_ms - ops_ms) * 1e3 / n:7.2f} µs x {n}")
     print(f"\nops_host:\n  module_call_us: {a:.3f}\n  autograd_node_forward_us: {b:.3f}\n"
           f"  autograd_node_backward_us: {c:.3f}")
     return 0
