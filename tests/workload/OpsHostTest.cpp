@@ -66,6 +66,20 @@ TEST(OpsHost, AutogradNodesInTheForwardAndTheBackward) {
     for (double v : opsExtraHost(g, OpsHostRates{})) EXPECT_EQ(v, 0.0);  // not measured: nothing added
 }
 
+TEST(OpsHost, TheProfileSectionReadsAndWritesBack) {
+    HardwareProfile p = builtinProfile("h200x2");
+    p.ops_host = OpsHostRates{12.5, 1.25, 3.5, 150.0};
+    const std::string text = writeProfile(p);
+    EXPECT_NE(text.find("ops_host:\n  module_call_us: 12.5\n"), std::string::npos) << text.substr(text.find("ops_host"), 200);
+    const HardwareProfile q = parseProfile(text, "x.yaml");
+    EXPECT_EQ(q.ops_host.module_call_us, 12.5);
+    EXPECT_EQ(q.ops_host.autograd_node_forward_us, 1.25);
+    EXPECT_EQ(q.ops_host.autograd_node_backward_us, 3.5);
+    EXPECT_EQ(q.ops_host.fsdp2_hook_us, 150.0);
+    p.ops_host = OpsHostRates{};
+    EXPECT_EQ(writeProfile(p).find("ops_host"), std::string::npos);  // not measured: left out
+}
+
 TEST(OpsHost, TheCommittedCapturesStepGrowsByNoMoreThanTheHostAdded) {
     const Scenario sc = parseScenario(
         "stepsim: 1\ncluster: {gpus_per_node: 1}\nmodel:\n  type: ops\n  ops: hf-llama-4l.ops.json.gz\n"

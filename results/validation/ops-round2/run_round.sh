@@ -5,6 +5,7 @@
 # wrapping flags: median of 30 steps after 5 of warm-up, torch.cuda.max_memory_allocated), in two passes over the
 # rows (a..g-fsdp2, then a..g-fsdp2 again), so the two runs of one row are minutes apart. One JSON line per run,
 # with the row's id and "run": 1 or 2. Run only after the round's predictions are committed (predicted.jsonl).
+# Each run is cut at 100 s; the whole under 10 minutes.
 set -uo pipefail
 out=${1:-${OUT:?give OUT_FILE or set OUT}/measured.jsonl}
 R=results/validation/ops-round2
@@ -13,6 +14,15 @@ t0=$(date +%s)
 date -u +%Y-%m-%dT%H:%M:%SZ
 nvidia-smi --query-gpu=name,power.limit,clocks.max.sm,memory.total --format=csv,noheader
 python3 -c 'import torch, transformers, timm; print("torch", torch.__version__, "transformers", transformers.__version__, "timm", timm.__version__)'
+# The host's speed on this start (it moves between machine starts): the 4-layer example Llama's host split, the
+# same probe phase 1 ran, into host_probe.jsonl beside OUT_FILE; before the rows and, time allowing, after them.
+probe() {
+  timeout 60 python3 calibration/capture/measure_step.py --model transformers:LlamaForCausalLM \
+    --config calibration/capture/configs/llama-4l-h1024.json --micro-batch 2 --seq-len 1024 --steps 10 --warmup 5 \
+    --host-split 20 --out "$(dirname "$out")/host_probe.jsonl" < /dev/null > /dev/null 2>&1 || echo "host probe failed"
+  echo "== host probe at $(( $(date +%s) - t0 )) s"
+}
+probe
 for run in 1 2; do
   while IFS='|' read -r id stem flags second extra; do
     id=$(echo "$id" | xargs)
@@ -29,3 +39,5 @@ for run in 1 2; do
     rm -f "$tmp"
   done < <(grep -v '^#' $R/round.txt)
 done
+[ $(( $(date +%s) - t0 )) -lt 510 ] && probe
+echo "== phase 2 done in $(( $(date +%s) - t0 )) s"
