@@ -416,9 +416,9 @@ struct ProfileDerivation {
 // The host's costs of an eager step over a captured op graph (model.type: ops) that its op-times table does not hold:
 // time_ops.py times each aten op alone, so the Python of each nn.Module call (its __call__, hooks and forward's own
 // code between ops) and autograd's per-node work (recording a node in the forward, running it in the engine in the
-// backward) are missing. Fitted on host-bound eager steps of captured models with the GPU drained
-// (calibration/capture/fit_host.py; calibration/profiles/h200x2/NOTES.md, "Ops host"). 0: not measured, nothing
-// added.
+// backward) are missing. h200x2's: fitted on captured models' measured steps (calibration/profiles/h200x2/NOTES.md,
+// "Ops host"); calibration/capture/fit_host.py fits them from host-split measurements with the GPU drained. 0: not
+// measured, nothing added.
 struct OpsHostRates {
     double module_call_us = 0.0;             // per nn.Module forward call (a recomputed one again)
     double autograd_node_forward_us = 0.0;   // per autograd node a forward op records
