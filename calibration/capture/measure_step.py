@@ -9,7 +9,7 @@ on the root, with no mixed-precision policy (autocast does the casting). --compi
 (for fsdp2, of each unit before it is sharded). One JSON line per configuration on stdout (and --out).
 
 usage: python3 calibration/capture/measure_step.py --model ... [capture.py's model and step flags]
-           [--wrap none|ddp|fsdp2] [--compile] [--steps 30] [--warmup 10] [--out r.jsonl]
+           [--wrap none|ddp|fsdp2] [--compile] [--steps 30] [--warmup 10] [--host-split N] [--out r.jsonl]
 """
 from __future__ import annotations
 
@@ -82,8 +82,11 @@ def measure(args) -> dict:
     batch = built.make_batch(args.micro_batch, args.seq_len if built.has_seq else None, dev,
                              models.batch_dtype(args.dtype_policy))
 
+    def one_marked(on_phase=None):
+        step.train_step(model, opt, batch, built.loss, args.dtype_policy, "cuda", on_phase)
+
     def one():
-        step.train_step(model, opt, batch, built.loss, args.dtype_policy, "cuda")
+        one_marked()
 
     for _ in range(args.warmup):
         one()
@@ -99,7 +102,8 @@ def measure(args) -> dict:
     ev[args.steps].record()
     torch.cuda.synchronize()
     ms = [ev[i].elapsed_time(ev[i + 1]) for i in range(args.steps)]
-    return {"model": args.model, "config": config, "step": options.step_spec(args), "wrap": args.wrap,
+    split = host_split(one_marked, args.host_split) if args.host_split else None
+    rec = {"model": args.model, "config": config, "step": options.step_spec(args), "wrap": args.wrap,
             "compile": args.compile, "world_size": 1,
             "parameters": sum(p.numel() for p in model.parameters()),
             "step_ms": {"median": statistics.median(ms), "mean": statistics.fmean(ms), "p10": pct(ms, 0.1),
@@ -110,6 +114,28 @@ def measure(args) -> dict:
             "torch": torch.__version__, "device": torch.cuda.get_device_name(0),
             "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "steps": args.steps, "warmup": args.warmup}
+    if split:
+        rec["host_split_ms"] = split
+    return rec
+
+
+def host_split(one_marked, n: int) -> dict:
+    """The host's time in each phase of a step that starts with the GPU drained (synchronized before it), the median
+    of n such steps after the timed ones: forward (with the loss), backward, optimizer (step and zero_grad), the
+    whole step. Calibration of the host costs (the GPU idle ahead of the host), not the step time."""
+    import torch
+    rows = []
+    for _ in range(n):
+        torch.cuda.synchronize()
+        marks = {}
+        one_marked(lambda phase: marks.__setitem__(phase, time.perf_counter()))
+        rows.append(marks)
+    out = {}
+    for name, a, b in (("forward", "forward", "backward"), ("backward", "backward", "optimizer"),
+                       ("optimizer", "optimizer", "done"), ("step", "forward", "done")):
+        out[name] = statistics.median([(r[b] - r[a]) * 1e3 for r in rows])
+    out["n"] = n
+    return out
 
 
 def main(argv=None) -> int:
@@ -119,6 +145,9 @@ def main(argv=None) -> int:
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--host-split", type=int, default=0, metavar="N",
+                    help="after the timed steps, N steps each started with the GPU drained, timing the host's "
+                         "forward, backward and optimizer separately (host_split_ms)")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
     try:

@@ -47,6 +47,7 @@ enum class OpTensorKind : std::uint8_t { param, grad, optimizer_state, activatio
 struct OpModule {
     std::string path, cls;
     int parent = -1;
+    int calls = 0;  // times its forward ran in the step (a recomputed forward again; an uncalled container 0)
 };
 
 struct OpParam {

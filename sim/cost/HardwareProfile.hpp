@@ -413,6 +413,21 @@ struct ProfileDerivation {
     bool empty() const { return from.empty() && steps.empty(); }
 };
 
+// The host's costs of an eager step over a captured op graph (model.type: ops) that its op-times table does not hold:
+// time_ops.py times each aten op alone, so the Python of each nn.Module call (its __call__, hooks and forward's own
+// code between ops) and autograd's per-node work (recording a node in the forward, running it in the engine in the
+// backward) are missing. h200x2's: fitted on captured models' measured steps (calibration/profiles/h200x2/NOTES.md,
+// "Ops host"); calibration/capture/fit_host.py fits them from host-split measurements with the GPU drained. 0: not
+// measured, nothing added.
+struct OpsHostRates {
+    double module_call_us = 0.0;             // per nn.Module forward call (a recomputed one again)
+    double autograd_node_forward_us = 0.0;   // per autograd node a forward op records
+    double autograd_node_backward_us = 0.0;  // per node the autograd engine runs in the backward
+    // FSDP2's Python per hook (fully_shard's pre-forward, post-forward, pre-backward and post-backward of each unit
+    // and the root: its state machine, the unsharded parameters' swap, the reduce-scatter's bookkeeping)
+    double fsdp2_hook_us = 0.0;
+};
+
 struct HardwareProfile {
     std::string name;
     std::string source;               // how it was made: "datasheet" or the calibration command
@@ -433,6 +448,7 @@ struct HardwareProfile {
     JitterRates jitter;
     PowerModel power;                 // PowerModel.hpp
     CompileRates compile;
+    OpsHostRates ops_host;
     ProfileDerivation derivation;
 };
 

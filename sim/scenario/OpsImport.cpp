@@ -359,6 +359,10 @@ OpGraph readOpGraph(const std::string& file, long long b, long long s) {
         const std::string p = fmt::format("modules[{}]", i);
         g.modules.push_back(
             {f.str(modules[i], p, "path"), f.str(modules[i], p, "class"), int(f.indexOrNull(modules[i], p, "parent"))});
+        // `calls` (how many times the module's forward ran): written by every capture, read where the host's cost
+        // per module call applies; a graph without it counts none.
+        if (modules[i].is_object() && modules[i].contains("calls"))
+            g.modules.back().calls = int(f.integer(modules[i]["calls"], p + ".calls"));
     }
     const json& tensors = f.array(root, "", "tensors");
     for (std::size_t i = 0; i < tensors.size(); ++i) {

@@ -394,6 +394,10 @@ void checkProfile(const YamlReader& r, int version, const HardwareProfile& p) {
     checkInterference(k, p.interference);
     checkJitter(k, p.jitter);
     checkCompile(k, p.compile);
+    k.nonNegative("ops_host.module_call_us", p.ops_host.module_call_us);
+    k.nonNegative("ops_host.autograd_node_forward_us", p.ops_host.autograd_node_forward_us);
+    k.nonNegative("ops_host.autograd_node_backward_us", p.ops_host.autograd_node_backward_us);
+    k.nonNegative("ops_host.fsdp2_hook_us", p.ops_host.fsdp2_hook_us);
     for (std::size_t i = 0; i < p.derivation.steps.size(); ++i) {
         const DerivationStep& d = p.derivation.steps[i];
         const std::string at = fmt::format("derivation.steps[{}]", i);

@@ -435,6 +435,14 @@ void describe(V& v, CompileRates& c) {
 }
 
 template <class V>
+void describe(V& v, OpsHostRates& o) {
+    v.field("module_call_us", o.module_call_us);
+    v.field("autograd_node_forward_us", o.autograd_node_forward_us);
+    v.field("autograd_node_backward_us", o.autograd_node_backward_us);
+    v.field("fsdp2_hook_us", o.fsdp2_hook_us);
+}
+
+template <class V>
 void describe(V& v, ProfileDocument& d) {
     HardwareProfile& p = d.profile;
     v.field("stepsim_profile", d.stepsim_profile);
@@ -453,6 +461,12 @@ void describe(V& v, ProfileDocument& d) {
     v.section("jitter", p.jitter);
     v.section("power", p.power);
     v.section("compile", p.compile);
+    const OpsHostRates none;
+    v.optionalSection("ops_host", p.ops_host,
+                      p.ops_host.module_call_us == none.module_call_us &&
+                          p.ops_host.autograd_node_forward_us == none.autograd_node_forward_us &&
+                          p.ops_host.autograd_node_backward_us == none.autograd_node_backward_us &&
+                          p.ops_host.fsdp2_hook_us == none.fsdp2_hook_us);
     v.optionalSection("derivation", p.derivation, p.derivation.empty());
 }
 

@@ -610,13 +610,15 @@ void requireModel(const YamlReader& r, const YAML::Node& root, const Scenario& s
         return;
     }
     if (s.model.type == "ops") {
-        // The graph is the model: only its symbols' values (micro-batch, sequence length) are the scenario's.
+        // The graph is the model: only its symbols' values (micro-batch, sequence length) are the scenario's. A
+        // built-in transformer's key changes nothing here (a warning naming it); one that contradicts the graph
+        // (training.param_dtype, ...) is refused where it is checked against it.
         for (const char* key : {"hf_config", "implementation", "layers", "hidden", "heads", "kv_heads", "head_dim",
                                 "ffn_hidden", "vocab", "mlp", "norm", "tied_embeddings", "linear_bias", "qkv_bias",
                                 "fused_gate_up", "embedding_scale", "position_embedding", "qkv", "loss_dtype",
                                 "dropout"})
             if (r.present(std::string("model.") + key))
-                r.fail(std::string("model.") + key, "not read with model.type: ops (the op graph is the model)");
+                r.noEffect(std::string("model.") + key, "model.type ops (the op graph is the model)");
         return;
     }
     if (s.model.type != "transformer" || !s.model.hf_config.empty()) return;

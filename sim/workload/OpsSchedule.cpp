@@ -17,6 +17,7 @@
 #include "sim/engine/EngineConfig.hpp"
 #include "sim/workload/DdpSchedule.hpp"
 #include "sim/workload/Fsdp2Schedule.hpp"
+#include "sim/workload/OpsHost.hpp"
 #include "sim/workload/OpsMemory.hpp"
 #include "sim/workload/OpsUnits.hpp"
 #include "sim/workload/ProgramBuilder.hpp"
@@ -91,6 +92,10 @@ public:
         gaps_ = engineConfig(c.cost, false, 0).device_gap_s;
         for (std::size_t i = 0; i < g.ops.size(); ++i)
             if (g.ops[i].phase == Phase::optimizer) optimizer_first_ = std::min(optimizer_first_, i);
+        // What the op-times table leaves out of the host's time (module calls, autograd's nodes); the profile's
+        // per-kernel host costs of the other path hold them already.
+        if (!g.times.empty()) extra_host_ = opsExtraHost(g, c.cost.profile().ops_host);
+        fsdp2_hook_s_ = c.cost.profile().ops_host.fsdp2_hook_us * 1e-6;
     }
 
     void step(int s) {
@@ -106,6 +111,7 @@ public:
         if (spans_.backward_last == npos) endBackward();
         sched_.afterOptimizer();
         b_.phase = Phase::other;
+        if (pending_host_s_ > 0) b_.host("module and autograd host", pending_host_s_), pending_host_s_ = 0;
         for (std::size_t k = 1; k < p_.streams.size(); ++k) b_.wait(kComputeStream, b_.record(std::uint8_t(k)));
         b_.stepEnd();
     }
@@ -116,10 +122,11 @@ public:
 
 private:
     void hooksBefore(std::size_t i) {
-        if (i == spans_.forward_first) b_.phase = Phase::forward, sched_.beforeForward();
+        if (i == spans_.forward_first) b_.phase = Phase::forward, hook(), sched_.beforeForward();
         if (i == spans_.backward_first) {
             b_.phase = Phase::backward;
             sched_.beginBackward(true);
+            hook();
             sched_.beforeHeadBackward();
         }
         if (i == optimizer_first_) {
@@ -131,8 +138,8 @@ private:
         }
         if (!sharded_) return;
         for (std::size_t u = 0; u < spans_.fwd_first.size(); ++u) {
-            if (spans_.fwd_first[u] == i) b_.phase = Phase::forward, sched_.beforeLayerForward(int(u));
-            if (spans_.bwd_first[u] == i) b_.phase = Phase::backward, sched_.beforeLayerBackward(int(u));
+            if (spans_.fwd_first[u] == i) b_.phase = Phase::forward, hook(), sched_.beforeLayerForward(int(u));
+            if (spans_.bwd_first[u] == i) b_.phase = Phase::backward, hook(), sched_.beforeLayerBackward(int(u));
         }
     }
 
@@ -141,22 +148,29 @@ private:
         for (std::size_t p : ready_after_[i]) sched_.gradReady(p);
         if (sharded_)
             for (std::size_t u = 0; u < spans_.fwd_first.size(); ++u) {
-                if (spans_.fwd_last[u] == i) b_.phase = Phase::forward, sched_.afterLayerForward(int(u));
-                if (spans_.bwd_last[u] == i) b_.phase = Phase::backward, sched_.afterLayerBackward(int(u));
+                if (spans_.fwd_last[u] == i) b_.phase = Phase::forward, hook(), sched_.afterLayerForward(int(u));
+                if (spans_.bwd_last[u] == i) b_.phase = Phase::backward, hook(), sched_.afterLayerBackward(int(u));
             }
-        if (i == spans_.forward_last) b_.phase = Phase::forward, sched_.afterForward();
+        if (i == spans_.forward_last) b_.phase = Phase::forward, hook(), sched_.afterForward();
         if (i == spans_.backward_last) endBackward();
     }
 
     void endBackward() {
         b_.phase = Phase::backward;
+        hook();
         sched_.endBackward();
+    }
+
+    // FSDP2's Python in one of its hooks (the profile's ops_host.fsdp2_hook_us), before the hook's own work.
+    void hook() {
+        if (sharded_ && fsdp2_hook_s_ > 0) b_.host("fsdp2 hook", fsdp2_hook_s_);
     }
 
     // One op's kernels on the compute stream.
     void issue(std::size_t i) {
         const OpNode& n = g_.ops[i];
         b_.phase = n.phase;
+        if (!extra_host_.empty()) pending_host_s_ += extra_host_[i];
         std::vector<OpKernel> ks = opKernels(g_, n);
         if (n.phase == Phase::optimizer)
             for (OpKernel& k : ks) k.bytes *= share_;  // the local shard under FSDP2
@@ -174,6 +188,8 @@ private:
             ops.push_back(op);
         }
         if (timed) ops = measured(i, ops);
+        // The module calls' and autograd nodes' host time since the last launch, before this op's first kernel.
+        if (!ops.empty() && pending_host_s_ > 0) ops.front().host_s += pending_host_s_, pending_host_s_ = 0;
         for (Op& op : ops) {
             op.step = b_.step;
             op.stream = kComputeStream;
@@ -224,6 +240,9 @@ private:
     double eager_s_ = 0, optimizer_s_ = 0, share_ = 1;
     std::array<double, kKernelClasses> gaps_{};  // the engine's launch gap before a kernel of each class
     std::size_t optimizer_first_ = npos;
+    std::vector<double> extra_host_;  // opsExtraHost: seconds before each op (op-times path only)
+    double pending_host_s_ = 0;       // of it, not yet put before a kernel
+    double fsdp2_hook_s_ = 0;         // the host's time in each FSDP2 hook
 };
 
 ParallelMemory parallelMemory(const Scenario& sc, const OpGraph& g, const StepContext& c, const OpUnits* units,
@@ -314,6 +333,16 @@ Expansion expandOps(const Scenario& sc, const CostModel& cost) {
         "step{})",
         g.file, g.source, g.torch, g.device_name, g.ops.size(), op.kernels / std::size_t(std::max(1, sc.sim.steps)),
         g.times.empty() ? "" : fmt::format("; kernels and times measured: {}", g.times_file)));
+    const OpsHostRates& oh = cost.profile().ops_host;
+    if (!g.times.empty() && (oh.module_call_us > 0 || oh.autograd_node_forward_us > 0 || oh.autograd_node_backward_us > 0)) {
+        const OpsHostCounts n = opsHostCounts(g);
+        const double ms = (double(n.module_calls) * oh.module_call_us + double(n.forward_nodes) * oh.autograd_node_forward_us +
+                           double(n.backward_nodes) * oh.autograd_node_backward_us) * 1e-3;
+        out.warnings.push_back(fmt::format(
+            "host time the op times leave out (profile ops_host): {} module calls, {} autograd nodes recorded in the "
+            "forward, {} run in the backward: {:.2f} ms a step",
+            n.module_calls, n.forward_nodes, n.backward_nodes, ms));
+    }
     if (!op.unknown.empty()) {
         std::string list;
         for (const auto& [name, count] : op.unknown)

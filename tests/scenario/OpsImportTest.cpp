@@ -170,8 +170,18 @@ TEST(OpsImport, TheLoaderReadsTheGraphAtTheScenariosSymbols) {
     EXPECT_EQ(other.model.graph->ops[0].out[0].items[0].shape[0], 8 * 128);
 }
 
+TEST(OpsImport, ABuiltInTransformersKeyIsAWarningNotARefusal) {
+    const Scenario sc = opsScenario("  hidden: 1024\n  mlp: swiglu\n");
+    ASSERT_TRUE(sc.model.graph);
+    std::string all;
+    for (const std::string& w : sc.warnings) all += w + "\n";
+    EXPECT_THAT(all, HasSubstr("key model.hidden (")) << all;
+    EXPECT_THAT(all, HasSubstr("x.yaml:"));
+    EXPECT_THAT(all, HasSubstr("no effect with model.type ops"));
+    EXPECT_THAT(all, HasSubstr("key model.mlp ("));
+}
+
 TEST(OpsImport, TheLoaderRefusesWhatTheGraphFixes) {
-    EXPECT_THAT(loadError("  hidden: 1024\n"), HasSubstr("model.hidden: not read with model.type: ops"));
     EXPECT_THAT(loadError("training: {param_dtype: bf16}\n"), HasSubstr("training.param_dtype: the op graph"));
     EXPECT_THAT(loadError("compile: {enabled: true}\n"), HasSubstr("compile.enabled: torch.compile is not modelled"));
     EXPECT_THAT(loadError("parallel: {tp: 2}\n"), HasSubstr("parallel.tp"));
