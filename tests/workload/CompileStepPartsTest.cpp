@@ -102,7 +102,8 @@ TEST(CompileStepParts, CompiledLossFusesTheCrossEntropy) {
     Scenario with = sc;
     with.compile.loss = true;
     const Program a = expand(sc, cost).workload.programs[0], b = expand(with, cost).workload.programs[0];
-    for (const auto& [phase, k, ratio] : {std::tuple{Phase::forward, 1, 0.4}, std::tuple{Phase::backward, 2, 0.3}}) {
+    for (const auto& [ph, k, ratio] : {std::tuple{Phase::forward, 1, 0.4}, std::tuple{Phase::backward, 2, 0.3}}) {
+        const Phase phase = ph;  // (a plain variable: clang 14 cannot capture a structured binding)
         const auto pick = [phase](const Op& op, const std::string& n) { return lossKernel(op, n, phase); };
         const Picked eager = picked(a, pick), comp = picked(b, pick);
         EXPECT_GT(eager.kernels, k);
