@@ -4,7 +4,9 @@
 # "folder/Header.hpp" (e.g. "sim/net/FlowNetwork.hpp") through a staging folder that holds a link to `folder`
 # alone, so a target's include path holds its own folder and those of the layers it DEPENDS on, and nothing
 # else: a header of a higher layer is not found, and an upward include is a compile error. The project root
-# itself is on no include path. A layer without sources is an INTERFACE library (headers only).
+# itself is on no include path. A layer without sources is an INTERFACE library (headers only). Layers are static
+# libraries unless STEPSIM_SHARED_LAYERS is on (scripts/sanitize.sh: each of the hundred test executables then links
+# a dozen shared libraries instead of copying the whole simulator, which is most of a sanitized build's link time).
 function(stepsim_layer name)
   cmake_parse_arguments(L "" "DIR" "SOURCES;DEPENDS;LIBS;PRIVATE_LIBS" ${ARGN})
   # Layers are declared bottom up, so a dependency not yet declared is a layer above (or a typo): refused here,
@@ -21,7 +23,7 @@ function(stepsim_layer name)
   file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${L_DIR} ${stage}/${L_DIR} SYMBOLIC)
   set(target stepsim_${name})
   if(L_SOURCES)
-    add_library(${target} STATIC ${L_SOURCES})
+    add_library(${target} ${STEPSIM_LAYER_TYPE} ${L_SOURCES})
     set(scope PUBLIC)
     target_compile_options(${target} PRIVATE -Wall -Wextra)
     target_link_libraries(${target} PRIVATE ${L_PRIVATE_LIBS})

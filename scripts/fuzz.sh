@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzes the scenario, --set, topology and profile readers with libFuzzer (Debian's clang), under ASan and UBSan.
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET (default 60)] [TARGET...]   (targets: scenario set topology profile sweep)
-# Each target's corpus (build-fuzz/corpus/TARGET) is seeded from the repository's files; a crash, hang, leak or
-# sanitizer report stops the run with the input saved as build-fuzz/crash-* and a non-zero exit status. The random
+# They build in build-asan (scripts/sanitized-build.sh, the build scripts/sanitize.sh tests). Each target's corpus
+# (build-asan/corpus/TARGET) is seeded from the repository's files; a crash, hang, leak or sanitizer report stops the
+# run with the input saved as build-asan/crash-* and a non-zero exit status. The random
 # seed is fixed (-seed=1), so a run over the same corpus explores the same inputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,13 +11,10 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(scenario set topology profile sweep)
-jobs=${STEPSIM_JOBS:-$(nproc)}
-flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPSIM_BUILD_TESTS=ON \
-  -DSTEPSIM_FUZZ=ON -DSTEPSIM_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS="$flags" >/dev/null
-cmake --build build-fuzz -j"$jobs" --target $(printf 'fuzz_%s ' "${targets[@]}")
+source scripts/sanitized-build.sh
+cmake --build build-asan -j"$jobs" --target $(printf 'fuzz_%s ' "${targets[@]}")
 for t in "${targets[@]}"; do
-  corpus=build-fuzz/corpus/$t
+  corpus=build-asan/corpus/$t
   mkdir -p "$corpus"
   case $t in
     # (an array, not `ls | head`: under pipefail the listing's SIGPIPE, when head closes early, would stop the script)
@@ -27,9 +25,9 @@ for t in "${targets[@]}"; do
     profile) for p in calibration/profiles/*/profile.yaml; do cp "$p" "$corpus/$(basename "$(dirname "$p")").yaml"; done ;;
   esac
   echo "fuzz_$t: ${seconds}s"
-  if ! (build-fuzz/tests/fuzz/fuzz_"$t" -max_total_time="$seconds" -seed=1 -timeout=10 -rss_limit_mb=4096 \
-          -artifact_prefix=build-fuzz/ -print_final_stats=1 "$corpus" 2>&1 | tail -n 12); then
-    echo "fuzz_$t found a failure (build-fuzz/crash-* or timeout-*)"
+  if ! (build-asan/tests/fuzz/fuzz_"$t" -max_total_time="$seconds" -seed=1 -timeout=10 -rss_limit_mb=4096 \
+          -artifact_prefix=build-asan/ -print_final_stats=1 "$corpus" 2>&1 | tail -n 12); then
+    echo "fuzz_$t found a failure (build-asan/crash-* or timeout-*)"
     exit 1
   fi
 done

@@ -1,12 +1,9 @@
 #!/usr/bin/env bash
-# The test suite under AddressSanitizer and UndefinedBehaviorSanitizer (gcc): any report fails the test it is in.
-# Usage: scripts/sanitize.sh [CTEST_ARGS...]   (builds build-asan; e.g. scripts/sanitize.sh -R ScenarioLoader)
+# The test suite under AddressSanitizer and UndefinedBehaviorSanitizer (clang): any report fails the test it is in.
+# Usage: scripts/sanitize.sh [CTEST_ARGS...]   (builds build-asan, scripts/sanitized-build.sh; e.g. -R ScenarioLoader)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-jobs=${STEPSIM_JOBS:-$(nproc)}
-flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPSIM_BUILD_TESTS=ON -DSTEPSIM_BUILD_BENCH=OFF \
-  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+source scripts/sanitized-build.sh
 cmake --build build-asan -j"$jobs"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The slow-labelled tests (the validation table, every example scenario, the benchmarks; minutes each under the
